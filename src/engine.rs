@@ -1,0 +1,246 @@
+//! The checkpoint engine: verification, fallback past corrupt checkpoints, and recovery, on top
+//! of any [`CheckpointStore`].
+
+use std::sync::Arc;
+
+use crate::domain::{
+    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, Restored, Resumed, RunKey,
+    SavedCheckpoint, Step, ToolRecord, Verdict, verify_tool_journal,
+};
+use crate::error::{Error, Result};
+use crate::store::{CheckpointStore, Snapshot, Which};
+
+/// Default and largest page sizes of ListCheckpoints.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+pub const MAX_PAGE_SIZE: usize = 1000;
+
+/// Everything the RPCs do, independent of gRPC.
+#[derive(Clone)]
+pub struct Engine {
+    store: Arc<dyn CheckpointStore>,
+}
+
+impl Engine {
+    pub fn new(store: Arc<dyn CheckpointStore>) -> Self {
+        Self { store }
+    }
+
+    pub fn store(&self) -> &Arc<dyn CheckpointStore> {
+        &self.store
+    }
+
+    pub async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
+        self.store.save(checkpoint).await
+    }
+
+    pub async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
+        self.store.record_tool_result(result).await
+    }
+
+    /// The latest checkpoint that verifies; corrupt ones on the way are quarantined.
+    pub async fn load_latest(&self, run: &RunKey) -> Result<Restored> {
+        let (found, skipped_steps) = self.latest_valid(run).await?;
+        match found {
+            Some(snapshot) => Ok(Restored {
+                checkpoint: snapshot.checkpoint,
+                tool_results: snapshot.tools,
+                skipped_steps,
+            }),
+            None if skipped_steps.is_empty() => Err(Error::NotFound(format!(
+                "run {} has no checkpoints",
+                run.run_id
+            ))),
+            None => Err(Error::DataLoss(format!(
+                "every checkpoint of run {} is corrupt ({} quarantined)",
+                run.run_id,
+                skipped_steps.len()
+            ))),
+        }
+    }
+
+    /// The checkpoint at one step, verified.
+    pub async fn load_at_step(&self, run: &RunKey, step: Step) -> Result<Restored> {
+        let snapshot = self
+            .store
+            .load(run, Which::At(step))
+            .await?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "run {} has no checkpoint at step {step}",
+                    run.run_id
+                ))
+            })?;
+        if let Some(quarantine) = &snapshot.checkpoint.quarantine {
+            return Err(Error::DataLoss(format!(
+                "checkpoint at step {step} is quarantined: {}",
+                quarantine.reason
+            )));
+        }
+        verify_journal(&snapshot)?;
+        if let Err(reason) = snapshot.checkpoint.verify(&snapshot.tools) {
+            self.quarantine(run, step, &reason).await?;
+            return Err(Error::DataLoss(format!(
+                "checkpoint at step {step} is corrupt: {reason}"
+            )));
+        }
+        Ok(Restored {
+            checkpoint: snapshot.checkpoint,
+            tool_results: snapshot.tools,
+            skipped_steps: Vec::new(),
+        })
+    }
+
+    /// Verifies one checkpoint or all of a run's, quarantining the corrupt ones.
+    pub async fn validate(&self, run: &RunKey, step: Option<Step>) -> Result<Vec<Verdict>> {
+        let steps = match step {
+            Some(step) => vec![step],
+            None => self.store.steps(run).await?,
+        };
+        if steps.is_empty() {
+            return Err(Error::NotFound(format!(
+                "run {} has no checkpoints",
+                run.run_id
+            )));
+        }
+        let mut verdicts = Vec::with_capacity(steps.len());
+        for step in steps {
+            let snapshot = self
+                .store
+                .load(run, Which::At(step))
+                .await?
+                .ok_or_else(|| {
+                    Error::NotFound(format!(
+                        "run {} has no checkpoint at step {step}",
+                        run.run_id
+                    ))
+                })?;
+            let checkpoint = &snapshot.checkpoint;
+            let outcome = checkpoint.verify(&snapshot.tools);
+            let was_quarantined = checkpoint.quarantine.is_some();
+            if let Err(reason) = &outcome
+                && !was_quarantined
+            {
+                self.quarantine(run, step, reason).await?;
+            }
+            let reason = match (&outcome, &checkpoint.quarantine) {
+                (Err(reason), _) => reason.clone(),
+                (Ok(()), Some(quarantine)) => format!("quarantined earlier: {}", quarantine.reason),
+                (Ok(()), None) => String::new(),
+            };
+            verdicts.push(Verdict {
+                step,
+                valid: outcome.is_ok(),
+                reason,
+                stored_checksum: checkpoint.checksum,
+                quarantined: was_quarantined || outcome.is_err(),
+            });
+        }
+        Ok(verdicts)
+    }
+
+    /// Recovery: fence older writers, restore the latest valid checkpoint, rewind the log.
+    pub async fn resume(&self, run: &RunKey) -> Result<Resumed> {
+        // The epoch goes up first, so nothing an older owner writes from here on can land.
+        let epoch = self.store.begin_resume(run).await?;
+        let (found, skipped_steps) = self.latest_valid(run).await?;
+        let (checkpoint, tool_results) = match found {
+            Some(snapshot) => (Some(snapshot.checkpoint), snapshot.tools),
+            None => {
+                let tools = self.store.tools(run).await?;
+                verify_tool_journal(&tools).map_err(Error::DataLoss)?;
+                (None, tools)
+            }
+        };
+        let chain = checkpoint
+            .as_ref()
+            .map(|checkpoint| MessageChain::over(&checkpoint.messages))
+            .unwrap_or(MessageChain::EMPTY);
+        self.store.rewind(run, epoch, chain).await?;
+        tracing::info!(
+            run_id = %run.run_id,
+            tenant = %run.tenant,
+            epoch,
+            recovered_from_step = checkpoint.as_ref().map(|c| c.step.get()),
+            skipped = skipped_steps.len(),
+            "run resumed"
+        );
+        Ok(Resumed {
+            checkpoint,
+            skipped_steps,
+            tool_results,
+            epoch,
+        })
+    }
+
+    /// One page of a run's checkpoints; `page_token` is the last step of the previous page.
+    pub async fn list(
+        &self,
+        run: &RunKey,
+        page_size: usize,
+        page_token: &str,
+    ) -> Result<(Vec<CheckpointSummary>, Option<Step>)> {
+        let limit = match page_size {
+            0 => DEFAULT_PAGE_SIZE,
+            n if n > MAX_PAGE_SIZE => {
+                return Err(Error::InvalidArgument(format!(
+                    "page_size {n} is above the limit of {MAX_PAGE_SIZE}"
+                )));
+            }
+            n => n,
+        };
+        let after = if page_token.is_empty() {
+            None
+        } else {
+            let step = page_token.parse::<i64>().map_err(|_| {
+                Error::InvalidArgument(format!("invalid page_token {page_token:?}"))
+            })?;
+            Some(Step::parse(step)?)
+        };
+        let page = self.store.list(run, after, limit).await?;
+        if page.is_empty() && after.is_none() && !self.store.run_exists(run).await? {
+            return Err(Error::NotFound(format!("run {} not found", run.run_id)));
+        }
+        let next = (page.len() == limit).then(|| page[page.len() - 1].step);
+        Ok((page, next))
+    }
+
+    pub async fn delete_run(&self, run: &RunKey) -> Result<u64> {
+        self.store.delete_run(run).await
+    }
+
+    async fn latest_valid(&self, run: &RunKey) -> Result<(Option<Snapshot>, Vec<Step>)> {
+        let mut skipped = Vec::new();
+        let mut below = None;
+        while let Some(snapshot) = self.store.load(run, Which::LatestBelow(below)).await? {
+            verify_journal(&snapshot)?;
+            let step = snapshot.checkpoint.step;
+            match snapshot.checkpoint.verify(&snapshot.tools) {
+                Ok(()) => return Ok((Some(snapshot), skipped)),
+                Err(reason) => {
+                    self.quarantine(run, step, &reason).await?;
+                    skipped.push(step);
+                    below = Some(step);
+                }
+            }
+        }
+        Ok((None, skipped))
+    }
+
+    async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
+        tracing::warn!(
+            run_id = %run.run_id,
+            tenant = %run.tenant,
+            step = step.get(),
+            reason,
+            "corrupt checkpoint quarantined"
+        );
+        self.store.quarantine(run, step, reason).await
+    }
+}
+
+/// A damaged tool journal cannot be skipped past: dropping a result would let a side-effecting
+/// tool run twice, so the read fails instead.
+fn verify_journal(snapshot: &Snapshot) -> Result<()> {
+    verify_tool_journal(&snapshot.tools)
+        .map_err(|reason| Error::DataLoss(format!("tool journal is corrupt: {reason}")))
+}

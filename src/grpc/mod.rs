@@ -1,0 +1,105 @@
+//! The gRPC server: the checkpoint service, health and reflection on one listener.
+
+mod checkpoint_service;
+mod convert;
+mod health;
+pub mod tenant;
+
+use std::future::Future;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
+
+pub use checkpoint_service::CheckpointApi;
+
+use crate::engine::Engine;
+use crate::proto::checkpoint_service_server::CheckpointServiceServer;
+
+/// How the server treats requests and shutdown.
+#[derive(Clone, Debug)]
+pub struct ServerSettings {
+    /// Largest request accepted; larger ones get `RESOURCE_EXHAUSTED`.
+    pub max_request_bytes: usize,
+    /// How long in-flight calls may run after shutdown begins.
+    pub drain_timeout: Duration,
+    /// How often the store is pinged to drive the health status.
+    pub health_interval: Duration,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            max_request_bytes: 16 * 1024 * 1024,
+            drain_timeout: Duration::from_secs(10),
+            health_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The fully qualified name health checks use for the checkpoint service.
+pub const CHECKPOINT_SERVICE_NAME: &str = "checkpoint.v1.CheckpointService";
+
+/// Serves until `shutdown` resolves, then stops accepting and drains in-flight calls for at
+/// most `settings.drain_timeout`.
+pub async fn run(
+    listener: TcpListener,
+    engine: Engine,
+    settings: ServerSettings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let (reporter, health_service) = tonic_health::server::health_reporter();
+    let (stop_health, health_stopped) = tokio::sync::watch::channel(false);
+    let health_task = tokio::spawn(health::watch_store(
+        engine.store().clone(),
+        reporter,
+        settings.health_interval,
+        health_stopped,
+    ));
+
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+
+    // Requests a little over the limit still decode, so the service can answer them with
+    // RESOURCE_EXHAUSTED and a clear message instead of a transport-level error.
+    let decode_ceiling = settings
+        .max_request_bytes
+        .saturating_mul(2)
+        .max(settings.max_request_bytes.saturating_add(1 << 20));
+    let checkpoints =
+        CheckpointServiceServer::new(CheckpointApi::new(engine, settings.max_request_bytes))
+            .max_decoding_message_size(decode_ceiling);
+
+    let (began, shutdown_began) = tokio::sync::oneshot::channel::<()>();
+    let signal = async move {
+        shutdown.await;
+        tracing::info!("shutdown requested; draining in-flight calls");
+        let _ = began.send(());
+    };
+    let serve = Server::builder()
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(checkpoints)
+        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
+    tokio::pin!(serve);
+    let deadline = async {
+        if shutdown_began.await.is_ok() {
+            tokio::time::sleep(settings.drain_timeout).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    let outcome = tokio::select! {
+        outcome = &mut serve => outcome.map_err(Into::into),
+        () = deadline => {
+            tracing::warn!(timeout = ?settings.drain_timeout, "drain deadline passed; abandoning in-flight calls");
+            Ok(())
+        }
+    };
+    let _ = stop_health.send(true);
+    let _ = health_task.await;
+    outcome
+}

@@ -1,0 +1,307 @@
+//! In-memory store for tests and throwaway runs: same contract, nothing survives a restart.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+
+use super::plan::{
+    self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
+};
+use super::{CheckpointStore, Snapshot, Which};
+use crate::domain::{
+    CheckpointSummary, Checksum, Digest32, Message, MessageChain, NewCheckpoint, NewToolResult,
+    Quarantine, RunKey, SavedCheckpoint, Step, StoredCheckpoint, ToolRecord,
+};
+use crate::error::{Error, Result};
+
+#[derive(Clone, Debug)]
+struct CheckpointRow {
+    id: String,
+    epoch: u64,
+    content_type: String,
+    state: Vec<u8>,
+    metadata: BTreeMap<String, String>,
+    message_count: u64,
+    tool_count: u64,
+    checksum: Checksum,
+    created_at: SystemTime,
+    quarantine: Option<Quarantine>,
+}
+
+#[derive(Debug)]
+struct RunData {
+    head: RunHead,
+    checkpoints: BTreeMap<Step, CheckpointRow>,
+    messages: Vec<(Message, Digest32)>,
+    tools: Vec<ToolRecord>,
+}
+
+impl RunData {
+    fn new() -> Self {
+        Self {
+            head: RunHead::NEW,
+            checkpoints: BTreeMap::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+        }
+    }
+
+    fn latest_valid(&self, below: Option<Step>) -> Option<(Step, &CheckpointRow)> {
+        self.checkpoints
+            .iter()
+            .rev()
+            .filter(|(step, _)| below.is_none_or(|below| **step < below))
+            .find(|(_, row)| row.quarantine.is_none())
+            .map(|(step, row)| (*step, row))
+    }
+
+    fn snapshot(&self, run: &RunKey, step: Step, row: &CheckpointRow) -> Snapshot {
+        let count = usize::try_from(row.message_count).unwrap_or(usize::MAX);
+        Snapshot {
+            checkpoint: StoredCheckpoint {
+                id: row.id.clone(),
+                run_id: run.run_id.clone(),
+                step,
+                epoch: row.epoch,
+                content_type: row.content_type.clone(),
+                state: row.state.clone(),
+                metadata: row.metadata.clone(),
+                messages: self
+                    .messages
+                    .iter()
+                    .take(count)
+                    .map(|(message, _)| message.clone())
+                    .collect(),
+                message_count: row.message_count,
+                tool_count: row.tool_count,
+                checksum: row.checksum,
+                created_at: row.created_at,
+                quarantine: row.quarantine.clone(),
+            },
+            tools: self.tools.clone(),
+        }
+    }
+}
+
+/// Keeps every run in a map behind one mutex; each call is atomic.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    runs: Mutex<HashMap<RunKey, RunData>>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with_runs<T>(&self, f: impl FnOnce(&mut HashMap<RunKey, RunData>) -> T) -> T {
+        // A poisoned lock means a panic mid-update elsewhere; the map is still structurally
+        // sound, and every update below is planned before it mutates anything.
+        let mut runs = self
+            .runs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut runs)
+    }
+}
+
+#[async_trait]
+impl CheckpointStore for MemoryStore {
+    async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
+        self.with_runs(|runs| {
+            let empty = RunData::new();
+            let run = runs.get(&checkpoint.run).unwrap_or(&empty);
+            let prefix = match SaveContext::prefix_source(&run.head, checkpoint.message_offset) {
+                PrefixSource::Head => Some(run.head.messages.head),
+                PrefixSource::Empty => Some([0; 32]),
+                PrefixSource::Gap => None,
+                PrefixSource::StoredAt(seq) => run.messages.get(seq as usize).map(|(_, d)| *d),
+            };
+            let context = SaveContext {
+                head: run.head,
+                existing: run
+                    .checkpoints
+                    .get(&checkpoint.step)
+                    .map(|row| ExistingCheckpoint {
+                        id: row.id.clone(),
+                        epoch: row.epoch,
+                        checksum: row.checksum,
+                        created_at: row.created_at,
+                    }),
+                latest_step: run.latest_valid(None).map(|(step, _)| step),
+                prefix,
+            };
+            match plan::plan_save(checkpoint, &context)? {
+                SavePlan::Unchanged(saved) => Ok(saved),
+                SavePlan::Write {
+                    id,
+                    checksum,
+                    replace: _,
+                    rows,
+                    head,
+                    message_count,
+                    tool_count,
+                } => {
+                    let created_at = SystemTime::now();
+                    let run = runs
+                        .entry(checkpoint.run.clone())
+                        .or_insert_with(RunData::new);
+                    run.messages
+                        .extend(rows.into_iter().map(|row| (row.message, row.chain)));
+                    run.head = head;
+                    run.checkpoints.insert(
+                        checkpoint.step,
+                        CheckpointRow {
+                            id: id.clone(),
+                            epoch: checkpoint.epoch,
+                            content_type: checkpoint.content_type.clone(),
+                            state: checkpoint.state.clone(),
+                            metadata: checkpoint.metadata.clone(),
+                            message_count,
+                            tool_count,
+                            checksum,
+                            created_at,
+                            quarantine: None,
+                        },
+                    );
+                    Ok(SavedCheckpoint {
+                        id,
+                        checksum,
+                        created_at,
+                        already_existed: false,
+                    })
+                }
+            }
+        })
+    }
+
+    async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
+        self.with_runs(|runs| {
+            let run = runs.entry(result.run.clone()).or_insert_with(RunData::new);
+            let existing = run
+                .tools
+                .iter()
+                .find(|record| record.call_id == result.call_id)
+                .cloned();
+            match plan::plan_tool_result(result, &run.head, existing)? {
+                ToolPlan::Existing(record) => Ok((record, true)),
+                ToolPlan::Insert(record, tools) => {
+                    run.tools.push(record.clone());
+                    run.head.tools = tools;
+                    Ok((record, false))
+                }
+            }
+        })
+    }
+
+    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+        self.with_runs(|runs| {
+            let Some(data) = runs.get(run) else {
+                return Ok(None);
+            };
+            let found = match which {
+                Which::LatestBelow(below) => data.latest_valid(below),
+                Which::At(step) => data.checkpoints.get(&step).map(|row| (step, row)),
+            };
+            Ok(found.map(|(step, row)| data.snapshot(run, step, row)))
+        })
+    }
+
+    async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
+        self.with_runs(|runs| {
+            Ok(runs
+                .get(run)
+                .map(|data| data.tools.clone())
+                .unwrap_or_default())
+        })
+    }
+
+    async fn steps(&self, run: &RunKey) -> Result<Vec<Step>> {
+        self.with_runs(|runs| {
+            Ok(runs
+                .get(run)
+                .map(|data| data.checkpoints.keys().copied().collect())
+                .unwrap_or_default())
+        })
+    }
+
+    async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
+        self.with_runs(|runs| {
+            if let Some(row) = runs
+                .get_mut(run)
+                .and_then(|data| data.checkpoints.get_mut(&step))
+                && row.quarantine.is_none()
+            {
+                row.quarantine = Some(Quarantine {
+                    reason: reason.to_owned(),
+                });
+            }
+            Ok(())
+        })
+    }
+
+    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+        self.with_runs(|runs| {
+            let data = runs.entry(run.clone()).or_insert_with(RunData::new);
+            data.head.epoch += 1;
+            Ok(data.head.epoch)
+        })
+    }
+
+    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+        self.with_runs(|runs| {
+            let data = runs
+                .get_mut(run)
+                .ok_or_else(|| Error::NotFound(format!("run {} not found", run.run_id)))?;
+            plan::check_epoch(epoch, data.head.epoch)?;
+            data.messages.truncate(chain.len as usize);
+            data.head.messages = chain;
+            Ok(())
+        })
+    }
+
+    async fn list(
+        &self,
+        run: &RunKey,
+        after: Option<Step>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointSummary>> {
+        self.with_runs(|runs| {
+            let Some(data) = runs.get(run) else {
+                return Ok(Vec::new());
+            };
+            Ok(data
+                .checkpoints
+                .iter()
+                .filter(|(step, _)| after.is_none_or(|after| **step > after))
+                .take(limit)
+                .map(|(step, row)| CheckpointSummary {
+                    step: *step,
+                    size_bytes: row.state.len() as u64,
+                    quarantine: row.quarantine.clone(),
+                    created_at: row.created_at,
+                    checksum: row.checksum,
+                    epoch: row.epoch,
+                    message_count: row.message_count,
+                })
+                .collect())
+        })
+    }
+
+    async fn run_exists(&self, run: &RunKey) -> Result<bool> {
+        self.with_runs(|runs| Ok(runs.contains_key(run)))
+    }
+
+    async fn delete_run(&self, run: &RunKey) -> Result<u64> {
+        self.with_runs(|runs| match runs.remove(run) {
+            Some(data) => Ok(data.checkpoints.len() as u64),
+            None => Err(Error::NotFound(format!("run {} not found", run.run_id))),
+        })
+    }
+
+    async fn ping(&self) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,253 @@
+//! The rules of Save and RecordToolResult as pure functions, shared by every backend.
+//!
+//! A backend reads a context inside its write transaction, asks the planner what to do, and
+//! applies the answer. Keeping the decisions here means idempotency, conflicts, fencing and
+//! message offsets behave the same on every store.
+
+use std::time::SystemTime;
+
+use crate::domain::{
+    Checksum, Digest32, Message, MessageChain, NewCheckpoint, NewToolResult, SavedCheckpoint, Step,
+    ToolChain, ToolRecord, checkpoint_checksum,
+};
+use crate::error::{Error, Result};
+
+/// The run's write-side state, kept on the run row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunHead {
+    pub epoch: u64,
+    pub messages: MessageChain,
+    pub tools: ToolChain,
+}
+
+impl RunHead {
+    /// The head of a run that does not exist yet.
+    pub const NEW: Self = Self {
+        epoch: 0,
+        messages: MessageChain::EMPTY,
+        tools: ToolChain::EMPTY,
+    };
+}
+
+/// A checkpoint already stored at the step a Save targets.
+#[derive(Clone, Debug)]
+pub struct ExistingCheckpoint {
+    pub id: String,
+    pub epoch: u64,
+    pub checksum: Checksum,
+    pub created_at: SystemTime,
+}
+
+/// What a backend reads before planning a Save.
+#[derive(Clone, Debug)]
+pub struct SaveContext {
+    pub head: RunHead,
+    pub existing: Option<ExistingCheckpoint>,
+    /// The highest step that has a checkpoint not quarantined.
+    pub latest_step: Option<Step>,
+    /// The message chain's value after `message_offset` messages: `head.messages.head` when
+    /// the offset equals the log's length, the stored chain value of message `offset - 1` when
+    /// it is shorter (zeros for offset 0), `None` when the offset is past the end.
+    pub prefix: Option<Digest32>,
+}
+
+impl SaveContext {
+    /// Which stored message chain value the backend must read for `prefix`, if any:
+    /// `Some(seq)` means "the chain stored with message `seq` (0-based)".
+    pub fn prefix_source(head: &RunHead, offset: u64) -> PrefixSource {
+        if offset == head.messages.len {
+            PrefixSource::Head
+        } else if offset > head.messages.len {
+            PrefixSource::Gap
+        } else if offset == 0 {
+            PrefixSource::Empty
+        } else {
+            PrefixSource::StoredAt(offset - 1)
+        }
+    }
+}
+
+/// Where the message chain value at a Save's offset comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrefixSource {
+    Head,
+    Empty,
+    Gap,
+    StoredAt(u64),
+}
+
+/// A new message row: its 0-based position, content and chain value.
+#[derive(Clone, Debug)]
+pub struct MessageRow {
+    pub seq: u64,
+    pub message: Message,
+    pub chain: Digest32,
+}
+
+/// What a backend must do for a Save.
+#[derive(Clone, Debug)]
+pub enum SavePlan {
+    /// An identical checkpoint exists: change nothing and answer with it.
+    Unchanged(SavedCheckpoint),
+    /// Write the checkpoint (replacing the one at its step when `replace`), append the message
+    /// rows, and set the run's head.
+    Write {
+        id: String,
+        checksum: Checksum,
+        replace: bool,
+        rows: Vec<MessageRow>,
+        head: RunHead,
+        message_count: u64,
+        tool_count: u64,
+    },
+}
+
+/// Decides what a Save does. See the `Save` RPC's contract in checkpoint.proto.
+pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SavePlan> {
+    let head = &context.head;
+    check_epoch(request.epoch, head.epoch)?;
+    let Some(prefix) = context.prefix else {
+        return Err(Error::InvalidArgument(format!(
+            "message_offset {} leaves a gap: the message log holds {} messages",
+            request.message_offset, head.messages.len
+        )));
+    };
+    let mut chain = MessageChain {
+        len: request.message_offset,
+        head: prefix,
+    };
+    let rows: Vec<MessageRow> = request
+        .messages
+        .iter()
+        .map(|message| {
+            let seq = chain.len;
+            let value = chain.push(message);
+            MessageRow {
+                seq,
+                message: message.clone(),
+                chain: value,
+            }
+        })
+        .collect();
+    let checksum = checkpoint_checksum(
+        &request.run.run_id,
+        request.step,
+        &request.content_type,
+        &request.state,
+        &request.metadata,
+        &chain,
+        &head.tools,
+    );
+    if let Some(client) = request.client_checksum
+        && client != checksum
+    {
+        return Err(Error::InvalidArgument(format!(
+            "checksum mismatch: the request carries {client}, the content hashes to {checksum}"
+        )));
+    }
+
+    let replace = match &context.existing {
+        Some(existing) if existing.checksum == checksum => {
+            return Ok(SavePlan::Unchanged(SavedCheckpoint {
+                id: existing.id.clone(),
+                checksum,
+                created_at: existing.created_at,
+                already_existed: true,
+            }));
+        }
+        Some(existing) if request.epoch > existing.epoch => true,
+        Some(_) => {
+            return Err(Error::Conflict(format!(
+                "step {} of run {} already holds a different checkpoint",
+                request.step, request.run.run_id
+            )));
+        }
+        None => false,
+    };
+    if !replace && let Some(latest) = context.latest_step.filter(|latest| *latest >= request.step) {
+        return Err(Error::FailedPrecondition(format!(
+            "step {} is not after the run's latest checkpoint at step {latest}",
+            request.step
+        )));
+    }
+    if request.message_offset != head.messages.len {
+        return Err(Error::InvalidArgument(format!(
+            "message_offset {} does not match the message log's length {}; \
+             send the messages added since the previous checkpoint, starting there",
+            request.message_offset, head.messages.len
+        )));
+    }
+    Ok(SavePlan::Write {
+        id: new_id(),
+        checksum,
+        replace,
+        rows,
+        head: RunHead {
+            epoch: head.epoch,
+            messages: chain,
+            tools: head.tools,
+        },
+        message_count: chain.len,
+        tool_count: head.tools.len,
+    })
+}
+
+/// What a backend must do for a RecordToolResult.
+#[derive(Clone, Debug)]
+pub enum ToolPlan {
+    /// The call id is journalled already: answer with the stored record.
+    Existing(ToolRecord),
+    /// Insert this record and set the run's tool chain head.
+    Insert(ToolRecord, ToolChain),
+}
+
+/// Decides what a RecordToolResult does, given the run's head and any record with its call id.
+pub fn plan_tool_result(
+    request: &NewToolResult,
+    head: &RunHead,
+    existing: Option<ToolRecord>,
+) -> Result<ToolPlan> {
+    check_epoch(request.epoch, head.epoch)?;
+    if let Some(existing) = existing {
+        return Ok(ToolPlan::Existing(existing));
+    }
+    let mut tools = head.tools;
+    let chain = tools.push(
+        request.call_id.as_str(),
+        &request.tool_name,
+        request.step,
+        &request.output,
+        request.is_error,
+    );
+    let record = ToolRecord {
+        call_id: request.call_id.clone(),
+        tool_name: request.tool_name.clone(),
+        step: request.step,
+        output: request.output.clone(),
+        is_error: request.is_error,
+        seq: tools.len,
+        recorded_at: SystemTime::now(),
+        chain,
+    };
+    Ok(ToolPlan::Insert(record, tools))
+}
+
+/// Fencing: a write must carry exactly the run's current epoch.
+pub fn check_epoch(requested: u64, current: u64) -> Result<()> {
+    if requested < current {
+        return Err(Error::FailedPrecondition(format!(
+            "stale epoch {requested}: the run was resumed at epoch {current}; this writer is fenced"
+        )));
+    }
+    if requested > current {
+        return Err(Error::FailedPrecondition(format!(
+            "epoch {requested} was never issued: the run is at epoch {current}"
+        )));
+    }
+    Ok(())
+}
+
+/// A fresh, time-ordered checkpoint id.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

@@ -1,0 +1,3 @@
+//! Postgres store, the source of truth in production.
+
+pub struct PostgresStore;

@@ -1,0 +1,3 @@
+//! SQLite store, the embedded default.
+
+pub struct SqliteStore;

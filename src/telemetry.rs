@@ -1,0 +1,17 @@
+//! Logging and tracing setup: structured logs, text or JSON, filtered by `RUST_LOG`.
+
+use tracing_subscriber::EnvFilter;
+
+use crate::config::LogFormat;
+
+/// Installs the global subscriber. Defaults to `info` when `RUST_LOG` is unset.
+pub fn init(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+}
