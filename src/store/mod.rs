@@ -101,12 +101,10 @@ pub async fn open(url: &str, options: &StoreOptions) -> Result<Arc<dyn Checkpoin
         return Ok(Arc::new(MemoryStore::new()));
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
-        let _ = path;
-        return Err(Error::Internal("sqlite store not built yet".into()));
+        return Ok(Arc::new(SqliteStore::open(path).await?));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let _ = options;
-        return Err(Error::Internal("postgres store not built yet".into()));
+        return Ok(Arc::new(PostgresStore::connect(url, options).await?));
     }
     Err(Error::InvalidArgument(format!(
         "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",
