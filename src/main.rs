@@ -30,6 +30,8 @@ async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::
     telemetry::init(config.log_format);
     let store = store::open(&config.database, &config.store).await?;
     let listener = TcpListener::bind(config.listen).await?;
+    // A plain line on stdout tells scripts and tests the bound address (useful with port 0).
+    println!("checkpointd listening on {}", listener.local_addr()?);
     tracing::info!(
         listen = %listener.local_addr()?,
         database = %store::redact_url(&config.database),
