@@ -1,0 +1,82 @@
+//! Health follows the store: NOT_SERVING while Postgres is unreachable, SERVING once it returns.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use checkpointd::grpc::ServerSettings;
+use tokio_stream::StreamExt;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+
+use crate::support::requests::save;
+use crate::support::{PgSchema, TcpProxy, serve_on};
+
+fn postgres_addr() -> SocketAddr {
+    let url = crate::support::database_url();
+    let config: tokio_postgres::Config = url.parse().unwrap();
+    let host = match &config.get_hosts()[0] {
+        tokio_postgres::config::Host::Tcp(host) => host.clone(),
+        #[allow(unreachable_patterns)]
+        _ => panic!("TEST_DATABASE_URL must use a TCP host"),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let host = if host == "localhost" {
+        "127.0.0.1".to_owned()
+    } else {
+        host
+    };
+    format!("{host}:{port}").parse().unwrap()
+}
+
+#[tokio::test]
+async fn health_is_not_serving_while_postgres_is_unreachable() {
+    let schema = PgSchema::create().await;
+    let mut proxy = TcpProxy::start(postgres_addr()).await;
+    let url = schema
+        .url()
+        .replacen(&postgres_addr().to_string(), &proxy.addr.to_string(), 1)
+        .replacen("localhost:", "127.0.0.1:", 1);
+    assert!(url.contains(&proxy.addr.to_string()), "{url}");
+    let app = serve_on(
+        &url,
+        ServerSettings {
+            health_interval: Duration::from_millis(200),
+            ..ServerSettings::default()
+        },
+    )
+    .await;
+    let mut health = HealthClient::new(app.channel().await);
+    let mut statuses = health
+        .watch(HealthCheckRequest {
+            service: "checkpoint.v1.CheckpointService".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut next_status = async || {
+        let response = tokio::time::timeout(Duration::from_secs(20), statuses.next())
+            .await
+            .expect("no health change within 20 s")
+            .expect("health stream ended")
+            .unwrap();
+        ServingStatus::try_from(response.status).unwrap()
+    };
+    assert_eq!(next_status().await, ServingStatus::Serving);
+
+    proxy.cut().await;
+    assert_eq!(next_status().await, ServingStatus::NotServing);
+    let mut client = app.client().await;
+    let error = client.save(save("run-1", 1, b"{}")).await.unwrap_err();
+    assert_eq!(error.code(), tonic::Code::Unavailable, "{error:?}");
+    assert!(
+        !error.message().contains("127.0.0.1"),
+        "driver text leaked: {}",
+        error.message()
+    );
+
+    proxy.restore().await;
+    assert_eq!(next_status().await, ServingStatus::Serving);
+    client.save(save("run-1", 1, b"{}")).await.unwrap();
+    drop(schema);
+}

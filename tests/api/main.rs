@@ -1,0 +1,14 @@
+//! Black-box tests: a real server on port 0, a real gRPC client, a fresh database per test.
+
+mod support;
+
+mod bad_input;
+mod checksum_vectors;
+mod corruption;
+mod durability;
+mod fencing;
+mod health;
+mod messages;
+mod recovery;
+mod roundtrip;
+mod tool_journal;

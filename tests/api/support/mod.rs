@@ -1,0 +1,199 @@
+//! Test support: a real server on port 0 over a chosen backend, a real client, raw database access.
+
+mod postgres;
+mod process;
+mod proxy;
+pub mod requests;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use checkpointd::engine::Engine;
+use checkpointd::grpc::{self, ServerSettings};
+use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
+use checkpointd::store::{self, StoreOptions};
+use tokio::net::TcpListener;
+use tonic::transport::Channel;
+
+pub use postgres::{PgSchema, database_url};
+pub use process::ServerProcess;
+pub use proxy::TcpProxy;
+
+/// The store a test server runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Sqlite,
+    Postgres,
+}
+
+/// A checkpointd server running in this process on an ephemeral port.
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub backend: Backend,
+    pub sqlite_path: Option<PathBuf>,
+    pub pg: Option<PgSchema>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    _server: tokio::task::JoinHandle<()>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+pub async fn spawn_app(backend: Backend) -> TestApp {
+    spawn_app_with(backend, ServerSettings::default()).await
+}
+
+pub async fn spawn_app_with(backend: Backend, settings: ServerSettings) -> TestApp {
+    let (dir, sqlite_path, pg, url) = match backend {
+        Backend::Memory => (None, None, None, "memory://".to_owned()),
+        Backend::Sqlite => {
+            let dir = tempfile::tempdir().expect("create a temp dir");
+            let path = dir.path().join("checkpointd.db");
+            let url = format!("sqlite://{}", path.display());
+            (Some(dir), Some(path), None, url)
+        }
+        Backend::Postgres => {
+            let schema = PgSchema::create().await;
+            let url = schema.url();
+            (None, None, Some(schema), url)
+        }
+    };
+    let mut app = serve_on(&url, settings).await;
+    app.backend = backend;
+    app.sqlite_path = sqlite_path;
+    app.pg = pg;
+    app._dir = dir;
+    app
+}
+
+/// Starts a server in-process on an existing database URL.
+pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
+    let store = store::open(url, &StoreOptions { pool_size: 4 })
+        .await
+        .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
+    let addr = listener.local_addr().unwrap();
+    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        grpc::run(listener, Engine::new(store), settings, async {
+            let _ = stop.await;
+        })
+        .await
+        .expect("server failed");
+    });
+    TestApp {
+        addr,
+        backend: Backend::Memory,
+        sqlite_path: None,
+        pg: None,
+        shutdown: Some(shutdown),
+        _server: server,
+        _dir: None,
+    }
+}
+
+impl TestApp {
+    pub async fn client(&self) -> CheckpointServiceClient<Channel> {
+        connect(self.addr).await
+    }
+
+    pub async fn channel(&self) -> Channel {
+        channel(self.addr).await
+    }
+
+    /// Runs a statement directly on the backing database, bypassing checkpointd.
+    pub async fn raw_sql(&self, sql: &str) {
+        match self.backend {
+            Backend::Memory => panic!("the memory backend has no SQL"),
+            Backend::Sqlite => {
+                let path = self.sqlite_path.clone().unwrap();
+                let sql = sql.to_owned();
+                tokio::task::spawn_blocking(move || {
+                    let conn = rusqlite::Connection::open(path).unwrap();
+                    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+                    conn.execute_batch(&sql).unwrap();
+                })
+                .await
+                .unwrap();
+            }
+            Backend::Postgres => self.pg.as_ref().unwrap().execute(sql).await,
+        }
+    }
+
+    /// Flips the first byte of a stored checkpoint's state.
+    pub async fn corrupt_state(&self, run_id: &str, step: i64) {
+        let flip = match self.backend {
+            Backend::Sqlite => {
+                "state = CAST(CASE WHEN length(state) = 0 THEN X'00' ELSE \
+                 (CASE WHEN substr(state, 1, 1) = X'00' THEN X'01' ELSE X'00' END) || substr(state, 2) END AS BLOB)"
+            }
+            _ => {
+                "state = CASE WHEN length(state) = 0 THEN '\\x00'::bytea \
+                 ELSE set_byte(state, 0, (get_byte(state, 0) + 1) % 256) END"
+            }
+        };
+        self.raw_sql(&format!(
+            "UPDATE checkpoints SET {flip} WHERE run_id = '{run_id}' AND step = {step}"
+        ))
+        .await;
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+}
+
+pub async fn channel(addr: SocketAddr) -> Channel {
+    Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .unwrap_or_else(|error| panic!("cannot connect to {addr}: {error}"))
+}
+
+pub async fn connect(addr: SocketAddr) -> CheckpointServiceClient<Channel> {
+    CheckpointServiceClient::new(channel(addr).await).max_decoding_message_size(256 << 20)
+}
+
+/// Wraps a message in a request for a tenant.
+pub fn for_tenant<T>(tenant: &str, message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request
+        .metadata_mut()
+        .insert("x-tenant-id", tenant.parse().unwrap());
+    request
+}
+
+/// Instantiates each listed `async fn(Backend)` test once per backend.
+#[macro_export]
+macro_rules! for_each_backend {
+    ($($name:ident),* $(,)?) => {
+        mod memory {
+            $(#[tokio::test] async fn $name() { super::$name($crate::support::Backend::Memory).await })*
+        }
+        mod sqlite {
+            $(#[tokio::test] async fn $name() { super::$name($crate::support::Backend::Sqlite).await })*
+        }
+        mod postgres {
+            $(#[tokio::test] async fn $name() { super::$name($crate::support::Backend::Postgres).await })*
+        }
+    };
+}
+
+/// Instantiates each listed test once per durable backend (SQLite and Postgres).
+#[macro_export]
+macro_rules! for_each_durable_backend {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[tokio::test] async fn $name() { super::$name($crate::support::Backend::Sqlite).await })*
+        }
+        mod postgres {
+            $(#[tokio::test] async fn $name() { super::$name($crate::support::Backend::Postgres).await })*
+        }
+    };
+}

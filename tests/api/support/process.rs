@@ -1,0 +1,65 @@
+//! The real `checkpointd` binary as a child process, for crash and shutdown tests.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, ExitStatus, Stdio};
+
+/// A `checkpointd serve` process on an ephemeral port.
+pub struct ServerProcess {
+    child: Child,
+    pub addr: SocketAddr,
+}
+
+impl ServerProcess {
+    pub fn start(database_url: &str, extra_args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--database",
+                database_url,
+            ])
+            .args(extra_args)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn checkpointd");
+        let stdout = child.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read checkpointd stdout");
+        let addr = line
+            .trim()
+            .strip_prefix("checkpointd listening on ")
+            .unwrap_or_else(|| panic!("checkpointd did not start; it printed {line:?}"))
+            .parse()
+            .expect("parse listen address");
+        Self { child, addr }
+    }
+
+    /// SIGKILL: no shutdown code runs at all.
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("SIGKILL checkpointd");
+        self.child.wait().expect("reap checkpointd");
+    }
+
+    /// SIGTERM, then wait for the exit.
+    pub fn terminate(&mut self) -> ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM failed");
+        self.child.wait().expect("wait for checkpointd")
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
