@@ -1,7 +1,34 @@
-//! SQLite store, the embedded default.
+//! SQLite store, the embedded default: one database file, WAL mode, every write durable on
+//! return.
+//!
+//! Layout: `schema` opens connections and applies `migrations/sqlite/`, `write` and `read` hold
+//! the queries, `codec` converts values, `error` classifies driver errors. The rules of each
+//! write live in [`crate::store::plan`]; this module only reads their context and applies them.
+//! `queue` implements [`crate::queue::TaskQueue`] on the same file and connections, with
+//! `task_row` converting tasks to rows; its rules live in [`crate::queue::rules`].
+//!
+//! rusqlite is synchronous, so every call runs on tokio's blocking pool. Writes go through one
+//! connection behind a mutex (SQLite admits one writer at a time anyway, and in-process
+//! queueing is cheaper than spinning on `SQLITE_BUSY`); reads use a second, read-only
+//! connection so loads do not wait behind a Save's fsync.
+
+mod codec;
+mod error;
+mod queue;
+mod read;
+mod schema;
+mod task_row;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use async_trait::async_trait;
+use rusqlite::{Connection, TransactionBehavior};
 
+use self::error::DbResultExt;
 use super::{CheckpointStore, Snapshot, Which};
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
@@ -9,53 +36,178 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 
-pub struct SqliteStore;
+/// A handle to one SQLite database; cheap to share behind an `Arc`.
+pub struct SqliteStore {
+    connections: Arc<Connections>,
+}
+
+struct Connections {
+    writer: Mutex<Connection>,
+    /// `None` for an in-memory database, which a second connection could not see.
+    reader: Option<Mutex<Connection>>,
+}
+
+impl Connections {
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        lock(&self.writer)
+    }
+
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        lock(self.reader.as_ref().unwrap_or(&self.writer))
+    }
+}
+
+/// A poisoned lock means a panic while the connection was held; rusqlite rolled back the open
+/// transaction while unwinding, so the connection is still usable.
+fn lock(mutex: &Mutex<Connection>) -> MutexGuard<'_, Connection> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 impl SqliteStore {
     /// Opens (creating if needed) the database file at `path` and applies migrations.
+    ///
+    /// `path` is what follows `sqlite://` in the database URL; missing parent directories are
+    /// created. `:memory:` gives a private in-memory database.
     pub async fn open(path: &str) -> Result<Self> {
-        Err(Error::Internal(format!(
-            "sqlite store at {path} is not built yet"
-        )))
+        let path = path.to_owned();
+        let connections = tokio::task::spawn_blocking(move || -> Result<Connections> {
+            let writer = schema::open_writer(&path)?;
+            let reader = if schema::is_memory(&path) {
+                None
+            } else {
+                Some(Mutex::new(schema::open_reader(&path)?))
+            };
+            Ok(Connections {
+                writer: Mutex::new(writer),
+                reader,
+            })
+        })
+        .await
+        .map_err(joined)??;
+        Ok(Self {
+            connections: Arc::new(connections),
+        })
     }
+
+    /// Runs `work` with the writer connection on the blocking pool.
+    async fn write<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let connections = Arc::clone(&self.connections);
+        tokio::task::spawn_blocking(move || work(&mut connections.writer()))
+            .await
+            .map_err(joined)?
+    }
+
+    /// Runs `work` with the read connection on the blocking pool.
+    async fn read<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let connections = Arc::clone(&self.connections);
+        tokio::task::spawn_blocking(move || work(&mut connections.reader()))
+            .await
+            .map_err(joined)?
+    }
+}
+
+/// A blocking task that panicked or was cancelled at shutdown.
+fn joined(error: tokio::task::JoinError) -> Error {
+    Error::Internal(format!("sqlite task failed: {error}"))
 }
 
 #[async_trait]
 impl CheckpointStore for SqliteStore {
-    async fn save(&self, _: &NewCheckpoint) -> Result<SavedCheckpoint> {
-        unimplemented!()
+    async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
+        // The blocking pool needs owned data; the copy is small next to the fsync that follows.
+        let checkpoint = checkpoint.clone();
+        self.write(move |conn| write::save(conn, &checkpoint)).await
     }
-    async fn record_tool_result(&self, _: &NewToolResult) -> Result<(ToolRecord, bool)> {
-        unimplemented!()
+
+    async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
+        let result = result.clone();
+        self.write(move |conn| write::record_tool_result(conn, &result))
+            .await
     }
-    async fn load(&self, _: &RunKey, _: Which) -> Result<Option<Snapshot>> {
-        unimplemented!()
+
+    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+        let run = run.clone();
+        self.read(move |conn| {
+            // One read transaction, so the checkpoint, its messages and the journal come from
+            // the same committed state even if a Save commits in between.
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Deferred)
+                .db()?;
+            read::snapshot(&tx, &run, which)
+        })
+        .await
     }
-    async fn tools(&self, _: &RunKey) -> Result<Vec<ToolRecord>> {
-        unimplemented!()
+
+    async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
+        let run = run.clone();
+        self.read(move |conn| read::tools(conn, &run)).await
     }
-    async fn steps(&self, _: &RunKey) -> Result<Vec<Step>> {
-        unimplemented!()
+
+    async fn steps(&self, run: &RunKey) -> Result<Vec<Step>> {
+        let run = run.clone();
+        self.read(move |conn| read::steps(conn, &run)).await
     }
-    async fn quarantine(&self, _: &RunKey, _: Step, _: &str) -> Result<()> {
-        unimplemented!()
+
+    async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
+        let (run, reason) = (run.clone(), reason.to_owned());
+        self.write(move |conn| write::quarantine(conn, &run, step, &reason))
+            .await
     }
-    async fn begin_resume(&self, _: &RunKey) -> Result<u64> {
-        unimplemented!()
+
+    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+        let run = run.clone();
+        self.write(move |conn| write::begin_resume(conn, &run))
+            .await
     }
-    async fn rewind(&self, _: &RunKey, _: u64, _: MessageChain) -> Result<()> {
-        unimplemented!()
+
+    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+        let run = run.clone();
+        self.write(move |conn| write::rewind(conn, &run, epoch, chain))
+            .await
     }
-    async fn list(&self, _: &RunKey, _: Option<Step>, _: usize) -> Result<Vec<CheckpointSummary>> {
-        unimplemented!()
+
+    async fn list(
+        &self,
+        run: &RunKey,
+        after: Option<Step>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointSummary>> {
+        let run = run.clone();
+        self.read(move |conn| read::list(conn, &run, after, limit))
+            .await
     }
-    async fn run_exists(&self, _: &RunKey) -> Result<bool> {
-        unimplemented!()
+
+    async fn run_exists(&self, run: &RunKey) -> Result<bool> {
+        let run = run.clone();
+        self.read(move |conn| read::run_exists(conn, &run)).await
     }
-    async fn delete_run(&self, _: &RunKey) -> Result<u64> {
-        unimplemented!()
+
+    async fn delete_run(&self, run: &RunKey) -> Result<u64> {
+        let run = run.clone();
+        self.write(move |conn| write::delete_run(conn, &run)).await
     }
+
     async fn ping(&self) -> Result<()> {
-        unimplemented!()
+        // Reads the schema and a real table, so a vanished or unreadable file shows up here.
+        self.read(|conn| {
+            conn.query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM checkpointd_migrations",
+                [],
+                |row| row.get::<_, i64>(0),
+            )
+            .db()
+            .map(drop)
+        })
+        .await
     }
 }

@@ -1,0 +1,337 @@
+//! Queries that only read: each is a primary-key or index lookup scoped by (tenant, run_id).
+//!
+//! They take a `&Connection` so the write path can call them inside its own transaction
+//! (`Transaction` derefs to `Connection`) and see exactly what it is about to change.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::codec::{self, bytes, decode_metadata, digest, optional_text, text, unsigned};
+use super::error::DbResultExt;
+use crate::domain::{
+    CallId, CheckpointSummary, Checksum, Digest32, Message, MessageChain, Quarantine, RunKey, Step,
+    StoredCheckpoint, ToolChain, ToolRecord,
+};
+use crate::error::{Error, Result};
+use crate::store::plan::{ExistingCheckpoint, RunHead};
+use crate::store::{Snapshot, Which};
+
+/// The run's write-side head, or `None` when the run does not exist.
+pub(super) fn run_head(conn: &Connection, run: &RunKey) -> Result<Option<RunHead>> {
+    conn.prepare_cached(
+        "SELECT epoch, message_count, message_head, tool_count, tool_head
+           FROM runs WHERE tenant = ?1 AND run_id = ?2",
+    )
+    .db()?
+    .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
+        Ok(RunHead {
+            epoch: unsigned(row, 0)?,
+            messages: MessageChain {
+                len: unsigned(row, 1)?,
+                head: digest(row, 2)?,
+            },
+            tools: ToolChain {
+                len: unsigned(row, 3)?,
+                head: digest(row, 4)?,
+            },
+        })
+    })
+    .optional()
+    .db()
+}
+
+/// Whether the run has a row.
+pub(super) fn run_exists(conn: &Connection, run: &RunKey) -> Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM runs WHERE tenant = ?1 AND run_id = ?2")
+        .db()?
+        .exists(params![run.tenant.as_str(), run.run_id.as_str()])
+        .db()
+}
+
+/// The checkpoint already at `step`, as much of it as a Save needs to plan.
+pub(super) fn existing_checkpoint(
+    conn: &Connection,
+    run: &RunKey,
+    step: i64,
+) -> Result<Option<ExistingCheckpoint>> {
+    conn.prepare_cached(
+        "SELECT id, epoch, checksum, created_at, quarantine_reason IS NOT NULL
+           FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step = ?3",
+    )
+    .db()?
+    .query_row(
+        params![run.tenant.as_str(), run.run_id.as_str(), step],
+        |row| {
+            Ok(ExistingCheckpoint {
+                id: text(row, 0)?,
+                epoch: unsigned(row, 1)?,
+                checksum: Checksum::from_bytes(digest(row, 2)?),
+                created_at: codec::from_micros(row.get(3)?),
+                quarantined: row.get(4)?,
+            })
+        },
+    )
+    .optional()
+    .db()
+}
+
+/// The highest step whose checkpoint is not quarantined.
+pub(super) fn latest_restorable_step(conn: &Connection, run: &RunKey) -> Result<Option<Step>> {
+    conn.prepare_cached(
+        "SELECT step FROM checkpoints
+          WHERE tenant = ?1 AND run_id = ?2 AND quarantine_reason IS NULL
+          ORDER BY step DESC LIMIT 1",
+    )
+    .db()?
+    .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
+        unsigned(row, 0).map(Step::new)
+    })
+    .optional()
+    .db()
+}
+
+/// The chain value stored with message `seq`, or `None` when that row is missing.
+pub(super) fn message_chain_at(
+    conn: &Connection,
+    run: &RunKey,
+    seq: i64,
+) -> Result<Option<Digest32>> {
+    conn.prepare_cached("SELECT chain FROM messages WHERE tenant = ?1 AND run_id = ?2 AND seq = ?3")
+        .db()?
+        .query_row(
+            params![run.tenant.as_str(), run.run_id.as_str(), seq],
+            |row| digest(row, 0),
+        )
+        .optional()
+        .db()
+}
+
+/// The columns of a full checkpoint row, in the order [`checkpoint_row`] reads them.
+const CHECKPOINT_COLUMNS: &str = "step, id, epoch, content_type, metadata, message_count, \
+     tool_count, checksum, created_at, quarantine_reason, state";
+
+/// One checkpoint with its messages and the run's tool journal. The caller runs this inside a
+/// transaction so the three reads see one snapshot.
+pub(super) fn snapshot(conn: &Connection, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+    let scope = "tenant = ?1 AND run_id = ?2";
+    let (sql, step) = match which {
+        Which::LatestBelow(None) => (
+            format!(
+                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} \
+                 AND quarantine_reason IS NULL ORDER BY step DESC LIMIT 1"
+            ),
+            None,
+        ),
+        Which::LatestBelow(Some(below)) => (
+            format!(
+                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} \
+                 AND quarantine_reason IS NULL AND step < ?3 ORDER BY step DESC LIMIT 1"
+            ),
+            Some(below),
+        ),
+        Which::At(at) => (
+            format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} AND step = ?3"),
+            Some(at),
+        ),
+    };
+    let step = step
+        .map(|step| codec::signed(step.get(), "step"))
+        .transpose()?;
+    let mut statement = conn.prepare_cached(&sql).db()?;
+    let read = |row: &Row<'_>| checkpoint_row(row, run);
+    let found = match step {
+        None => statement.query_row(params![run.tenant.as_str(), run.run_id.as_str()], read),
+        Some(step) => statement.query_row(
+            params![run.tenant.as_str(), run.run_id.as_str(), step],
+            read,
+        ),
+    }
+    .optional()
+    .db()?;
+    let Some(mut checkpoint) = found else {
+        return Ok(None);
+    };
+    checkpoint.messages = messages(conn, run, checkpoint.message_count)?;
+    Ok(Some(Snapshot {
+        checkpoint,
+        tools: tools(conn, run)?,
+    }))
+}
+
+fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpoint> {
+    let reason = optional_text(row, 9)?;
+    Ok(StoredCheckpoint {
+        id: text(row, 1)?,
+        run_id: run.run_id.clone(),
+        step: Step::new(unsigned(row, 0)?),
+        epoch: unsigned(row, 2)?,
+        content_type: text(row, 3)?,
+        state: bytes(row, 10)?,
+        metadata: decode_metadata(&bytes(row, 4)?),
+        messages: Vec::new(),
+        message_count: unsigned(row, 5)?,
+        tool_count: unsigned(row, 6)?,
+        checksum: Checksum::from_bytes(digest(row, 7)?),
+        created_at: codec::from_micros(row.get(8)?),
+        quarantine: reason.map(|reason| Quarantine { reason }),
+    })
+}
+
+/// The first `count` messages of the log, ascending; fewer when rows are missing, which the
+/// engine's verification reports.
+fn messages(conn: &Connection, run: &RunKey, count: u64) -> Result<Vec<Message>> {
+    // A tampered count past i64::MAX simply means "all of them".
+    let below = i64::try_from(count).unwrap_or(i64::MAX);
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT role, content FROM messages
+              WHERE tenant = ?1 AND run_id = ?2 AND seq >= 0 AND seq < ?3 ORDER BY seq",
+        )
+        .db()?;
+    let rows = statement
+        .query_map(
+            params![run.tenant.as_str(), run.run_id.as_str(), below],
+            |row| {
+                Ok(Message {
+                    role: text(row, 0)?,
+                    content: bytes(row, 1)?,
+                })
+            },
+        )
+        .db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
+
+/// The columns of a tool journal row, in the order [`tool_row`] reads them.
+pub(super) const TOOL_COLUMNS: &str =
+    "seq, call_id, tool_name, step, is_error, chain, recorded_at, output";
+
+/// The run's whole tool journal, ascending by seq.
+pub(super) fn tools(conn: &Connection, run: &RunKey) -> Result<Vec<ToolRecord>> {
+    let mut statement = conn
+        .prepare_cached(&format!(
+            "SELECT {TOOL_COLUMNS} FROM tool_results WHERE tenant = ?1 AND run_id = ?2 ORDER BY seq"
+        ))
+        .db()?;
+    let rows = statement
+        .query_map(params![run.tenant.as_str(), run.run_id.as_str()], tool_row)
+        .db()?;
+    let mut records = Vec::new();
+    for row in rows {
+        records.push(row.db()?.into_record()?);
+    }
+    Ok(records)
+}
+
+/// A tool journal row whose call id has not been validated yet; that needs our error type,
+/// which a rusqlite row callback cannot return.
+pub(super) struct RawTool {
+    call_id: String,
+    record: ToolRecordFields,
+}
+
+struct ToolRecordFields {
+    seq: u64,
+    tool_name: String,
+    step: Step,
+    output: Vec<u8>,
+    is_error: bool,
+    recorded_at: std::time::SystemTime,
+    chain: Digest32,
+}
+
+/// Reads a row selected with [`TOOL_COLUMNS`].
+pub(super) fn tool_row(row: &Row<'_>) -> rusqlite::Result<RawTool> {
+    Ok(RawTool {
+        call_id: text(row, 1)?,
+        record: ToolRecordFields {
+            seq: unsigned(row, 0)?,
+            tool_name: text(row, 2)?,
+            step: Step::new(unsigned(row, 3)?),
+            is_error: row.get::<_, i64>(4)? != 0,
+            chain: digest(row, 5)?,
+            recorded_at: codec::from_micros(row.get(6)?),
+            output: bytes(row, 7)?,
+        },
+    })
+}
+
+impl RawTool {
+    pub(super) fn into_record(self) -> Result<ToolRecord> {
+        let fields = self.record;
+        // A journal entry cannot be skipped like a checkpoint (its tool might run twice), so a
+        // damaged call id fails the read, as the engine fails any damaged journal.
+        let call_id = CallId::parse(&self.call_id).map_err(|_| {
+            Error::DataLoss(format!(
+                "tool journal entry {} has a damaged call_id",
+                fields.seq
+            ))
+        })?;
+        Ok(ToolRecord {
+            call_id,
+            tool_name: fields.tool_name,
+            step: fields.step,
+            output: fields.output,
+            is_error: fields.is_error,
+            seq: fields.seq,
+            recorded_at: fields.recorded_at,
+            chain: fields.chain,
+        })
+    }
+}
+
+/// Every step that has a checkpoint, ascending.
+pub(super) fn steps(conn: &Connection, run: &RunKey) -> Result<Vec<Step>> {
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT step FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 ORDER BY step",
+        )
+        .db()?;
+    let rows = statement
+        .query_map(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
+            unsigned(row, 0).map(Step::new)
+        })
+        .db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
+
+/// Up to `limit` summaries with step after `after`, ascending.
+pub(super) fn list(
+    conn: &Connection,
+    run: &RunKey,
+    after: Option<Step>,
+    limit: usize,
+) -> Result<Vec<CheckpointSummary>> {
+    // Steps are never negative, so "after -1" is "from the start" and one statement serves
+    // both cases with an index range scan.
+    let after = match after {
+        Some(step) => codec::signed(step.get(), "step")?,
+        None => -1,
+    };
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT step, length(state), quarantine_reason, created_at, checksum, epoch,
+                    message_count
+               FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step > ?3
+              ORDER BY step LIMIT ?4",
+        )
+        .db()?;
+    let rows = statement
+        .query_map(
+            params![run.tenant.as_str(), run.run_id.as_str(), after, limit],
+            |row| {
+                let reason = optional_text(row, 2)?;
+                Ok(CheckpointSummary {
+                    step: Step::new(unsigned(row, 0)?),
+                    size_bytes: unsigned(row, 1)?,
+                    quarantine: reason.map(|reason| Quarantine { reason }),
+                    created_at: codec::from_micros(row.get(3)?),
+                    checksum: Checksum::from_bytes(digest(row, 4)?),
+                    epoch: unsigned(row, 5)?,
+                    message_count: unsigned(row, 6)?,
+                })
+            },
+        )
+        .db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
