@@ -1,60 +1,222 @@
 //! Postgres store, the source of truth in production.
+//!
+//! Layout: `sql` holds every statement, `migrate` the schema versions, `error` the SQLSTATE
+//! mapping, `rows` the row conversions, `head_cache` the fast path's guess of each run row;
+//! `save`, `tools`, `reads` and `lifecycle` implement the trait's methods.
+//!
+//! Round trips are the cost that matters (a loopback trip is a sizeable share of a commit), so
+//! statements are prepared once per connection, independent statements are pipelined on one
+//! connection, a load is one statement, and a Save normally is one autocommit statement (see
+//! `save`).
+
+mod error;
+mod head_cache;
+mod lifecycle;
+mod migrate;
+mod reads;
+mod rows;
+mod save;
+mod sql;
+#[cfg(test)]
+mod tests;
+mod tools;
+
+use std::time::Duration;
 
 use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use tokio_postgres::NoTls;
 
-use super::{CheckpointStore, Snapshot, StoreOptions, Which};
+use super::{CheckpointStore, Snapshot, StoreOptions, Which, redact_url};
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
     ToolRecord,
 };
 use crate::error::{Error, Result};
+use head_cache::HeadCache;
 
-pub struct PostgresStore;
+/// How long opening a connection may take. Short, so that a call made while Postgres is
+/// unreachable fails with `Unavailable` in about this long instead of hanging.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a call waits for a free pooled connection before answering `Unavailable`.
+const POOL_WAIT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long sent data may stay unacknowledged before the connection counts as dead.
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `ping` (the health check) waits for `SELECT 1`.
+const PING_TIMEOUT: Duration = Duration::from_secs(2);
+
+pub struct PostgresStore {
+    pool: Pool,
+    cache: HeadCache,
+}
 
 impl PostgresStore {
     /// Connects a pool to `url` and applies migrations under an advisory lock.
+    ///
+    /// Fails with `Unavailable` when the database cannot be reached, so a misconfigured or
+    /// absent database stops startup with a clear message.
     pub async fn connect(url: &str, options: &StoreOptions) -> Result<Self> {
-        let _ = (url, options);
-        Err(Error::Internal("postgres store is not built yet".into()))
+        let mut config: tokio_postgres::Config = url.parse().map_err(|error| {
+            Error::InvalidArgument(format!("invalid postgres url {}: {error}", redact_url(url)))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        // An established connection to a server that stopped answering (a dead host, a dropped
+        // route) would otherwise retransmit for many minutes; this fails it, and the pool
+        // replaces it, once sent data stays unacknowledged this long.
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(TCP_USER_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("checkpointd");
+        }
+        // Fast recycling only checks that the connection task is alive: a connection that lost
+        // its server is closed by then, and skipping a per-checkout ping saves a round trip on
+        // every call. Dead connections are dropped and replaced, so the pool heals by itself
+        // once Postgres is back.
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(options.pool_size.max(1))
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(POOL_WAIT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|error| Error::Internal(format!("cannot build the postgres pool: {error}")))?;
+        let mut client = pool.get().await.map_err(|error| {
+            Error::Unavailable(format!(
+                "cannot reach postgres at {}: {error}",
+                redact_url(url)
+            ))
+        })?;
+        migrate::run(&mut client).await?;
+        drop(client);
+        Ok(Self {
+            pool,
+            cache: HeadCache::default(),
+        })
     }
+
+    async fn client(&self) -> Result<deadpool_postgres::Client> {
+        self.pool.get().await.map_err(error::pool)
+    }
+
+    /// Ends a locked write: commits a `Commit`, rolls back anything else, then caches the run
+    /// row the transaction saw or wrote.
+    ///
+    /// The rollback is awaited rather than left to the transaction's Drop, so no lock outlives
+    /// the answer: a caller that acts on a rejection at once, or a runtime that stops right
+    /// after it, never finds the run row still locked by a connection sitting in the pool.
+    async fn finish<T>(
+        &self,
+        tx: deadpool_postgres::Transaction<'_>,
+        run: &RunKey,
+        outcome: Result<Locked<T>>,
+    ) -> Result<T> {
+        match outcome {
+            Ok(Locked::Commit(value, entry)) => {
+                tx.commit().await.map_err(error::db)?;
+                if let Some(entry) = entry {
+                    self.cache.put(run, entry);
+                }
+                Ok(value)
+            }
+            Ok(Locked::Release(answer, entry)) => {
+                tx.rollback().await.map_err(error::db)?;
+                if let Some(entry) = entry {
+                    self.cache.put(run, entry);
+                }
+                answer
+            }
+            Err(failure) => {
+                // A rollback that fails too means the connection is gone, and with it the
+                // transaction; the first error is the one worth reporting.
+                let _ = tx.rollback().await;
+                Err(failure)
+            }
+        }
+    }
+}
+
+/// How a locked write ends.
+enum Locked<T> {
+    /// Commit, then answer with the value and cache the run row as written.
+    Commit(T, Option<head_cache::CachedRun>),
+    /// Write nothing (an identical retry, a known call id, or a rejection), then answer and
+    /// cache the run row as read.
+    Release(Result<T>, Option<head_cache::CachedRun>),
 }
 
 #[async_trait]
 impl CheckpointStore for PostgresStore {
-    async fn save(&self, _: &NewCheckpoint) -> Result<SavedCheckpoint> {
-        unimplemented!()
+    async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
+        self.save_checkpoint(checkpoint).await
     }
-    async fn record_tool_result(&self, _: &NewToolResult) -> Result<(ToolRecord, bool)> {
-        unimplemented!()
+
+    async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
+        self.journal_tool_result(result).await
     }
-    async fn load(&self, _: &RunKey, _: Which) -> Result<Option<Snapshot>> {
-        unimplemented!()
+
+    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+        self.load_snapshot(run, which).await
     }
-    async fn tools(&self, _: &RunKey) -> Result<Vec<ToolRecord>> {
-        unimplemented!()
+
+    async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
+        self.tool_journal(run).await
     }
-    async fn steps(&self, _: &RunKey) -> Result<Vec<Step>> {
-        unimplemented!()
+
+    async fn steps(&self, run: &RunKey) -> Result<Vec<Step>> {
+        self.checkpoint_steps(run).await
     }
-    async fn quarantine(&self, _: &RunKey, _: Step, _: &str) -> Result<()> {
-        unimplemented!()
+
+    async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
+        self.mark_quarantined(run, step, reason).await
     }
-    async fn begin_resume(&self, _: &RunKey) -> Result<u64> {
-        unimplemented!()
+
+    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+        self.bump_epoch(run).await
     }
-    async fn rewind(&self, _: &RunKey, _: u64, _: MessageChain) -> Result<()> {
-        unimplemented!()
+
+    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+        self.truncate_log(run, epoch, chain).await
     }
-    async fn list(&self, _: &RunKey, _: Option<Step>, _: usize) -> Result<Vec<CheckpointSummary>> {
-        unimplemented!()
+
+    async fn list(
+        &self,
+        run: &RunKey,
+        after: Option<Step>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointSummary>> {
+        self.list_page(run, after, limit).await
     }
-    async fn run_exists(&self, _: &RunKey) -> Result<bool> {
-        unimplemented!()
+
+    async fn run_exists(&self, run: &RunKey) -> Result<bool> {
+        self.exists(run).await
     }
-    async fn delete_run(&self, _: &RunKey) -> Result<u64> {
-        unimplemented!()
+
+    async fn delete_run(&self, run: &RunKey) -> Result<u64> {
+        self.remove_run(run).await
     }
+
     async fn ping(&self) -> Result<()> {
-        unimplemented!()
+        let check = async {
+            let client = self.client().await?;
+            client.simple_query("SELECT 1").await.map_err(error::db)?;
+            Ok(())
+        };
+        tokio::time::timeout(PING_TIMEOUT, check)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::Unavailable(format!(
+                    "postgres did not answer within {PING_TIMEOUT:?}"
+                )))
+            })
     }
 }

@@ -1,0 +1,314 @@
+//! Save: an optimistic one-statement fast path, and the locked transaction it falls back to.
+//!
+//! A Save's cost is dominated by its commit and its round trips. The fast path plans from the
+//! cached run row and sends one autocommit statement that applies the plan only if the run row
+//! is still that version: one round trip, one commit. Anything the cache cannot decide (no entry,
+//! a retry at a known step, a replace, an offset inside the log) and any statement that finds the
+//! row moved on goes to the slow path, which locks the run and reads the truth, as the
+//! `CheckpointStore::save` contract describes.
+
+use std::time::SystemTime;
+
+use tokio_postgres::types::ToSql;
+
+use super::error::{db, is_unique_violation};
+use super::head_cache::CachedRun;
+use super::rows::{RunRow, digest, digest_or_zero, signed, unsigned};
+use super::sql;
+use super::{Locked, PostgresStore};
+use crate::domain::{Checksum, NewCheckpoint, SavedCheckpoint, Step};
+use crate::error::{Error, Result};
+use crate::store::plan::{
+    self, ExistingCheckpoint, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan,
+};
+
+/// The parameters of `sql::WRITE_CHECKPOINT`, owned so both paths can borrow them.
+struct WriteParams<'a> {
+    request: &'a NewCheckpoint,
+    tenant: &'a str,
+    run_id: &'a str,
+    step: i64,
+    epoch: i64,
+    id: &'a str,
+    checksum: &'a [u8],
+    keys: Vec<&'a str>,
+    values: Vec<&'a str>,
+    new_message_count: i64,
+    new_message_head: &'a [u8],
+    seqs: Vec<i64>,
+    roles: Vec<&'a str>,
+    contents: Vec<&'a [u8]>,
+    chains: Vec<&'a [u8]>,
+    expected_message_count: i64,
+    expected_message_head: &'a [u8],
+    tool_count: i64,
+    tool_head: &'a [u8],
+    updated_at: SystemTime,
+}
+
+impl<'a> WriteParams<'a> {
+    fn new(
+        request: &'a NewCheckpoint,
+        (id, checksum, rows, head): (&'a str, &'a Checksum, &'a [MessageRow], &'a RunHead),
+        expected: &'a RunHead,
+        updated_at: SystemTime,
+    ) -> Self {
+        Self {
+            request,
+            tenant: request.run.tenant.as_str(),
+            run_id: request.run.run_id.as_str(),
+            step: request.step.as_i64(),
+            epoch: signed(expected.epoch),
+            id,
+            checksum: checksum.as_bytes(),
+            keys: request.metadata.keys().map(String::as_str).collect(),
+            values: request.metadata.values().map(String::as_str).collect(),
+            new_message_count: signed(head.messages.len),
+            new_message_head: &head.messages.head,
+            seqs: rows.iter().map(|row| signed(row.seq)).collect(),
+            roles: rows.iter().map(|row| row.message.role.as_str()).collect(),
+            contents: rows
+                .iter()
+                .map(|row| row.message.content.as_slice())
+                .collect(),
+            chains: rows.iter().map(|row| row.chain.as_slice()).collect(),
+            expected_message_count: signed(expected.messages.len),
+            expected_message_head: &expected.messages.head,
+            tool_count: signed(expected.tools.len),
+            tool_head: &expected.tools.head,
+            updated_at,
+        }
+    }
+
+    fn params(&self) -> [&(dyn ToSql + Sync); 21] {
+        [
+            &self.tenant,
+            &self.run_id,
+            &self.step,
+            &self.id,
+            &self.epoch,
+            &self.request.content_type,
+            &self.request.state,
+            &self.keys,
+            &self.values,
+            &self.checksum,
+            &self.new_message_count,
+            &self.new_message_head,
+            &self.seqs,
+            &self.roles,
+            &self.contents,
+            &self.chains,
+            &self.expected_message_count,
+            &self.expected_message_head,
+            &self.tool_count,
+            &self.tool_head,
+            &self.updated_at,
+        ]
+    }
+}
+
+impl PostgresStore {
+    pub(super) async fn save_checkpoint(&self, request: &NewCheckpoint) -> Result<SavedCheckpoint> {
+        let mut client = self.client().await?;
+        if let Some(cached) = self.cache.get(&request.run)
+            && let Some(saved) = self.fast_save(&client, request, cached).await?
+        {
+            return Ok(saved);
+        }
+        self.locked_save(&mut client, request).await
+    }
+
+    /// `Ok(None)` means "the cache could not decide": take the locked path.
+    async fn fast_save(
+        &self,
+        client: &deadpool_postgres::Client,
+        request: &NewCheckpoint,
+        cached: CachedRun,
+    ) -> Result<Option<SavedCheckpoint>> {
+        let Some(latest_step) = cached.latest_step else {
+            return Ok(None);
+        };
+        // A step at or below the latest is a retry, a replace or an error: all need the truth.
+        if latest_step.is_some_and(|latest| request.step <= latest)
+            || SaveContext::prefix_source(&cached.head, request.message_offset)
+                != PrefixSource::Head
+        {
+            return Ok(None);
+        }
+        let context = SaveContext {
+            head: cached.head,
+            existing: None,
+            latest_step,
+            prefix: Some(cached.head.messages.head),
+        };
+        // A rejection planned from a possibly stale head may be wrong (e.g. an epoch that
+        // another instance issued), so only the locked path may reject.
+        let Ok(SavePlan::Write {
+            id,
+            checksum,
+            rows,
+            head,
+            ..
+        }) = plan::plan_save(request, &context)
+        else {
+            return Ok(None);
+        };
+        let statement = client
+            .prepare_cached(sql::WRITE_CHECKPOINT)
+            .await
+            .map_err(db)?;
+        let params = WriteParams::new(
+            request,
+            (&id, &checksum, &rows, &head),
+            &cached.head,
+            cached.updated_at,
+        );
+        let row = match client.query_opt(&statement, &params.params()).await {
+            Ok(Some(row)) => row,
+            // The run moved on, or a checkpoint already sits at the step: nothing was applied.
+            Ok(None) => return Ok(None),
+            Err(error) if is_unique_violation(&error) => return Ok(None),
+            Err(error) => return Err(db(error)),
+        };
+        self.cache.put(
+            &request.run,
+            CachedRun {
+                head,
+                updated_at: row.get(0),
+                latest_step: Some(Some(request.step)),
+            },
+        );
+        Ok(Some(SavedCheckpoint {
+            id,
+            checksum,
+            created_at: row.get(1),
+            already_existed: false,
+        }))
+    }
+
+    /// The contract's shape: lock the run, read the context, plan, apply, commit.
+    async fn locked_save(
+        &self,
+        client: &mut deadpool_postgres::Client,
+        request: &NewCheckpoint,
+    ) -> Result<SavedCheckpoint> {
+        let tx = client.transaction().await.map_err(db)?;
+        let outcome = save_under_lock(&tx, request).await;
+        self.finish(tx, &request.run, outcome).await
+    }
+}
+
+/// Everything between BEGIN and COMMIT of a locked save; `finish` commits or rolls back.
+async fn save_under_lock(
+    tx: &deadpool_postgres::Transaction<'_>,
+    request: &NewCheckpoint,
+) -> Result<Locked<SavedCheckpoint>> {
+    let run = &request.run;
+    let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
+    let step = request.step.as_i64();
+    // offset - 1 names the message whose chain is the prefix; -1 matches no row.
+    let prefix_seq = signed(request.message_offset) - 1;
+    let (ensure, lock, read, delete, write) = tokio::try_join!(
+        tx.prepare_cached(sql::ENSURE_RUN),
+        tx.prepare_cached(sql::LOCK_RUN),
+        tx.prepare_cached(sql::SAVE_CONTEXT),
+        tx.prepare_cached(sql::DELETE_CHECKPOINT),
+        tx.prepare_cached(sql::WRITE_CHECKPOINT),
+    )
+    .map_err(db)?;
+    let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
+    let read_params: [&(dyn ToSql + Sync); 4] = [&tenant, &run_id, &step, &prefix_seq];
+    // One round trip: the statements run in order, so the context is read under the lock.
+    let (_, locked, context) = tokio::try_join!(
+        tx.execute(&ensure, &run_params),
+        tx.query_opt(&lock, &run_params),
+        tx.query_one(&read, &read_params),
+    )
+    .map_err(db)?;
+    let Some(locked) = locked else {
+        // Only a DeleteRun that committed while we waited for the lock gets here.
+        return Err(Error::Unavailable(format!(
+            "run {run} was deleted while a save waited for it"
+        )));
+    };
+    let RunRow { head, updated_at } = RunRow::decode(&locked, run)?;
+    let latest_step = context
+        .get::<_, Option<i64>>(0)
+        .map(|step| Step::new(unsigned(step)));
+    let prefix = match SaveContext::prefix_source(&head, request.message_offset) {
+        PrefixSource::Head => Some(head.messages.head),
+        PrefixSource::Empty => Some([0; 32]),
+        PrefixSource::Gap => None,
+        PrefixSource::StoredAt(_) => context
+            .get::<_, Option<&[u8]>>(1)
+            .map(|chain| digest(chain, "message chain value", run))
+            .transpose()?,
+    };
+    let existing = context
+        .get::<_, Option<String>>(2)
+        .map(|id| ExistingCheckpoint {
+            id,
+            epoch: unsigned(context.get(3)),
+            checksum: Checksum::from_bytes(digest_or_zero(context.get(4))),
+            created_at: context.get(5),
+            quarantined: context.get(6),
+        });
+    let context = SaveContext {
+        head,
+        existing,
+        latest_step,
+        prefix,
+    };
+    // Whatever the outcome, this is the truth as of this version of the run row.
+    let truth = CachedRun {
+        head,
+        updated_at,
+        latest_step: Some(latest_step),
+    };
+    let (id, checksum, replace, rows, new_head) = match plan::plan_save(request, &context) {
+        Ok(SavePlan::Write {
+            id,
+            checksum,
+            replace,
+            rows,
+            head,
+            ..
+        }) => (id, checksum, replace, rows, head),
+        Ok(SavePlan::Unchanged(saved)) => return Ok(Locked::Release(Ok(saved), Some(truth))),
+        Err(error) => return Ok(Locked::Release(Err(error), Some(truth))),
+    };
+    let params = WriteParams::new(
+        request,
+        (&id, &checksum, &rows, &new_head),
+        &head,
+        updated_at,
+    );
+    let params = params.params();
+    let written = if replace {
+        let step_params: [&(dyn ToSql + Sync); 3] = [&tenant, &run_id, &step];
+        let (_, written) = tokio::try_join!(
+            tx.execute(&delete, &step_params),
+            tx.query_opt(&write, &params),
+        )
+        .map_err(db)?;
+        written
+    } else {
+        tx.query_opt(&write, &params).await.map_err(db)?
+    };
+    let written =
+        written.ok_or_else(|| Error::Internal(format!("run {run} changed under its row lock")))?;
+    let latest_step = latest_step.map_or(request.step, |latest| latest.max(request.step));
+    Ok(Locked::Commit(
+        SavedCheckpoint {
+            id,
+            checksum,
+            created_at: written.get(1),
+            already_existed: false,
+        },
+        Some(CachedRun {
+            head: new_head,
+            updated_at: written.get(0),
+            latest_step: Some(Some(latest_step)),
+        }),
+    ))
+}

@@ -1,0 +1,200 @@
+//! The SQL text of every statement the Postgres store prepares, in one place.
+//!
+//! Every statement is scoped by `tenant = $1 AND run_id = $2` and reads through a primary-key or
+//! unique index, so its cost depends on the run's size at most, never on the table's.
+
+/// Creates the run row if it is missing, so there is a row to lock.
+pub(super) const ENSURE_RUN: &str = "\
+INSERT INTO runs (tenant, run_id) VALUES ($1, $2) ON CONFLICT (tenant, run_id) DO NOTHING";
+
+/// Locks the run row: every writer of a run queues here (or on the fast path's UPDATE).
+pub(super) const LOCK_RUN: &str = "\
+SELECT epoch, message_count, message_head, tool_count, tool_head, updated_at
+FROM runs WHERE tenant = $1 AND run_id = $2 FOR UPDATE";
+
+/// Everything else `plan_save` needs, as one row. It runs as a statement after `LOCK_RUN`, so in
+/// READ COMMITTED it takes a fresh snapshot that sees every write committed before the lock was
+/// granted. `$3` is the step, `$4` the sequence number whose chain is the prefix (offset - 1).
+pub(super) const SAVE_CONTEXT: &str = "\
+SELECT
+    (SELECT step FROM checkpoints
+      WHERE tenant = $1 AND run_id = $2 AND quarantine_reason IS NULL
+      ORDER BY step DESC LIMIT 1) AS latest_step,
+    (SELECT chain FROM messages WHERE tenant = $1 AND run_id = $2 AND seq = $4) AS prefix,
+    existing.id, existing.epoch, existing.checksum, existing.created_at,
+    existing.quarantine_reason IS NOT NULL AS existing_quarantined
+FROM (SELECT 1) AS one
+LEFT JOIN checkpoints AS existing
+    ON existing.tenant = $1 AND existing.run_id = $2 AND existing.step = $3";
+
+/// The slow path of a Save that replaces a checkpoint from an older epoch.
+pub(super) const DELETE_CHECKPOINT: &str = "\
+DELETE FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step = $3";
+
+/// Every write bumps `updated_at` to a value strictly above the previous one, so it works as a
+/// row version even when the clock stalls or steps back.
+macro_rules! bump_updated_at {
+    () => {
+        "updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond')"
+    };
+}
+
+/// Writes a planned checkpoint in one statement: moves the run's head, inserts the checkpoint and
+/// appends the messages, but only if the run row still is exactly the version the plan was made
+/// from. Zero rows back means "the run moved on": the caller falls back to the locked path.
+///
+/// The fast path runs it alone, in autocommit: one round trip, one commit. A plain INSERT makes a
+/// checkpoint already at the step fail the whole statement (unique violation), nothing applied.
+/// The slow path runs it inside its transaction, where the condition holds by construction.
+///
+/// $1 tenant, $2 run_id, $3 step, $4 id, $5 epoch, $6 content_type, $7 state, $8 metadata keys,
+/// $9 metadata values, $10 checksum, $11 new message_count, $12 new message_head,
+/// $13-$16 appended messages (seq, role, content, chain), then the expected run row:
+/// $17 message_count, $18 message_head, $19 tool_count, $20 tool_head, $21 updated_at.
+pub(super) const WRITE_CHECKPOINT: &str = concat!(
+    "WITH run AS (
+    UPDATE runs SET message_count = $11, message_head = $12, ",
+    bump_updated_at!(),
+    "
+    WHERE tenant = $1 AND run_id = $2 AND epoch = $5
+      AND message_count = $17 AND message_head = $18
+      AND tool_count = $19 AND tool_head = $20 AND updated_at = $21
+    RETURNING updated_at
+), checkpoint AS (
+    INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state,
+                             metadata_keys, metadata_values, message_count, tool_count,
+                             checksum, created_at)
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $19, $10, now() FROM run
+    RETURNING created_at
+), appended AS (
+    INSERT INTO messages (tenant, run_id, seq, role, content, chain)
+    SELECT $1, $2, m.seq, m.role, m.content, m.chain
+    FROM run, unnest($13::bigint[], $14::text[], $15::bytea[], $16::bytea[])
+        AS m(seq, role, content, chain)
+)
+SELECT run.updated_at, checkpoint.created_at FROM run, checkpoint"
+);
+
+/// A journalled result by call id (the unique index).
+pub(super) const TOOL_BY_CALL_ID: &str = "\
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain
+FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = $3";
+
+/// Journals a tool result, conditional on the run row's version like `WRITE_CHECKPOINT`.
+///
+/// $1 tenant, $2 run_id, $3 call_id, $4 tool_name, $5 step, $6 output, $7 is_error, $8 chain,
+/// $9 new tool_count (the record's seq), $10 recorded_at, $11 epoch, then the expected run row:
+/// $12 tool_count, $13 tool_head, $14 updated_at. The new tool_head is the record's chain.
+pub(super) const WRITE_TOOL: &str = concat!(
+    "WITH run AS (
+    UPDATE runs SET tool_count = $9, tool_head = $8, ",
+    bump_updated_at!(),
+    "
+    WHERE tenant = $1 AND run_id = $2 AND epoch = $11
+      AND tool_count = $12 AND tool_head = $13 AND updated_at = $14
+    RETURNING updated_at
+), journalled AS (
+    INSERT INTO tool_results (tenant, run_id, seq, call_id, tool_name, step, output, is_error,
+                              chain, recorded_at)
+    SELECT $1, $2, $9, $3, $4, $5, $6, $7, $8, $10 FROM run
+    RETURNING seq
+)
+SELECT run.updated_at FROM run, journalled"
+);
+
+/// One checkpoint with its messages and the run's tool journal, in one statement and therefore
+/// one snapshot and one round trip. The checkpoint is picked first in a LIMIT 1 subquery, so the
+/// lateral reads run once. Aggregating from an ordered subquery keeps `seq` order.
+macro_rules! snapshot_sql {
+    ($filter:literal) => {
+        concat!(
+            "SELECT c.step, c.id, c.epoch, c.content_type, c.state, c.metadata_keys,
+       c.metadata_values, c.message_count, c.tool_count, c.checksum, c.created_at,
+       c.quarantine_reason,
+       m.roles, m.contents,
+       t.call_ids, t.tool_names, t.steps, t.outputs, t.is_errors, t.seqs, t.recorded_ats, t.chains
+FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
+            $filter,
+            ") AS c
+CROSS JOIN LATERAL (
+    SELECT array_agg(role) AS roles, array_agg(content) AS contents
+    FROM (SELECT role, content FROM messages
+          WHERE tenant = $1 AND run_id = $2 AND seq < c.message_count
+          ORDER BY seq) AS ordered
+) AS m
+CROSS JOIN LATERAL (
+    SELECT array_agg(call_id) AS call_ids, array_agg(tool_name) AS tool_names,
+           array_agg(step) AS steps, array_agg(output) AS outputs,
+           array_agg(is_error) AS is_errors, array_agg(seq) AS seqs,
+           array_agg(recorded_at) AS recorded_ats, array_agg(chain) AS chains
+    FROM (SELECT * FROM tool_results
+          WHERE tenant = $1 AND run_id = $2 ORDER BY seq) AS ordered
+) AS t"
+        )
+    };
+}
+
+/// The newest checkpoint at or below step `$3` that is not quarantined: a backward scan of the
+/// primary key that stops at the first valid row.
+pub(super) const LOAD_LATEST: &str =
+    snapshot_sql!("step <= $3 AND quarantine_reason IS NULL ORDER BY step DESC LIMIT 1");
+
+/// The checkpoint at exactly step `$3`, quarantined or not.
+pub(super) const LOAD_AT: &str = snapshot_sql!("step = $3");
+
+pub(super) const TOOLS: &str = "\
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain
+FROM tool_results WHERE tenant = $1 AND run_id = $2 ORDER BY seq";
+
+pub(super) const STEPS: &str = "\
+SELECT step FROM checkpoints WHERE tenant = $1 AND run_id = $2 ORDER BY step";
+
+/// One page of summaries; `octet_length` reads the size from the TOAST pointer, not the value.
+pub(super) const LIST: &str = "\
+SELECT step, octet_length(state), quarantine_reason, created_at, checksum, epoch, message_count
+FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step > $3
+ORDER BY step LIMIT $4";
+
+/// Keeps the first reason: an already quarantined row is left alone.
+pub(super) const QUARANTINE: &str = "\
+UPDATE checkpoints SET quarantine_reason = $4
+WHERE tenant = $1 AND run_id = $2 AND step = $3 AND quarantine_reason IS NULL";
+
+/// Creates the run or bumps its epoch, atomically, and returns the whole head.
+pub(super) const BEGIN_RESUME: &str = concat!(
+    "INSERT INTO runs AS r (tenant, run_id, epoch) VALUES ($1, $2, 1)
+ON CONFLICT (tenant, run_id) DO UPDATE SET epoch = r.epoch + 1, ",
+    "updated_at = greatest(clock_timestamp(), r.updated_at + interval '1 microsecond')",
+    "
+RETURNING epoch, message_count, message_head, tool_count, tool_head, updated_at"
+);
+
+/// Rewind, after `LOCK_RUN`: drop the messages past the restored checkpoint...
+pub(super) const TRUNCATE_MESSAGES: &str = "\
+DELETE FROM messages WHERE tenant = $1 AND run_id = $2 AND seq >= $3";
+
+/// ...and make the restored chain the head.
+pub(super) const SET_MESSAGE_HEAD: &str = concat!(
+    "UPDATE runs SET message_count = $3, message_head = $4, ",
+    bump_updated_at!(),
+    "
+WHERE tenant = $1 AND run_id = $2
+RETURNING updated_at"
+);
+
+/// The highest valid step, read under the run lock to refresh the fast path's cache.
+pub(super) const LATEST_STEP: &str = "\
+SELECT step FROM checkpoints
+WHERE tenant = $1 AND run_id = $2 AND quarantine_reason IS NULL
+ORDER BY step DESC LIMIT 1";
+
+pub(super) const RUN_EXISTS: &str = "\
+SELECT EXISTS (SELECT 1 FROM runs WHERE tenant = $1 AND run_id = $2)";
+
+/// DeleteRun deletes the run row first: that locks it, so later statements in the transaction
+/// see everything a concurrent writer committed before.
+pub(super) const DELETE_RUN: &str = "DELETE FROM runs WHERE tenant = $1 AND run_id = $2";
+pub(super) const DELETE_CHECKPOINTS: &str =
+    "DELETE FROM checkpoints WHERE tenant = $1 AND run_id = $2";
+pub(super) const DELETE_MESSAGES: &str = "DELETE FROM messages WHERE tenant = $1 AND run_id = $2";
+pub(super) const DELETE_TOOLS: &str = "DELETE FROM tool_results WHERE tenant = $1 AND run_id = $2";
