@@ -39,7 +39,11 @@ impl Engine {
 
     /// The latest checkpoint that verifies; corrupt ones on the way are quarantined.
     pub async fn load_latest(&self, run: &RunKey) -> Result<Restored> {
-        let (found, skipped_steps) = self.latest_valid(run).await?;
+        let (found, mut skipped_steps) = self.latest_valid(run).await?;
+        if found.is_none() && skipped_steps.is_empty() {
+            // Only here, off the hot path: tell "no checkpoints" from "all quarantined earlier".
+            skipped_steps = self.quarantined_above(run, None).await?;
+        }
         match found {
             Some(snapshot) => Ok(Restored {
                 checkpoint: snapshot.checkpoint,
@@ -142,7 +146,9 @@ impl Engine {
     pub async fn resume(&self, run: &RunKey) -> Result<Resumed> {
         // The epoch goes up first, so nothing an older owner writes from here on can land.
         let epoch = self.store.begin_resume(run).await?;
-        let (found, skipped_steps) = self.latest_valid(run).await?;
+        let (found, _) = self.latest_valid(run).await?;
+        let restored_step = found.as_ref().map(|snapshot| snapshot.checkpoint.step);
+        let skipped_steps = self.quarantined_above(run, restored_step).await?;
         let (checkpoint, tool_results) = match found {
             Some(snapshot) => (Some(snapshot.checkpoint), snapshot.tools),
             None => {
@@ -208,6 +214,8 @@ impl Engine {
         self.store.delete_run(run).await
     }
 
+    /// The newest checkpoint that verifies, and the steps found corrupt on the way (now
+    /// quarantined), newest first.
     async fn latest_valid(&self, run: &RunKey) -> Result<(Option<Snapshot>, Vec<Step>)> {
         let mut skipped = Vec::new();
         let mut below = None;
@@ -224,6 +232,21 @@ impl Engine {
             }
         }
         Ok((None, skipped))
+    }
+
+    /// Every quarantined step above `restored` (all of them when `None`), newest first: those
+    /// found corrupt just now and those quarantined earlier, by Validate for instance.
+    async fn quarantined_above(&self, run: &RunKey, restored: Option<Step>) -> Result<Vec<Step>> {
+        let mut steps: Vec<Step> = self
+            .store
+            .list(run, restored, MAX_PAGE_SIZE)
+            .await?
+            .into_iter()
+            .filter(|summary| summary.quarantine.is_some())
+            .map(|summary| summary.step)
+            .collect();
+        steps.reverse();
+        Ok(steps)
     }
 
     async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {

@@ -9,46 +9,57 @@ use tonic_health::server::HealthReporter;
 use super::CHECKPOINT_SERVICE_NAME;
 use crate::store::CheckpointStore;
 
-/// Pings the store every `interval` and reports SERVING or NOT_SERVING, both for the checkpoint
-/// service and for the server as a whole (the empty service name), until `stop` turns true.
+/// Pings the store once and publishes the outcome, both for the checkpoint service and for the
+/// server as a whole (the empty service name). Returns whether the store answered.
+pub async fn check_store(
+    store: &Arc<dyn CheckpointStore>,
+    reporter: &HealthReporter,
+    timeout: Duration,
+) -> bool {
+    let healthy = matches!(
+        tokio::time::timeout(timeout, store.ping()).await,
+        Ok(Ok(()))
+    );
+    publish(reporter, healthy).await;
+    healthy
+}
+
+async fn publish(reporter: &HealthReporter, healthy: bool) {
+    let status = if healthy {
+        ServingStatus::Serving
+    } else {
+        ServingStatus::NotServing
+    };
+    reporter
+        .set_service_status(CHECKPOINT_SERVICE_NAME, status)
+        .await;
+    reporter.set_service_status("", status).await;
+}
+
+/// Re-checks the store every `interval` until `stop` turns true, logging each change; then
+/// reports NOT_SERVING so load balancers stop routing to a draining server.
 pub async fn watch_store(
     store: Arc<dyn CheckpointStore>,
     reporter: HealthReporter,
     interval: Duration,
+    mut healthy: bool,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let mut last = None;
+    let timeout = interval.max(Duration::from_millis(500));
     loop {
-        let healthy = matches!(
-            tokio::time::timeout(interval.max(Duration::from_millis(500)), store.ping()).await,
-            Ok(Ok(()))
-        );
-        if last != Some(healthy) {
-            let status = if healthy {
-                ServingStatus::Serving
-            } else {
-                ServingStatus::NotServing
-            };
-            if healthy {
-                tracing::info!("store reachable; health is SERVING");
-            } else {
-                tracing::warn!("store unreachable; health is NOT_SERVING");
-            }
-            reporter
-                .set_service_status(CHECKPOINT_SERVICE_NAME, status)
-                .await;
-            reporter.set_service_status("", status).await;
-            last = Some(healthy);
-        }
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}
             _ = stop.changed() => break,
         }
+        let now = check_store(&store, &reporter, timeout).await;
+        if now != healthy {
+            if now {
+                tracing::info!("store reachable again; health is SERVING");
+            } else {
+                tracing::warn!("store unreachable; health is NOT_SERVING");
+            }
+            healthy = now;
+        }
     }
-    reporter
-        .set_service_status(CHECKPOINT_SERVICE_NAME, ServingStatus::NotServing)
-        .await;
-    reporter
-        .set_service_status("", ServingStatus::NotServing)
-        .await;
+    publish(&reporter, false).await;
 }

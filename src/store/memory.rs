@@ -129,6 +129,7 @@ impl CheckpointStore for MemoryStore {
                         epoch: row.epoch,
                         checksum: row.checksum,
                         created_at: row.created_at,
+                        quarantined: row.quarantine.is_some(),
                     }),
                 latest_step: run.latest_valid(None).map(|(step, _)| step),
                 prefix,
@@ -179,7 +180,8 @@ impl CheckpointStore for MemoryStore {
 
     async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
         self.with_runs(|runs| {
-            let run = runs.entry(result.run.clone()).or_insert_with(RunData::new);
+            let empty = RunData::new();
+            let run = runs.get(&result.run).unwrap_or(&empty);
             let existing = run
                 .tools
                 .iter()
@@ -188,6 +190,8 @@ impl CheckpointStore for MemoryStore {
             match plan::plan_tool_result(result, &run.head, existing)? {
                 ToolPlan::Existing(record) => Ok((record, true)),
                 ToolPlan::Insert(record, tools) => {
+                    // The run is created only once the request is accepted.
+                    let run = runs.entry(result.run.clone()).or_insert_with(RunData::new);
                     run.tools.push(record.clone());
                     run.head.tools = tools;
                     Ok((record, false))

@@ -36,6 +36,8 @@ pub struct ExistingCheckpoint {
     pub epoch: u64,
     pub checksum: Checksum,
     pub created_at: SystemTime,
+    /// A quarantined checkpoint is never restored, so the run's owner may overwrite it.
+    pub quarantined: bool,
 }
 
 /// What a backend reads before planning a Save.
@@ -147,6 +149,8 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
     }
 
     let replace = match &context.existing {
+        // Even identical content must be rewritten: the stored copy is the corrupt one.
+        Some(existing) if existing.quarantined => true,
         Some(existing) if existing.checksum == checksum => {
             return Ok(SavePlan::Unchanged(SavedCheckpoint {
                 id: existing.id.clone(),

@@ -222,7 +222,60 @@ async fn a_rewind_truncates_the_log_and_appends_continue_from_there(backend: Bac
     assert_eq!(contents(&latest), ["three", "four again"]);
 }
 
+async fn resaving_a_quarantined_step_with_identical_content_replaces_it(backend: Backend) {
+    let app = spawn_app(backend).await;
+    let mut client = app.client().await;
+    let second = SaveRequest {
+        messages: vec![message("assistant", "two")],
+        message_offset: 1,
+        ..save("run-1", 2, b"{\"step\":2}")
+    };
+    client
+        .save(SaveRequest {
+            messages: vec![message("assistant", "one")],
+            ..save("run-1", 1, b"{}")
+        })
+        .await
+        .unwrap();
+    client.save(second.clone()).await.unwrap();
+    app.corrupt_state("run-1", 2).await;
+    let resumed = client
+        .resume(ResumeRequest {
+            run_id: "run-1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(resumed.recovered_from_step, 1);
+
+    // The agent redoes step 2 deterministically: same content, new epoch.
+    let redone = client
+        .save(SaveRequest {
+            epoch: Some(resumed.epoch),
+            ..second
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        !redone.already_existed,
+        "the corrupt copy must be rewritten"
+    );
+    let latest = client
+        .load_latest(LoadLatestRequest {
+            run_id: "run-1".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .checkpoint
+        .unwrap();
+    assert_eq!(latest.step, 2);
+    assert_eq!(contents(&latest), ["one", "two"]);
+}
+
 crate::for_each_durable_backend!(
+    resaving_a_quarantined_step_with_identical_content_replaces_it,
     a_corrupt_checkpoint_is_reported_quarantined_and_skipped,
     resume_skips_corruption_it_finds_itself,
     when_every_checkpoint_is_corrupt_the_run_restarts_from_scratch,

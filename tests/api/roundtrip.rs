@@ -11,13 +11,11 @@ use crate::support::{Backend, for_tenant, spawn_app};
 async fn save_load_and_list_roundtrip(backend: Backend) {
     let app = spawn_app(backend).await;
     let mut client = app.client().await;
-    let mut offset = 0;
     for step in 1..=3 {
         let mut request = save("run-1", step, format!("{{\"step\":{step}}}").as_bytes());
         request.messages = vec![message("assistant", &format!("reply {step}"))];
-        request.message_offset = offset;
+        request.message_offset = step as u64 - 1;
         request.metadata = [("agent".to_owned(), "demo".to_owned())].into();
-        offset += 1;
         let saved = client.save(request).await.unwrap().into_inner();
         assert_eq!(saved.checksum.len(), 64);
         assert!(!saved.already_existed);

@@ -84,7 +84,9 @@ impl Drop for PgSchema {
                 if let Ok((client, connection)) = tokio_postgres::connect(&base, NoTls).await {
                     tokio::spawn(connection);
                     let _ = client
-                        .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
+                        .batch_execute(&format!(
+                            "SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {name} CASCADE"
+                        ))
                         .await;
                 }
             });
