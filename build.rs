@@ -13,7 +13,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .file_descriptor_set_path(out_dir.join("checkpoint_descriptor.bin"))
         .compile_protos(
-            &[PathBuf::from("proto/checkpoint/v1/checkpoint.proto")],
+            &[
+                PathBuf::from("proto/checkpoint/v1/checkpoint.proto"),
+                PathBuf::from("proto/checkpoint/v1/task.proto"),
+            ],
             &[PathBuf::from("proto"), include],
         )?;
     println!("cargo:rerun-if-changed=proto");

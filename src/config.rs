@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use serde::Deserialize;
 
 use crate::grpc::ServerSettings;
+use crate::queue::RetryPolicy;
 use crate::store::StoreOptions;
 
 /// The `checkpointd` command line.
@@ -54,6 +55,19 @@ pub struct ServeArgs {
     /// Log format: `text` or `json` [default: text].
     #[arg(long, env = "CHECKPOINTD_LOG_FORMAT")]
     pub log_format: Option<LogFormat>,
+    /// Total runs a task may have, the first included [default: 5].
+    #[arg(long, env = "CHECKPOINTD_QUEUE_MAX_ATTEMPTS")]
+    pub queue_max_attempts: Option<u32>,
+    /// Delay before a task's first retry [default: 1s].
+    #[arg(long, env = "CHECKPOINTD_QUEUE_INITIAL_DELAY", value_parser = parse_duration)]
+    pub queue_initial_delay: Option<Duration>,
+    /// Longest delay between retries [default: 5m].
+    #[arg(long, env = "CHECKPOINTD_QUEUE_MAX_DELAY", value_parser = parse_duration)]
+    pub queue_max_delay: Option<Duration>,
+    /// Lease given to claims that ask for none: a running task not heartbeated for this long
+    /// is stale and may be reclaimed [default: 30s].
+    #[arg(long, env = "CHECKPOINTD_QUEUE_STALE_THRESHOLD", value_parser = parse_duration)]
+    pub queue_stale_threshold: Option<Duration>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -74,6 +88,10 @@ struct FileConfig {
     drain_timeout: Option<String>,
     pool_size: Option<usize>,
     log_format: Option<LogFormat>,
+    queue_max_attempts: Option<u32>,
+    queue_initial_delay: Option<String>,
+    queue_max_delay: Option<String>,
+    queue_stale_threshold: Option<String>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -99,11 +117,31 @@ impl ServeConfig {
             None => FileConfig::default(),
         };
         let defaults = ServerSettings::default();
-        let file_drain = file
-            .drain_timeout
-            .as_deref()
-            .map(parse_duration)
-            .transpose()?;
+        let file_duration = |raw: &Option<String>| raw.as_deref().map(parse_duration).transpose();
+        let file_drain = file_duration(&file.drain_timeout)?;
+        let retry = defaults.retry_defaults;
+        let retry_defaults = RetryPolicy {
+            max_attempts: args
+                .queue_max_attempts
+                .or(file.queue_max_attempts)
+                .unwrap_or(retry.max_attempts),
+            initial_delay: args
+                .queue_initial_delay
+                .or(file_duration(&file.queue_initial_delay)?)
+                .unwrap_or(retry.initial_delay),
+            max_delay: args
+                .queue_max_delay
+                .or(file_duration(&file.queue_max_delay)?)
+                .unwrap_or(retry.max_delay),
+            ..retry
+        };
+        retry_defaults
+            .validate()
+            .map_err(|error| format!("invalid queue settings: {error}"))?;
+        let stale_threshold = args
+            .queue_stale_threshold
+            .or(file_duration(&file.queue_stale_threshold)?)
+            .unwrap_or(defaults.stale_threshold);
         Ok(Self {
             listen: args
                 .listen
@@ -123,6 +161,8 @@ impl ServeConfig {
                     .or(file_drain)
                     .unwrap_or(defaults.drain_timeout),
                 health_interval: defaults.health_interval,
+                retry_defaults,
+                stale_threshold,
             },
             store: StoreOptions {
                 pool_size: args

@@ -23,5 +23,6 @@ pub mod engine;
 pub mod error;
 pub mod grpc;
 pub mod proto;
+pub mod queue;
 pub mod store;
 pub mod telemetry;

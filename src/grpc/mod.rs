@@ -3,9 +3,12 @@
 mod checkpoint_service;
 mod convert;
 mod health;
+mod task_convert;
+mod task_service;
 pub mod tenant;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -13,9 +16,29 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
 
 pub use checkpoint_service::CheckpointApi;
+pub use task_service::TaskApi;
 
 use crate::engine::Engine;
 use crate::proto::checkpoint_service_server::CheckpointServiceServer;
+use crate::proto::task_service_server::TaskServiceServer;
+use crate::queue::{RetryPolicy, TaskQueue};
+
+/// What the server serves: checkpoints always, the task queue when one is configured.
+#[derive(Clone)]
+pub struct Backends {
+    pub engine: Engine,
+    pub queue: Option<Arc<dyn TaskQueue>>,
+}
+
+impl From<Engine> for Backends {
+    /// Checkpoints only, with no task queue.
+    fn from(engine: Engine) -> Self {
+        Self {
+            engine,
+            queue: None,
+        }
+    }
+}
 
 /// How the server treats requests and shutdown.
 #[derive(Clone, Debug)]
@@ -26,6 +49,10 @@ pub struct ServerSettings {
     pub drain_timeout: Duration,
     /// How often the store is pinged to drive the health status.
     pub health_interval: Duration,
+    /// The retry policy of tasks enqueued without one.
+    pub retry_defaults: RetryPolicy,
+    /// The lease of claims that name none.
+    pub stale_threshold: Duration,
 }
 
 impl Default for ServerSettings {
@@ -34,6 +61,8 @@ impl Default for ServerSettings {
             max_request_bytes: 16 * 1024 * 1024,
             drain_timeout: Duration::from_secs(10),
             health_interval: Duration::from_secs(1),
+            retry_defaults: RetryPolicy::default(),
+            stale_threshold: Duration::from_secs(30),
         }
     }
 }
@@ -45,16 +74,23 @@ pub const CHECKPOINT_SERVICE_NAME: &str = "checkpoint.v1.CheckpointService";
 /// most `settings.drain_timeout`.
 pub async fn run(
     listener: TcpListener,
-    engine: Engine,
+    backends: impl Into<Backends>,
     settings: ServerSettings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let Backends { engine, queue } = backends.into();
     let (reporter, health_service) = tonic_health::server::health_reporter();
+    // The first status is known before the first request can ask for it.
+    let healthy = health::check_store(engine.store(), &reporter, Duration::from_secs(2)).await;
+    if !healthy {
+        tracing::warn!("store unreachable at startup; health is NOT_SERVING");
+    }
     let (stop_health, health_stopped) = tokio::sync::watch::channel(false);
     let health_task = tokio::spawn(health::watch_store(
         engine.store().clone(),
         reporter,
         settings.health_interval,
+        healthy,
         health_stopped,
     ));
 
@@ -79,10 +115,19 @@ pub async fn run(
         tracing::info!("shutdown requested; draining in-flight calls");
         let _ = began.send(());
     };
+    let tasks = queue.map(|queue| {
+        TaskServiceServer::new(TaskApi::new(
+            queue,
+            settings.retry_defaults,
+            settings.stale_threshold,
+        ))
+        .max_decoding_message_size(decode_ceiling)
+    });
     let serve = Server::builder()
         .add_service(health_service)
         .add_service(reflection)
         .add_service(checkpoints)
+        .add_optional_service(tasks)
         .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
     tokio::pin!(serve);
     let deadline = async {

@@ -1,0 +1,131 @@
+//! In-memory queue for tests and throwaway runs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+
+use super::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+use crate::domain::Tenant;
+use crate::error::{Error, Result};
+
+#[derive(Default)]
+struct Tasks {
+    /// Ordered by id, which is time-ordered, so iteration is oldest first.
+    by_id: BTreeMap<(Tenant, TaskId), Task>,
+    by_key: HashMap<(Tenant, String), TaskId>,
+}
+
+/// Every task in one map behind a mutex; each call is atomic.
+#[derive(Default)]
+pub struct MemoryQueue {
+    tasks: Mutex<Tasks>,
+}
+
+impl MemoryQueue {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Tasks) -> T) -> T {
+        let mut tasks = self
+            .tasks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        f(&mut tasks)
+    }
+}
+
+#[async_trait]
+impl TaskQueue for MemoryQueue {
+    async fn enqueue(&self, tenant: &Tenant, task: NewTask) -> Result<(Task, bool)> {
+        self.with(|tasks| {
+            if let Some(key) = &task.idempotency_key
+                && let Some(id) = tasks.by_key.get(&(tenant.clone(), key.clone()))
+            {
+                return Ok((tasks.by_id[&(tenant.clone(), id.clone())].clone(), true));
+            }
+            let task = Task::new(task, SystemTime::now());
+            if let Some(key) = &task.idempotency_key {
+                tasks
+                    .by_key
+                    .insert((tenant.clone(), key.clone()), task.id.clone());
+            }
+            tasks
+                .by_id
+                .insert((tenant.clone(), task.id.clone()), task.clone());
+            Ok((task, false))
+        })
+    }
+
+    async fn claim(
+        &self,
+        tenant: &Tenant,
+        worker: &str,
+        lease: Duration,
+        batch: usize,
+        now: SystemTime,
+    ) -> Result<Vec<Task>> {
+        self.with(|tasks| {
+            let mut due: Vec<&mut Task> = tasks
+                .by_id
+                .iter_mut()
+                .filter(|((owner, _), task)| owner == tenant && rules::claimable(task, now))
+                .map(|(_, task)| task)
+                .collect();
+            due.sort_by_key(|task| task.next_attempt_at);
+            let mut claimed = Vec::new();
+            for task in due.into_iter().take(batch) {
+                *task = rules::claim(task, worker, lease, now);
+                if task.state == TaskState::Running {
+                    claimed.push(task.clone());
+                }
+            }
+            Ok(claimed)
+        })
+    }
+
+    async fn update(
+        &self,
+        tenant: &Tenant,
+        id: &TaskId,
+        transition: Transition,
+        now: SystemTime,
+    ) -> Result<Task> {
+        self.with(|tasks| {
+            let task = tasks
+                .by_id
+                .get_mut(&(tenant.clone(), id.clone()))
+                .ok_or_else(|| Error::NotFound(format!("task {id} not found")))?;
+            *task = rules::apply(task, transition, now)?;
+            Ok(task.clone())
+        })
+    }
+
+    async fn get(&self, tenant: &Tenant, id: &TaskId) -> Result<Option<Task>> {
+        self.with(|tasks| Ok(tasks.by_id.get(&(tenant.clone(), id.clone())).cloned()))
+    }
+
+    async fn list_tasks(
+        &self,
+        tenant: &Tenant,
+        state: Option<TaskState>,
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<Task>> {
+        self.with(|tasks| {
+            Ok(tasks
+                .by_id
+                .iter()
+                .filter(|((owner, id), task)| {
+                    owner == tenant
+                        && after.is_none_or(|after| id > after)
+                        && state.is_none_or(|state| task.state == state)
+                })
+                .take(limit)
+                .map(|(_, task)| task.clone())
+                .collect())
+        })
+    }
+}

@@ -1,0 +1,369 @@
+//! What every queue transition does, as pure functions shared by all backends.
+
+use std::time::{Duration, SystemTime};
+
+use super::{Approval, ErrorClass, RetryPolicy, Task, TaskState, Transition};
+use crate::error::{Error, Result};
+
+/// Longest error text kept on a task.
+pub const MAX_ERROR_BYTES: usize = 8 * 1024;
+
+/// Whether a claim may take this task now: pending and due, or running with an expired lease.
+pub fn claimable(task: &Task, now: SystemTime) -> bool {
+    match task.state {
+        TaskState::Pending => task.next_attempt_at <= now,
+        TaskState::Running => task.lease_expires_at.is_some_and(|expiry| expiry <= now),
+        _ => false,
+    }
+}
+
+/// Leases a claimable task to `worker`. Every claim, a reclaim included, is a new attempt; a
+/// stale task that already used its last attempt becomes a dead letter instead.
+pub fn claim(task: &Task, worker: &str, lease: Duration, now: SystemTime) -> Task {
+    let mut next = task.clone();
+    next.updated_at = now;
+    let reclaim = task.state == TaskState::Running;
+    if reclaim && task.attempts_used >= task.retry_policy.max_attempts {
+        next.state = TaskState::Dead;
+        next.worker_id = None;
+        next.lease_expires_at = None;
+        next.last_error = Some(format!(
+            "lease of worker {} expired on the final attempt",
+            task.worker_id.as_deref().unwrap_or("?")
+        ));
+        next.last_error_class = Some(ErrorClass::Transient);
+        return next;
+    }
+    if reclaim {
+        next.last_error = Some(format!(
+            "lease of worker {} expired; reclaimed",
+            task.worker_id.as_deref().unwrap_or("?")
+        ));
+        next.last_error_class = Some(ErrorClass::Transient);
+    }
+    next.state = TaskState::Running;
+    next.attempt += 1;
+    next.attempts_used += 1;
+    next.worker_id = Some(worker.to_owned());
+    next.lease_expires_at = Some(later(now, lease));
+    next
+}
+
+/// Applies a transition, or explains why it is not allowed (and then nothing changes).
+pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Task> {
+    let mut next = task.clone();
+    next.updated_at = now;
+    match transition {
+        Transition::Heartbeat { attempt, lease } => {
+            fence(task, attempt)?;
+            next.lease_expires_at = Some(later(now, lease));
+        }
+        Transition::Complete { attempt, result } => {
+            fence(task, attempt)?;
+            next.state = TaskState::Completed;
+            next.result = Some(result);
+            release_lease(&mut next);
+        }
+        Transition::Fail {
+            attempt,
+            error,
+            class,
+        } => {
+            fence(task, attempt)?;
+            next.last_error = Some(truncate(error));
+            next.last_error_class = Some(class);
+            release_lease(&mut next);
+            next.state = match class {
+                ErrorClass::Fatal => TaskState::Failed,
+                ErrorClass::Transient if task.attempts_used >= task.retry_policy.max_attempts => {
+                    TaskState::Dead
+                }
+                ErrorClass::Transient => {
+                    next.next_attempt_at = later(
+                        now,
+                        backoff(&task.retry_policy, task.attempts_used, random_unit()),
+                    );
+                    TaskState::Pending
+                }
+            };
+        }
+        Transition::Release { attempt } => {
+            fence(task, attempt)?;
+            refund(&mut next);
+            next.state = TaskState::Pending;
+            next.next_attempt_at = now;
+        }
+        Transition::RequestApproval {
+            attempt,
+            action,
+            details,
+        } => {
+            fence(task, attempt)?;
+            // Waiting for a human is not a failed run.
+            refund(&mut next);
+            next.state = TaskState::InputRequired;
+            next.approval = Some(Approval {
+                action,
+                details,
+                requested_at: now,
+                decision: None,
+                decided_by: String::new(),
+                decided_at: None,
+                comment: String::new(),
+            });
+        }
+        Transition::Decide {
+            approved,
+            decided_by,
+            comment,
+        } => {
+            if task.state != TaskState::InputRequired {
+                return Err(Error::FailedPrecondition(format!(
+                    "task {} is {}, not waiting for approval",
+                    task.id,
+                    task.state.as_str()
+                )));
+            }
+            let approval = next.approval.get_or_insert_with(|| Approval {
+                action: String::new(),
+                details: Vec::new(),
+                requested_at: now,
+                decision: None,
+                decided_by: String::new(),
+                decided_at: None,
+                comment: String::new(),
+            });
+            approval.decision = Some(approved);
+            approval.decided_by = decided_by;
+            approval.decided_at = Some(now);
+            approval.comment = comment;
+            next.state = TaskState::Pending;
+            next.next_attempt_at = now;
+        }
+        Transition::Cancel => {
+            if task.state.is_final() {
+                return Err(Error::FailedPrecondition(format!(
+                    "task {} is already {}",
+                    task.id,
+                    task.state.as_str()
+                )));
+            }
+            next.state = TaskState::Cancelled;
+            release_lease(&mut next);
+        }
+        Transition::Requeue => {
+            if !matches!(task.state, TaskState::Dead | TaskState::Failed) {
+                return Err(Error::FailedPrecondition(format!(
+                    "task {} is {}; only dead or failed tasks can be requeued",
+                    task.id,
+                    task.state.as_str()
+                )));
+            }
+            next.state = TaskState::Pending;
+            next.attempts_used = 0;
+            next.next_attempt_at = now;
+            // A revived task starts clean; its last error stays for the operator to see.
+            next.approval = None;
+            next.result = None;
+        }
+    }
+    Ok(next)
+}
+
+/// The delay before the retry that follows failure number `failures` (1-based):
+/// `initial * multiplier^(failures-1)`, spread by `jitter`, never above `max_delay`.
+/// `unit` is a random number in [0, 1).
+pub fn backoff(policy: &RetryPolicy, failures: u32, unit: f64) -> Duration {
+    let exponent = failures.saturating_sub(1).min(1000) as i32;
+    let base = policy.initial_delay.as_secs_f64() * policy.multiplier.powi(exponent);
+    let capped = base.min(policy.max_delay.as_secs_f64());
+    let spread = 1.0 + policy.jitter * (2.0 * unit - 1.0);
+    Duration::from_secs_f64((capped * spread).clamp(0.0, policy.max_delay.as_secs_f64()))
+}
+
+/// `now + delay`, saturating far in the future instead of overflowing.
+fn later(now: SystemTime, delay: Duration) -> SystemTime {
+    now.checked_add(delay)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
+}
+
+/// Only the current lease holder may move a running task on.
+fn fence(task: &Task, attempt: u64) -> Result<()> {
+    if task.state != TaskState::Running || task.attempt != attempt {
+        return Err(Error::FailedPrecondition(format!(
+            "lease lost: task {} is {} at attempt {}, not running at attempt {attempt}",
+            task.id,
+            task.state.as_str(),
+            task.attempt
+        )));
+    }
+    Ok(())
+}
+
+fn release_lease(task: &mut Task) {
+    task.worker_id = None;
+    task.lease_expires_at = None;
+}
+
+fn refund(task: &mut Task) {
+    release_lease(task);
+    task.attempts_used = task.attempts_used.saturating_sub(1);
+}
+
+fn truncate(mut error: String) -> String {
+    if error.len() > MAX_ERROR_BYTES {
+        let mut cut = MAX_ERROR_BYTES;
+        while !error.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        error.truncate(cut);
+    }
+    error
+}
+
+/// A random number in [0, 1) from the standard library's randomly keyed hasher: jitter needs
+/// spread, not cryptographic quality.
+fn random_unit() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0),
+    );
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::RunId;
+    use crate::queue::NewTask;
+
+    fn policy() -> RetryPolicy {
+        RetryPolicy {
+            initial_delay: Duration::from_secs(1),
+            multiplier: 2.0,
+            max_delay: Duration::from_secs(10),
+            jitter: 0.0,
+            max_attempts: 3,
+        }
+    }
+
+    fn task() -> Task {
+        Task::new(
+            NewTask {
+                run_id: RunId::parse("r").unwrap(),
+                input: vec![],
+                idempotency_key: None,
+                retry_policy: policy(),
+            },
+            SystemTime::UNIX_EPOCH,
+        )
+    }
+
+    #[test]
+    fn backoff_grows_by_the_multiplier_and_stops_at_the_cap() {
+        let delays: Vec<_> = (1..=6)
+            .map(|n| backoff(&policy(), n, 0.5).as_secs())
+            .collect();
+        assert_eq!(delays, vec![1, 2, 4, 8, 10, 10]);
+    }
+
+    #[test]
+    fn jitter_stays_within_its_fraction() {
+        let spread = RetryPolicy {
+            jitter: 0.5,
+            ..policy()
+        };
+        assert_eq!(backoff(&spread, 2, 0.0), Duration::from_secs(1));
+        assert_eq!(backoff(&spread, 2, 0.5), Duration::from_secs(2));
+        assert!(backoff(&spread, 2, 0.999) < Duration::from_secs(3));
+    }
+
+    #[test]
+    fn a_stale_worker_is_fenced_after_a_reclaim() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(100);
+        let first = claim(&task(), "a", Duration::from_secs(5), now);
+        let later = now + Duration::from_secs(10);
+        assert!(claimable(&first, later));
+        let second = claim(&first, "b", Duration::from_secs(5), later);
+        assert_eq!(second.attempt, 2);
+        let zombie = apply(
+            &second,
+            Transition::Complete {
+                attempt: 1,
+                result: vec![],
+            },
+            later,
+        );
+        assert!(matches!(zombie, Err(Error::FailedPrecondition(_))));
+    }
+
+    #[test]
+    fn transient_failures_retry_until_the_attempts_are_used_then_die() {
+        let mut now = SystemTime::UNIX_EPOCH;
+        let mut current = task();
+        for expected_delay in [1, 2] {
+            current = claim(&current, "w", Duration::from_secs(30), now);
+            current = apply(
+                &current,
+                Transition::Fail {
+                    attempt: current.attempt,
+                    error: "timeout".into(),
+                    class: ErrorClass::Transient,
+                },
+                now,
+            )
+            .unwrap();
+            assert_eq!(current.state, TaskState::Pending);
+            assert_eq!(
+                current.next_attempt_at,
+                now + Duration::from_secs(expected_delay)
+            );
+            now = current.next_attempt_at;
+        }
+        current = claim(&current, "w", Duration::from_secs(30), now);
+        let dead = apply(
+            &current,
+            Transition::Fail {
+                attempt: current.attempt,
+                error: "timeout".into(),
+                class: ErrorClass::Transient,
+            },
+            now,
+        )
+        .unwrap();
+        assert_eq!(dead.state, TaskState::Dead);
+        let revived = apply(&dead, Transition::Requeue, now).unwrap();
+        assert_eq!(
+            (revived.state, revived.attempts_used),
+            (TaskState::Pending, 0)
+        );
+    }
+
+    #[test]
+    fn release_and_approval_waits_charge_no_attempt() {
+        let now = SystemTime::UNIX_EPOCH;
+        let claimed = claim(&task(), "w", Duration::from_secs(30), now);
+        let released = apply(&claimed, Transition::Release { attempt: 1 }, now).unwrap();
+        assert_eq!(released.attempts_used, 0);
+        let claimed = claim(&released, "w", Duration::from_secs(30), now);
+        let waiting = apply(
+            &claimed,
+            Transition::RequestApproval {
+                attempt: 2,
+                action: "send_email".into(),
+                details: vec![],
+            },
+            now,
+        )
+        .unwrap();
+        assert_eq!(
+            (waiting.state, waiting.attempts_used),
+            (TaskState::InputRequired, 0)
+        );
+        assert!(waiting.worker_id.is_none());
+    }
+}
