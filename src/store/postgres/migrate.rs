@@ -6,10 +6,16 @@ use super::error::db;
 use crate::error::Result;
 
 /// Every migration, in order; the version is what `checkpointd_migrations` records.
-const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    include_str!("../../../migrations/postgres/0001_initial.sql"),
-)];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        include_str!("../../../migrations/postgres/0001_initial.sql"),
+    ),
+    (
+        2,
+        include_str!("../../../migrations/postgres/0002_tasks.sql"),
+    ),
+];
 
 /// The advisory lock key: one constant for every checkpointd instance ("cpd" + "migr" in ASCII),
 /// so two instances starting at once migrate one after the other. It is deliberately global to

@@ -2,7 +2,9 @@
 //!
 //! Layout: `sql` holds every statement, `migrate` the schema versions, `error` the SQLSTATE
 //! mapping, `rows` the row conversions, `head_cache` the fast path's guess of each run row;
-//! `save`, `tools`, `reads` and `lifecycle` implement the trait's methods.
+//! `save`, `tools`, `reads` and `lifecycle` implement the trait's methods. The task queue lives
+//! beside them: `queue` implements `TaskQueue`, `queue_sql` holds its statements and `task_row`
+//! its row conversions.
 //!
 //! Round trips are the cost that matters (a loopback trip is a sizeable share of a commit), so
 //! statements are prepared once per connection, independent statements are pipelined on one
@@ -13,10 +15,13 @@ mod error;
 mod head_cache;
 mod lifecycle;
 mod migrate;
+mod queue;
+mod queue_sql;
 mod reads;
 mod rows;
 mod save;
 mod sql;
+mod task_row;
 #[cfg(test)]
 mod tests;
 mod tools;
