@@ -1,0 +1,276 @@
+//! The contenders' clients (a real tonic client of an in-process server, a raw tokio-postgres
+//! connection) and the batch runner that drives many of them at once.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use tokio::net::TcpListener;
+use tokio_postgres::{NoTls, Statement};
+use tonic::transport::Channel;
+
+use super::BoxError;
+use crate::engine::Engine;
+use crate::grpc::{self, ServerSettings};
+use crate::proto::checkpoint_service_client::CheckpointServiceClient;
+use crate::proto::{LoadLatestRequest, SaveRequest};
+use crate::store::{self, StoreOptions};
+
+/// What a batch does: write a new step, or read back the last one written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Write,
+    Read,
+}
+
+/// One simulated agent: its own run, its own connection, its own step counter.
+///
+/// Each call returns the latency of the operation alone; building the request and checking
+/// the answer happen outside the timed part.
+#[async_trait]
+pub trait BenchClient: Send + 'static {
+    /// Writes the next step of the client's run.
+    async fn write_next(&mut self) -> Result<Duration, BoxError>;
+    /// Reads the step written last.
+    async fn read_last(&mut self) -> Result<Duration, BoxError>;
+}
+
+/// A checkpointd server on `127.0.0.1:0` in this process, over a store URL.
+pub struct InProcessServer {
+    pub addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Result<(), BoxError>>,
+}
+
+impl InProcessServer {
+    pub async fn start(url: &str, options: &StoreOptions) -> Result<Self, BoxError> {
+        let store = store::open(url, options)
+            .await
+            .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?;
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(grpc::run(
+            listener,
+            Engine::new(store),
+            ServerSettings::default(),
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        Ok(Self { addr, stop, task })
+    }
+
+    pub async fn stop(self) -> Result<(), BoxError> {
+        let _ = self.stop.send(());
+        self.task.await?
+    }
+}
+
+/// A tonic client over its own HTTP/2 connection, as a separate agent process would have.
+pub struct GrpcClient {
+    client: CheckpointServiceClient<Channel>,
+    run_id: String,
+    next_step: i64,
+    state: Arc<Vec<u8>>,
+}
+
+impl GrpcClient {
+    pub async fn connect(
+        addr: SocketAddr,
+        run_id: String,
+        state: Arc<Vec<u8>>,
+    ) -> Result<Self, BoxError> {
+        let channel = Channel::from_shared(format!("http://{addr}"))?
+            .connect_timeout(Duration::from_secs(5))
+            .connect()
+            .await?;
+        Ok(Self {
+            client: CheckpointServiceClient::new(channel),
+            run_id,
+            next_step: 0,
+            state,
+        })
+    }
+}
+
+#[async_trait]
+impl BenchClient for GrpcClient {
+    async fn write_next(&mut self) -> Result<Duration, BoxError> {
+        let request = SaveRequest {
+            run_id: self.run_id.clone(),
+            step: self.next_step,
+            content_type: "application/json".to_owned(),
+            state: self.state.to_vec(),
+            ..SaveRequest::default()
+        };
+        let start = Instant::now();
+        let response = self.client.save(request).await?;
+        let elapsed = start.elapsed();
+        if response.get_ref().already_existed {
+            return Err(format!(
+                "save of {} step {} was not new",
+                self.run_id, self.next_step
+            )
+            .into());
+        }
+        self.next_step += 1;
+        Ok(elapsed)
+    }
+
+    async fn read_last(&mut self) -> Result<Duration, BoxError> {
+        let request = LoadLatestRequest {
+            run_id: self.run_id.clone(),
+        };
+        let start = Instant::now();
+        let response = self.client.load_latest(request).await?.into_inner();
+        let elapsed = start.elapsed();
+        let checkpoint = response
+            .checkpoint
+            .ok_or("LoadLatest returned no checkpoint")?;
+        if checkpoint.step != self.next_step - 1 || checkpoint.state.len() != self.state.len() {
+            return Err(format!(
+                "LoadLatest of {} returned step {} with {} bytes",
+                self.run_id,
+                checkpoint.step,
+                checkpoint.state.len()
+            )
+            .into());
+        }
+        Ok(elapsed)
+    }
+}
+
+/// One tokio-postgres connection with prepared single-row INSERT and primary-key SELECT.
+pub struct RawClient {
+    pg: tokio_postgres::Client,
+    insert: Statement,
+    select: Statement,
+    run_id: String,
+    next_step: i64,
+    state: Arc<Vec<u8>>,
+}
+
+/// Opens a connection and drives it on its own task.
+pub async fn pg_connect(url: &str) -> Result<tokio_postgres::Client, BoxError> {
+    let (client, connection) = tokio_postgres::connect(url, NoTls)
+        .await
+        .map_err(|error| format!("cannot connect to {}: {error}", store::redact_url(url)))?;
+    tokio::spawn(connection);
+    Ok(client)
+}
+
+impl RawClient {
+    /// `table` must have columns `(run text, step bigint, payload bytea)`.
+    pub async fn connect(
+        url: &str,
+        table: &str,
+        run_id: String,
+        state: Arc<Vec<u8>>,
+    ) -> Result<Self, BoxError> {
+        let pg = pg_connect(url).await?;
+        let insert = pg
+            .prepare(&format!(
+                "INSERT INTO {table} (run, step, payload) VALUES ($1, $2, $3)"
+            ))
+            .await?;
+        let select = pg
+            .prepare(&format!(
+                "SELECT payload FROM {table} WHERE run = $1 AND step = $2"
+            ))
+            .await?;
+        Ok(Self {
+            pg,
+            insert,
+            select,
+            run_id,
+            next_step: 0,
+            state,
+        })
+    }
+}
+
+#[async_trait]
+impl BenchClient for RawClient {
+    async fn write_next(&mut self) -> Result<Duration, BoxError> {
+        let payload: &[u8] = &self.state;
+        let start = Instant::now();
+        self.pg
+            .execute(&self.insert, &[&self.run_id, &self.next_step, &payload])
+            .await?;
+        let elapsed = start.elapsed();
+        self.next_step += 1;
+        Ok(elapsed)
+    }
+
+    async fn read_last(&mut self) -> Result<Duration, BoxError> {
+        let step = self.next_step - 1;
+        let start = Instant::now();
+        let row = self
+            .pg
+            .query_one(&self.select, &[&self.run_id, &step])
+            .await?;
+        // Owned bytes, as an application restoring state would hold them.
+        let payload: Vec<u8> = row.get(0);
+        let elapsed = start.elapsed();
+        if payload.len() != self.state.len() {
+            return Err(format!("SELECT returned {} bytes", payload.len()).into());
+        }
+        Ok(elapsed)
+    }
+}
+
+/// Clients run concurrently, each doing `per_client` operations back to back.
+pub struct Batch {
+    pub clients: Vec<Box<dyn BenchClient>>,
+    pub latencies: Vec<Duration>,
+    /// From the start of the first operation to the end of the last.
+    pub wall: Duration,
+}
+
+pub async fn run_batch(
+    clients: Vec<Box<dyn BenchClient>>,
+    op: Op,
+    per_client: usize,
+) -> Result<Batch, BoxError> {
+    let start = Instant::now();
+    let tasks: Vec<_> = clients
+        .into_iter()
+        .map(|mut client| {
+            tokio::spawn(async move {
+                let mut latencies = Vec::with_capacity(per_client);
+                for _ in 0..per_client {
+                    let latency = match op {
+                        Op::Write => client.write_next().await,
+                        Op::Read => client.read_last().await,
+                    };
+                    match latency {
+                        Ok(latency) => latencies.push(latency),
+                        Err(error) => return (client, Err(error)),
+                    }
+                }
+                (client, Ok(latencies))
+            })
+        })
+        .collect();
+    let mut batch = Batch {
+        clients: Vec::with_capacity(tasks.len()),
+        latencies: Vec::new(),
+        wall: Duration::ZERO,
+    };
+    let mut failure = None;
+    for task in tasks {
+        let (client, outcome) = task.await?;
+        batch.clients.push(client);
+        match outcome {
+            Ok(latencies) => batch.latencies.extend(latencies),
+            Err(error) => failure = failure.or(Some(error)),
+        }
+    }
+    batch.wall = start.elapsed();
+    match failure {
+        Some(error) => Err(error),
+        None => Ok(batch),
+    }
+}

@@ -1,0 +1,262 @@
+//! Plain-text tables of the measurements and the summary of ratios against the targets.
+
+use std::time::Duration;
+
+use super::clients::Op;
+use super::scenario::{Kind, Measurement};
+use super::stats::{ms, ratio};
+use super::storage::StorageReport;
+
+/// The budget every durable Save's p99 must stay within, in milliseconds.
+pub const SAVE_BUDGET_MS: f64 = 50.0;
+
+/// The state size the latency targets are judged at.
+const TARGET_SIZE: usize = 10 * 1024;
+
+pub fn size_label(size: usize) -> String {
+    if size >= 1024 {
+        format!("{} KB", size / 1024)
+    } else {
+        format!("{size} B")
+    }
+}
+
+fn clients_label(clients: usize) -> String {
+    if clients == 1 {
+        "1 client".to_owned()
+    } else {
+        format!("{clients} clients")
+    }
+}
+
+fn find(
+    results: &[Measurement],
+    kind: Kind,
+    op: Op,
+    size: usize,
+    clients: usize,
+) -> Option<&Measurement> {
+    results
+        .iter()
+        .find(|m| m.kind == kind && m.op == op && m.size == size && m.clients == clients)
+}
+
+fn times(value: f64) -> String {
+    if value.is_nan() {
+        "-".to_owned()
+    } else {
+        format!("{value:.2}x")
+    }
+}
+
+/// One table per operation and client count: every contender at every size, next to raw SQL.
+pub fn print_tables(results: &[Measurement], sizes: &[usize], concurrencies: &[usize]) {
+    for op in [Op::Write, Op::Read] {
+        for &clients in concurrencies {
+            let title = match op {
+                Op::Write => "Save vs raw INSERT",
+                Op::Read => "LoadLatest vs raw SELECT",
+            };
+            println!();
+            println!("== {title}, {} ==", clients_label(clients));
+            println!(
+                "{:<7} {:<21} {:<10} {:>8} {:>8} {:>9} {:>9} {:>9} {:>9}",
+                "size",
+                "contender",
+                "op",
+                "p50 ms",
+                "p99 ms",
+                "ops/s",
+                "p50/raw",
+                "+p50 ms",
+                "ops/raw"
+            );
+            for &size in sizes {
+                let raw = find(results, Kind::Raw, op, size, clients).map(|m| m.summary);
+                let mut first = true;
+                for m in results
+                    .iter()
+                    .filter(|m| m.op == op && m.size == size && m.clients == clients)
+                {
+                    let s = m.summary;
+                    let (vs_raw, extra, ops_vs_raw) = match raw {
+                        Some(raw) if m.kind != Kind::Raw => (
+                            times(ratio(ms(s.p50), ms(raw.p50))),
+                            format!("{:+.3}", ms(s.p50) - ms(raw.p50)),
+                            times(ratio(s.ops_per_sec, raw.ops_per_sec)),
+                        ),
+                        _ => ("-".to_owned(), "-".to_owned(), "-".to_owned()),
+                    };
+                    println!(
+                        "{:<7} {:<21} {:<10} {:>8.3} {:>8.3} {:>9.0} {:>9} {:>9} {:>9}",
+                        if first {
+                            size_label(size)
+                        } else {
+                            String::new()
+                        },
+                        m.kind.label(),
+                        m.kind.op_label(op),
+                        ms(s.p50),
+                        ms(s.p99),
+                        s.ops_per_sec,
+                        vs_raw,
+                        extra,
+                        ops_vs_raw,
+                    );
+                    first = false;
+                }
+            }
+        }
+    }
+}
+
+fn verdict(pass: bool) -> &'static str {
+    if pass { "PASS" } else { "MISS" }
+}
+
+/// The ratios the targets are about, checkpointd on Postgres against raw SQL on the same
+/// Postgres, then the Save budget. Informational: nothing here changes the exit code.
+pub fn print_summary(results: &[Measurement], sizes: &[usize], many: usize) {
+    println!();
+    println!("== Summary: checkpointd postgres against raw SQL on the same Postgres ==");
+    println!("(targets are informational; the exit code is 0 either way)");
+    let lines: [(&str, Op, usize, bool, f64, bool); 3] = [
+        (
+            "Save p50 / INSERT p50, 1 client",
+            Op::Write,
+            1,
+            false,
+            1.3,
+            true,
+        ),
+        (
+            "LoadLatest p50 / SELECT p50, 1 client",
+            Op::Read,
+            1,
+            false,
+            2.0,
+            true,
+        ),
+        (
+            "Save ops/s / INSERT ops/s",
+            Op::Write,
+            many,
+            true,
+            0.8,
+            false,
+        ),
+    ];
+    for (title, op, clients, throughput, target, only_at_target_size) in lines {
+        let title = if throughput {
+            format!("{title}, {}", clients_label(clients))
+        } else {
+            title.to_owned()
+        };
+        for &size in sizes {
+            let (Some(cp), Some(raw)) = (
+                find(results, Kind::Postgres, op, size, clients),
+                find(results, Kind::Raw, op, size, clients),
+            ) else {
+                continue;
+            };
+            let value = if throughput {
+                ratio(cp.summary.ops_per_sec, raw.summary.ops_per_sec)
+            } else {
+                ratio(ms(cp.summary.p50), ms(raw.summary.p50))
+            };
+            let judged = !only_at_target_size || size == TARGET_SIZE;
+            let target_text = match (judged, throughput) {
+                (false, _) => String::new(),
+                (true, true) => format!("target >= {target}x  {}", verdict(value >= target)),
+                (true, false) => format!("target <= {target}x  {}", verdict(value <= target)),
+            };
+            println!(
+                "  {title:<44} {:>6}  {:>7}  {target_text}",
+                size_label(size),
+                times(value)
+            );
+        }
+    }
+
+    let durable = || {
+        results
+            .iter()
+            .filter(|m| m.op == Op::Write && matches!(m.kind, Kind::Postgres | Kind::Sqlite))
+    };
+    let mut client_counts: Vec<usize> = results.iter().map(|m| m.clients).collect();
+    client_counts.sort_unstable();
+    client_counts.dedup();
+    for clients in client_counts {
+        let worst = durable()
+            .filter(|m| m.clients == clients)
+            .max_by_key(|m| m.summary.p99);
+        let Some(worst) = worst else { continue };
+        let worst_ms = ms(worst.summary.p99);
+        let raw_p99 = find(results, Kind::Raw, Op::Write, worst.size, clients)
+            .map_or(String::new(), |raw| {
+                format!(" (raw INSERT p99 there: {:.2} ms)", ms(raw.summary.p99))
+            });
+        println!(
+            "  worst durable Save p99, {}: {worst_ms:.2} ms ({}, {}){raw_p99}; budget {SAVE_BUDGET_MS} ms  {}",
+            clients_label(clients),
+            worst.kind.label(),
+            size_label(worst.size),
+            verdict(worst_ms <= SAVE_BUDGET_MS)
+        );
+    }
+    let overhead = durable()
+        .filter(|m| m.kind == Kind::Postgres)
+        .filter_map(|m| {
+            find(results, Kind::Raw, Op::Write, m.size, m.clients)
+                .map(|raw| (m, m.summary.p50.saturating_sub(raw.summary.p50)))
+        })
+        .max_by_key(|(_, extra)| *extra);
+    if let Some((m, extra)) = overhead {
+        println!(
+            "  largest Save p50 overhead over INSERT (postgres): {:.3} ms ({}, {})",
+            ms(extra),
+            size_label(m.size),
+            clients_label(m.clients)
+        );
+    }
+}
+
+pub fn print_storage(report: &StorageReport, columns: &[String]) {
+    println!();
+    println!(
+        "== Large-column storage: raw INSERT / SELECT of a {} agent state, 1 client ==",
+        size_label(super::storage::SIZE)
+    );
+    println!(
+        "(server default_toast_compression = {})",
+        report.default_compression
+    );
+    println!(
+        "{:<17} {:>11} {:>8} {:>11} {:>8} {:>13}",
+        "column storage", "INSERT p50", "vs pglz", "SELECT p50", "vs pglz", "stored bytes"
+    );
+    let base = report.variants.first();
+    for variant in &report.variants {
+        let vs = |pick: fn(&super::storage::Variant) -> Duration| {
+            base.map_or(f64::NAN, |base| ratio(ms(pick(variant)), ms(pick(base))))
+        };
+        println!(
+            "{:<17} {:>8.3} ms {:>8} {:>8.3} ms {:>8} {:>13.0}",
+            variant.label,
+            ms(variant.write.p50),
+            times(vs(|v| v.write.p50)),
+            ms(variant.read.p50),
+            times(vs(|v| v.read.p50)),
+            variant.stored_bytes,
+        );
+    }
+    if let Some(reason) = &report.lz4_unavailable {
+        println!("lz4 left out: {reason}");
+    }
+    if !columns.is_empty() {
+        println!("checkpointd's bytea columns on this server:");
+        for column in columns {
+            println!("  {column}");
+        }
+    }
+}
