@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
+use tonic::transport::server::TcpIncoming;
 
 pub use checkpoint_service::CheckpointApi;
 pub use task_service::TaskApi;
@@ -128,7 +128,8 @@ pub async fn run(
         .add_service(reflection)
         .add_service(checkpoints)
         .add_optional_service(tasks)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), signal);
+        // Nagle's algorithm would hold multi-segment replies for the client's delayed ACK (~40 ms).
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener).with_nodelay(Some(true)), signal);
     tokio::pin!(serve);
     let deadline = async {
         if shutdown_began.await.is_ok() {
