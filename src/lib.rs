@@ -14,9 +14,13 @@
 //! - [`config`]: layered configuration and the command line.
 //! - [`telemetry`]: logging and tracing setup.
 //! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
+//! - [`cli`]: the operator commands (`tasks`, `runs`), gRPC clients of a running server.
+//! - [`queue`]: the task queue contract, its rules, and the in-memory queue.
+//! - [`runner`]: the bundled runner (`checkpointd worker`, `checkpointd demo`).
 //! - [`error`]: one error type and its mapping to gRPC codes.
 
 pub mod bench;
+pub mod cli;
 pub mod config;
 pub mod domain;
 pub mod engine;
@@ -24,5 +28,7 @@ pub mod error;
 pub mod grpc;
 pub mod proto;
 pub mod queue;
+pub mod runner;
+pub mod shutdown;
 pub mod store;
 pub mod telemetry;

@@ -15,6 +15,10 @@ async fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Bench(args) => checkpointd::bench::run(args).await,
+        Command::Worker(args) => checkpointd::runner::worker_command::run(args).await,
+        Command::Demo(args) => checkpointd::runner::demo::run(args).await,
+        Command::Tasks(args) => checkpointd::cli::tasks(args).await,
+        Command::Runs(args) => checkpointd::cli::runs(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -28,7 +32,7 @@ async fn main() -> ExitCode {
 async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServeConfig::resolve(args)?;
     telemetry::init(config.log_format);
-    let store = store::open(&config.database, &config.store).await?;
+    let opened = store::open_with_queue(&config.database, &config.store).await?;
     let listener = TcpListener::bind(config.listen).await?;
     // A plain line on stdout tells scripts and tests the bound address (useful with port 0).
     println!("checkpointd listening on {}", listener.local_addr()?);
@@ -37,33 +41,18 @@ async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::
         database = %store::redact_url(&config.database),
         "checkpointd serving"
     );
+    let backends = grpc::Backends {
+        engine: Engine::new(opened.store),
+        queue: Some(opened.queue),
+    };
     grpc::run(
         listener,
-        Engine::new(store),
+        backends,
         config.server,
-        shutdown_signal(),
+        checkpointd::shutdown::signal(),
     )
     .await
     .map_err(|error| error.to_string())?;
     tracing::info!("checkpointd stopped");
     Ok(())
-}
-
-/// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .expect("installing a SIGTERM handler cannot fail on unix");
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
 }

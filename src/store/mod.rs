@@ -18,6 +18,7 @@ use crate::domain::{
     StoredCheckpoint, ToolRecord,
 };
 use crate::error::{Error, Result};
+use crate::queue::{MemoryQueue, TaskQueue};
 
 /// Which checkpoint [`CheckpointStore::load`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,14 +98,37 @@ pub trait CheckpointStore: Send + Sync + 'static {
 
 /// Opens the store a `--database` URL names: `memory://`, `sqlite://PATH` or `postgres://...`.
 pub async fn open(url: &str, options: &StoreOptions) -> Result<Arc<dyn CheckpointStore>> {
+    Ok(open_with_queue(url, options).await?.store)
+}
+
+/// A checkpoint store and the task queue that shares its database.
+#[derive(Clone)]
+pub struct Opened {
+    pub store: Arc<dyn CheckpointStore>,
+    pub queue: Arc<dyn TaskQueue>,
+}
+
+/// Opens the store and the queue a `--database` URL names; both live in the same database.
+pub async fn open_with_queue(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
-        return Ok(Arc::new(MemoryStore::new()));
+        return Ok(Opened {
+            store: Arc::new(MemoryStore::new()),
+            queue: Arc::new(MemoryQueue::new()),
+        });
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
-        return Ok(Arc::new(SqliteStore::open(path).await?));
+        let store = Arc::new(SqliteStore::open(path).await?);
+        return Ok(Opened {
+            store: store.clone(),
+            queue: store,
+        });
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        return Ok(Arc::new(PostgresStore::connect(url, options).await?));
+        let store = Arc::new(PostgresStore::connect(url, options).await?);
+        return Ok(Opened {
+            store: store.clone(),
+            queue: store,
+        });
     }
     Err(Error::InvalidArgument(format!(
         "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",

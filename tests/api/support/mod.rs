@@ -12,12 +12,13 @@ use std::time::Duration;
 use checkpointd::engine::Engine;
 use checkpointd::grpc::{self, ServerSettings};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
+use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::store::{self, StoreOptions};
 use tokio::net::TcpListener;
 use tonic::transport::Channel;
 
 pub use postgres::{PgSchema, database_url};
-pub use process::ServerProcess;
+pub use process::{ServerProcess, WorkerProcess};
 pub use proxy::TcpProxy;
 
 /// The store a test server runs on.
@@ -68,14 +69,18 @@ pub async fn spawn_app_with(backend: Backend, settings: ServerSettings) -> TestA
 
 /// Starts a server in-process on an existing database URL.
 pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
-    let store = store::open(url, &StoreOptions { pool_size: 4 })
+    let opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
         .await
         .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
+    let backends = grpc::Backends {
+        engine: Engine::new(opened.store),
+        queue: Some(opened.queue),
+    };
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
     let addr = listener.local_addr().unwrap();
     let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
-        grpc::run(listener, Engine::new(store), settings, async {
+        grpc::run(listener, backends, settings, async {
             let _ = stop.await;
         })
         .await
@@ -95,6 +100,34 @@ pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
 impl TestApp {
     pub async fn client(&self) -> CheckpointServiceClient<Channel> {
         connect(self.addr).await
+    }
+
+    pub async fn tasks(&self) -> TaskServiceClient<Channel> {
+        TaskServiceClient::new(channel(self.addr).await)
+    }
+
+    /// Moves a task's lease expiry into the past, as if its worker had stopped heartbeating.
+    pub async fn expire_lease(&self, task_id: &str) {
+        let past = match self.backend {
+            Backend::Sqlite => "1",
+            _ => "now() - interval '1 hour'",
+        };
+        self.raw_sql(&format!(
+            "UPDATE tasks SET lease_expires_at = {past} WHERE id = '{task_id}'"
+        ))
+        .await;
+    }
+
+    /// Makes a pending task due now, whatever its backoff said.
+    pub async fn make_due(&self, task_id: &str) {
+        let past = match self.backend {
+            Backend::Sqlite => "1",
+            _ => "now() - interval '1 hour'",
+        };
+        self.raw_sql(&format!(
+            "UPDATE tasks SET next_attempt_at = {past} WHERE id = '{task_id}'"
+        ))
+        .await;
     }
 
     pub async fn channel(&self) -> Channel {

@@ -63,3 +63,72 @@ impl Drop for ServerProcess {
         let _ = self.child.wait();
     }
 }
+
+/// A `checkpointd worker` process whose stdout events are collected as they arrive.
+pub struct WorkerProcess {
+    child: Child,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl WorkerProcess {
+    pub fn start(server: SocketAddr, args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
+            .args(["worker", "--server", &format!("http://{server}")])
+            .args(["--poll-interval", "50ms", "--cooldown", "50ms"])
+            .args(args)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn checkpointd worker");
+        let stdout = child.stdout.take().unwrap();
+        let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = lines.clone();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Self {
+            child,
+            lines,
+            reader: Some(reader),
+        }
+    }
+
+    /// Stdout lines so far.
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("SIGKILL worker");
+        self.child.wait().expect("reap worker");
+    }
+
+    pub fn terminate(&mut self) -> ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM failed");
+        self.wait()
+    }
+
+    /// Waits for the process to exit and for its output to be read.
+    pub fn wait(&mut self) -> ExitStatus {
+        let status = self.child.wait().expect("wait for worker");
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        status
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

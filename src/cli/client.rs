@@ -1,0 +1,206 @@
+//! The connection to the server: channel, tenant header, and errors phrased for an operator.
+
+use std::fmt;
+use std::time::Duration;
+
+use tonic::metadata::AsciiMetadataValue;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+
+use super::Connection;
+use crate::grpc::tenant::TENANT_HEADER;
+use crate::proto::checkpoint_service_client::CheckpointServiceClient;
+use crate::proto::task_service_client::TaskServiceClient;
+
+/// How long connecting may take before the command gives up.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one call may take; operator calls are single reads or transitions.
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Checkpoints can be large; the server's own ceiling is what really limits them.
+const MAX_DECODE_BYTES: usize = 256 << 20;
+
+/// What an operator command reports when it fails; printed by `main` as `checkpointd: ...`.
+#[derive(Debug)]
+pub enum CliError {
+    /// The server answered with a gRPC status.
+    Status { code: Code, message: String },
+    /// Anything else: bad flags, no connection.
+    Other(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Status { code, message } => write!(f, "{}: {message}", code_name(*code)),
+            Self::Other(message) => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for CliError {}
+
+/// The canonical upper-case name of a gRPC code, as `grpcurl` and `buf curl` print it.
+pub fn code_name(code: Code) -> &'static str {
+    match code {
+        Code::Ok => "OK",
+        Code::Cancelled => "CANCELLED",
+        Code::Unknown => "UNKNOWN",
+        Code::InvalidArgument => "INVALID_ARGUMENT",
+        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+        Code::NotFound => "NOT_FOUND",
+        Code::AlreadyExists => "ALREADY_EXISTS",
+        Code::PermissionDenied => "PERMISSION_DENIED",
+        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+        Code::FailedPrecondition => "FAILED_PRECONDITION",
+        Code::Aborted => "ABORTED",
+        Code::OutOfRange => "OUT_OF_RANGE",
+        Code::Unimplemented => "UNIMPLEMENTED",
+        Code::Internal => "INTERNAL",
+        Code::Unavailable => "UNAVAILABLE",
+        Code::DataLoss => "DATA_LOSS",
+        Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// A connected channel plus what every request carries.
+pub struct Client {
+    channel: Channel,
+    tenant: Option<AsciiMetadataValue>,
+    server: String,
+}
+
+impl Client {
+    /// Connects eagerly, so an unreachable server is reported before any command runs.
+    pub async fn connect(connection: &Connection) -> Result<Self, CliError> {
+        let server = server_url(&connection.server)?;
+        let tenant = match &connection.tenant {
+            None => None,
+            Some(tenant) if !tenant.is_ascii() => {
+                return Err(CliError::Other(format!(
+                    "invalid --tenant {tenant:?}: it must be printable ASCII"
+                )));
+            }
+            Some(tenant) => Some(tenant.parse().map_err(|_| {
+                CliError::Other(format!(
+                    "invalid --tenant {tenant:?}: it must be printable ASCII"
+                ))
+            })?),
+        };
+        let endpoint = Endpoint::from_shared(server.clone())
+            .map_err(|error| {
+                CliError::Other(format!(
+                    "invalid --server URL {server:?}: {error} (expected e.g. http://127.0.0.1:50051)"
+                ))
+            })?
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(CALL_TIMEOUT);
+        let channel = endpoint.connect().await.map_err(|error| {
+            CliError::Other(format!(
+                "cannot connect to checkpointd at {server}: {} \
+                 (is `checkpointd serve` running there? set --server or CHECKPOINTD_SERVER)",
+                error_chain(&error)
+            ))
+        })?;
+        Ok(Self {
+            channel,
+            tenant,
+            server,
+        })
+    }
+
+    pub fn tasks(&self) -> TaskServiceClient<Channel> {
+        TaskServiceClient::new(self.channel.clone()).max_decoding_message_size(MAX_DECODE_BYTES)
+    }
+
+    pub fn checkpoints(&self) -> CheckpointServiceClient<Channel> {
+        CheckpointServiceClient::new(self.channel.clone())
+            .max_decoding_message_size(MAX_DECODE_BYTES)
+    }
+
+    /// Wraps a message in a request that names the tenant, when one was given.
+    pub fn request<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        if let Some(tenant) = &self.tenant {
+            request.metadata_mut().insert(TENANT_HEADER, tenant.clone());
+        }
+        request
+    }
+
+    /// Turns a failed call into an operator-facing error, with a hint where one helps.
+    pub fn status(&self, status: Status) -> CliError {
+        let code = status.code();
+        let mut message = status.message().to_owned();
+        match code {
+            Code::Unimplemented => message.push_str(&format!(
+                " (the server at {} does not serve this service; is it a checkpointd with a task queue?)",
+                self.server
+            )),
+            Code::Unavailable if message.is_empty() || message.contains("transport") => {
+                message.push_str(&format!(" (lost the connection to {})", self.server));
+            }
+            _ => {}
+        }
+        CliError::Status { code, message }
+    }
+}
+
+/// The server URL to dial: `host:port` alone means plain `http://host:port`.
+fn server_url(raw: &str) -> Result<String, CliError> {
+    let trimmed = raw.trim().trim_end_matches('/');
+    if trimmed.is_empty() {
+        return Err(CliError::Other("--server must not be empty".to_owned()));
+    }
+    match trimmed.split_once("://") {
+        None => Ok(format!("http://{trimmed}")),
+        Some(("http", _)) => Ok(trimmed.to_owned()),
+        // This build has no TLS: tonic would dial an https:// URL in plain text, silently.
+        Some(("https", _)) => Err(CliError::Other(format!(
+            "invalid --server URL {raw:?}: this build speaks plain-text gRPC only; \
+             use http:// (behind a TLS-terminating proxy if needed)"
+        ))),
+        Some((scheme, _)) => Err(CliError::Other(format!(
+            "invalid --server URL {raw:?}: scheme {scheme:?} is not http \
+             (expected e.g. http://127.0.0.1:50051)"
+        ))),
+    }
+}
+
+/// An error and its sources on one line: transport errors keep the useful part in a source.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_host_and_port_means_plain_http() {
+        assert_eq!(
+            server_url("127.0.0.1:50051").unwrap(),
+            "http://127.0.0.1:50051"
+        );
+        assert_eq!(server_url("http://h:1/").unwrap(), "http://h:1");
+        assert!(server_url("grpc://h:1").is_err());
+        assert!(server_url("https://h:1").is_err());
+    }
+
+    #[test]
+    fn a_status_prints_as_its_canonical_code_and_message() {
+        let error = CliError::Status {
+            code: Code::NotFound,
+            message: "task 1 not found".to_owned(),
+        };
+        assert_eq!(error.to_string(), "NOT_FOUND: task 1 not found");
+    }
+}

@@ -1,0 +1,179 @@
+//! Operator commands: gRPC clients of a running checkpointd for manual inspection and recovery.
+//!
+//! `checkpointd tasks ...` talks to `checkpoint.v1.TaskService`, `checkpointd runs ...` to
+//! `checkpoint.v1.CheckpointService`. Every command takes `--server`, `--tenant` and `--json`;
+//! failures come back as `CODE: message` and a non-zero exit.
+
+mod client;
+mod output;
+mod runs;
+mod task_view;
+mod tasks;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::proto;
+
+/// Where to send requests and how to print the answers; shared by every operator command.
+#[derive(Debug, Clone, Args)]
+pub struct Connection {
+    /// URL of the checkpointd server.
+    #[arg(
+        long,
+        global = true,
+        env = "CHECKPOINTD_SERVER",
+        default_value = "http://127.0.0.1:50051"
+    )]
+    pub server: String,
+    /// Tenant to act for, sent as the `x-tenant-id` header [default: the server's default tenant].
+    #[arg(long, global = true, env = "CHECKPOINTD_TENANT")]
+    pub tenant: Option<String>,
+    /// Print machine-readable JSON instead of a table.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+/// `checkpointd tasks ...`
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(subcommand)]
+    pub command: TasksCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// List tasks, oldest first, following pages up to --limit.
+    List {
+        /// Only tasks in this state.
+        #[arg(long)]
+        state: Option<StateFilter>,
+        /// Most tasks to print.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+        limit: u32,
+    },
+    /// Show one task in full, with its approval request and decision.
+    Show {
+        /// The task id.
+        id: String,
+    },
+    /// Approve a task waiting in input_required; it becomes claimable again.
+    Approve(Decision),
+    /// Reject a task waiting in input_required; it becomes claimable and the agent sees the rejection.
+    Reject(Decision),
+    /// List dead letters (shortcut for `list --state dead`).
+    Dead {
+        /// Most tasks to print.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+        limit: u32,
+    },
+    /// Bring a dead or failed task back to pending with fresh attempts.
+    Requeue {
+        /// The task id.
+        id: String,
+    },
+    /// Cancel a task that has not finished.
+    Cancel {
+        /// The task id.
+        id: String,
+    },
+    /// Add a task for a run.
+    Enqueue {
+        /// The run the task drives.
+        #[arg(long)]
+        run: String,
+        /// Input for the agent, as text.
+        #[arg(long, default_value = "")]
+        input: String,
+        /// Deduplicates enqueues: a second enqueue with the same key returns the first task.
+        #[arg(long)]
+        idempotency_key: Option<String>,
+        /// Total runs the task may have, the first included [default: the server's].
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        max_attempts: Option<u32>,
+    },
+}
+
+/// The arguments of `approve` and `reject`.
+#[derive(Debug, Args)]
+pub struct Decision {
+    /// The task id.
+    pub id: String,
+    /// Who decides; recorded on the task.
+    #[arg(long)]
+    pub by: String,
+    /// Optional comment for the agent and the audit trail.
+    #[arg(long, default_value = "")]
+    pub comment: String,
+}
+
+/// A task state as typed on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StateFilter {
+    Pending,
+    Running,
+    Completed,
+    Failed,
+    #[value(name = "input_required", alias = "input-required")]
+    InputRequired,
+    Dead,
+    Cancelled,
+}
+
+impl StateFilter {
+    fn to_wire(self) -> proto::TaskState {
+        match self {
+            Self::Pending => proto::TaskState::Pending,
+            Self::Running => proto::TaskState::Running,
+            Self::Completed => proto::TaskState::Completed,
+            Self::Failed => proto::TaskState::Failed,
+            Self::InputRequired => proto::TaskState::InputRequired,
+            Self::Dead => proto::TaskState::Dead,
+            Self::Cancelled => proto::TaskState::Cancelled,
+        }
+    }
+}
+
+/// `checkpointd runs ...`
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(subcommand)]
+    pub command: RunsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// List a run's checkpoints: step, size, validity, time, epoch and checksum.
+    Show {
+        /// The run id.
+        run: String,
+        /// Verify every checksum first (Validate), quarantining corrupt checkpoints.
+        #[arg(long)]
+        verify: bool,
+    },
+    /// Recover a run as an agent would (bumps the epoch and fences the current worker).
+    ///
+    /// WARNING: this bumps the run's fencing epoch. A worker currently running the run is fenced
+    /// out: its next save or tool result fails with FAILED_PRECONDITION. Use it on stuck runs.
+    Resume {
+        /// The run id.
+        run: String,
+    },
+}
+
+/// Runs a `checkpointd tasks` command against the server.
+pub async fn tasks(args: TasksArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let client = client::Client::connect(&args.connection).await?;
+    tasks::run(&client, args.command, args.connection.json).await?;
+    Ok(())
+}
+
+/// Runs a `checkpointd runs` command against the server.
+pub async fn runs(args: RunsArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let client = client::Client::connect(&args.connection).await?;
+    runs::run(&client, args.command, args.connection.json).await?;
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! gRPC clients of checkpointd that carry the tenant header on every call.
+
+use std::time::Duration;
+
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::Interceptor;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Status};
+
+use crate::grpc::tenant::TENANT_HEADER;
+use crate::proto::checkpoint_service_client::CheckpointServiceClient;
+use crate::proto::task_service_client::TaskServiceClient;
+
+/// Adds `x-tenant-id` to each request when a tenant is configured.
+#[derive(Clone, Debug, Default)]
+pub struct TenantHeader(Option<MetadataValue<Ascii>>);
+
+impl Interceptor for TenantHeader {
+    fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(tenant) = &self.0 {
+            request.metadata_mut().insert(TENANT_HEADER, tenant.clone());
+        }
+        Ok(request)
+    }
+}
+
+pub type Checkpoints = CheckpointServiceClient<InterceptedService<Channel, TenantHeader>>;
+pub type Tasks = TaskServiceClient<InterceptedService<Channel, TenantHeader>>;
+
+/// Both services over one HTTP/2 connection.
+#[derive(Clone, Debug)]
+pub struct Clients {
+    pub checkpoints: Checkpoints,
+    pub tasks: Tasks,
+}
+
+impl Clients {
+    /// Connects to `server` (for example `http://127.0.0.1:50051`), retrying briefly so a worker
+    /// started alongside its server does not fail on the race.
+    pub async fn connect(server: &str, tenant: Option<&str>) -> Result<Self, String> {
+        let header = match tenant {
+            Some(tenant) => Some(
+                tenant
+                    .parse()
+                    .map_err(|_| format!("tenant {tenant:?} is not a valid header value"))?,
+            ),
+            None => None,
+        };
+        let endpoint = Endpoint::from_shared(server.to_owned())
+            .map_err(|error| format!("invalid server url {server:?}: {error}"))?
+            .connect_timeout(Duration::from_secs(2))
+            .tcp_nodelay(true);
+        let mut last_error = String::new();
+        for _ in 0..20 {
+            match endpoint.connect().await {
+                Ok(channel) => return Ok(Self::new(channel, TenantHeader(header))),
+                Err(error) => {
+                    last_error = error.to_string();
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+            }
+        }
+        Err(format!(
+            "cannot reach checkpointd at {server}: {last_error}"
+        ))
+    }
+
+    fn new(channel: Channel, header: TenantHeader) -> Self {
+        // Restored histories can be large; the server caps what it accepts, not what it sends.
+        let limit = 256 << 20;
+        Self {
+            checkpoints: CheckpointServiceClient::with_interceptor(channel.clone(), header.clone())
+                .max_decoding_message_size(limit)
+                .max_encoding_message_size(limit),
+            tasks: TaskServiceClient::with_interceptor(channel, header)
+                .max_decoding_message_size(limit),
+        }
+    }
+}

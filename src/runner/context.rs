@@ -1,0 +1,140 @@
+//! What a step sees: state, messages, journalled tools, approvals, and the before-LLM hook.
+
+use std::collections::HashMap;
+use std::future::Future;
+
+use super::agent::AgentError;
+use super::session::{Decision, Session};
+use crate::proto::{Message, RecordToolResultRequest};
+
+/// The context of one step of one run.
+pub struct StepContext<'a> {
+    session: &'a mut Session,
+    step: u64,
+    /// State and log length the step started from, for a before-LLM checkpoint.
+    start: Option<(Vec<u8>, usize)>,
+    call_indexes: HashMap<String, u32>,
+    pub(super) executed_tools: bool,
+}
+
+impl<'a> StepContext<'a> {
+    pub(super) fn new(session: &'a mut Session, step: u64) -> Self {
+        let start = session
+            .strategy
+            .before_llm
+            .then(|| (session.state.clone(), session.messages.len()));
+        Self {
+            session,
+            step,
+            start,
+            call_indexes: HashMap::new(),
+            executed_tools: false,
+        }
+    }
+
+    /// The step being executed; the first step of a run is 1.
+    pub fn step(&self) -> u64 {
+        self.step
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.session.run_id
+    }
+
+    /// The task's input.
+    pub fn input(&self) -> &[u8] {
+        &self.session.input
+    }
+
+    pub fn state(&self) -> &[u8] {
+        &self.session.state
+    }
+
+    pub fn set_state(&mut self, state: Vec<u8>) {
+        self.session.state = state;
+    }
+
+    /// The full message history, restored ones included.
+    pub fn messages(&self) -> &[Message] {
+        &self.session.messages
+    }
+
+    pub fn push_message(&mut self, role: &str, content: impl Into<Vec<u8>>) {
+        self.session.messages.push(Message {
+            role: role.to_owned(),
+            content: content.into(),
+        });
+    }
+
+    /// Calls a tool at most once per call: the result of a call already journalled (by this or
+    /// an earlier incarnation of the run) is returned without running `tool`; otherwise `tool`
+    /// runs and its result is journalled durably before it is returned.
+    ///
+    /// The call id is `step-{step}/{name}/{n}` for the n-th call of `name` in this step, so a
+    /// re-executed step finds its earlier calls.
+    pub async fn call_tool<F, Fut>(&mut self, name: &str, tool: F) -> Result<Vec<u8>, AgentError>
+    where
+        F: FnOnce() -> Fut + Send,
+        Fut: Future<Output = Result<Vec<u8>, AgentError>> + Send,
+    {
+        let index = self.call_indexes.entry(name.to_owned()).or_insert(0);
+        let call_id = format!("step-{}/{name}/{index}", self.step);
+        *index += 1;
+        if let Some(recorded) = self.session.journal.get(&call_id) {
+            self.session.stats.tools_replayed += 1;
+            tracing::info!(run_id = %self.session.run_id, call_id, "tool result replayed from the journal");
+            return Ok(recorded.output.clone());
+        }
+        let output = tool().await?;
+        let recorded = self
+            .session
+            .clients
+            .checkpoints
+            .record_tool_result(RecordToolResultRequest {
+                run_id: self.session.run_id.clone(),
+                call_id: call_id.clone(),
+                tool_name: name.to_owned(),
+                step: self.step as i64,
+                output,
+                is_error: false,
+                epoch: Some(self.session.epoch),
+            })
+            .await?
+            .into_inner()
+            .result
+            .ok_or_else(|| AgentError::Transient("RecordToolResult returned no result".into()))?;
+        self.session.stats.tools_executed += 1;
+        self.executed_tools = true;
+        let output = recorded.output.clone();
+        self.session.journal.insert(call_id, recorded);
+        Ok(output)
+    }
+
+    /// Wraps an LLM call. With the `before_llm` strategy the state this step started from is
+    /// checkpointed first, so a crash during a long model call loses nothing before it.
+    pub async fn llm<F, Fut, T>(&mut self, call: F) -> Result<T, AgentError>
+    where
+        F: FnOnce() -> Fut + Send,
+        Fut: Future<Output = Result<T, AgentError>> + Send,
+    {
+        if let Some((state, message_len)) = self.start.take()
+            && self.step > 1
+        {
+            self.session.save(self.step - 1, state, message_len).await?;
+        }
+        call().await
+    }
+
+    /// Asks a human. Returns the decision once one was made for `action`; until then the step
+    /// stops with [`AgentError::ApprovalRequired`], the runner checkpoints, parks the task in
+    /// `input_required`, and re-runs this step after the decision.
+    pub fn request_approval(&self, action: &str, details: &[u8]) -> Result<Decision, AgentError> {
+        match &self.session.decision {
+            Some(decision) if decision.action == action => Ok(decision.clone()),
+            _ => Err(AgentError::ApprovalRequired {
+                action: action.to_owned(),
+                details: details.to_vec(),
+            }),
+        }
+    }
+}

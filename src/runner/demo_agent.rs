@@ -1,0 +1,183 @@
+//! A deterministic, simulated LLM agent with tools and fault injection, for demos and tests.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::agent::{Agent, AgentError, StepOutcome};
+use super::context::StepContext;
+
+/// Faults the demo agent injects.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    /// Abort the whole process during this step, after its tools ran and before any checkpoint.
+    pub crash_at_step: Option<u64>,
+    /// Fail this step with an error whose message reads as fatal.
+    pub fatal_at_step: Option<u64>,
+    /// Chance that any step fails with a transient error.
+    pub transient_probability: f64,
+    /// Ask a human before the side-effecting tool of this step.
+    pub approval_at_step: Option<u64>,
+    /// Seeds the transient-error draws.
+    pub seed: u64,
+    /// Simulated model latency per step, so tests can interrupt a run mid-task.
+    pub step_delay: std::time::Duration,
+}
+
+/// Simulates an LLM agent: each step "thinks", looks something up, and on two steps out of
+/// three sends an email: a side effect that appends a line to `side_effect_file`.
+pub struct DemoAgent {
+    pub faults: Faults,
+    pub side_effect_file: Option<PathBuf>,
+    draws: AtomicU64,
+}
+
+impl DemoAgent {
+    pub fn new(faults: Faults, side_effect_file: Option<PathBuf>) -> Self {
+        Self {
+            faults,
+            side_effect_file,
+            draws: AtomicU64::new(0),
+        }
+    }
+
+    /// A uniform draw in [0, 1) from a splitmix64 sequence: reproducible for a seed.
+    fn draw(&self) -> f64 {
+        let n = self.draws.fetch_add(1, Ordering::Relaxed);
+        let mut z = self
+            .faults
+            .seed
+            .wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) as f64 / (u64::MAX as f64 + 1.0)
+    }
+
+    fn send_email(&self, run_id: &str, call: &str) -> Result<Vec<u8>, AgentError> {
+        if let Some(path) = &self.side_effect_file {
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|error| AgentError::Transient(format!("mail spool: {error}")))?;
+            // One write call per line: O_APPEND keeps concurrent workers' lines whole.
+            file.write_all(format!("{run_id} {call}\n").as_bytes())
+                .map_err(|error| AgentError::Transient(format!("mail spool: {error}")))?;
+            file.sync_data()
+                .map_err(|error| AgentError::Transient(format!("mail spool: {error}")))?;
+        }
+        Ok(json!({ "sent": true, "call": call })
+            .to_string()
+            .into_bytes())
+    }
+}
+
+fn parse_state(bytes: &[u8]) -> Result<Value, AgentError> {
+    serde_json::from_slice(bytes)
+        .map_err(|error| AgentError::Fatal(format!("corrupt demo state: {error}")))
+}
+
+#[async_trait]
+impl Agent for DemoAgent {
+    fn initial_state(&self, input: &[u8]) -> Result<Vec<u8>, AgentError> {
+        let input: Value = if input.is_empty() {
+            json!({})
+        } else {
+            serde_json::from_slice(input)
+                .map_err(|error| AgentError::Fatal(format!("task input is not JSON: {error}")))?
+        };
+        let steps = input.get("steps").and_then(Value::as_u64).unwrap_or(10);
+        Ok(
+            json!({ "steps": steps, "done": 0, "emails": 0, "facts": [] })
+                .to_string()
+                .into_bytes(),
+        )
+    }
+
+    async fn step(&self, ctx: &mut StepContext<'_>) -> Result<StepOutcome, AgentError> {
+        let step = ctx.step();
+        let mut state = parse_state(ctx.state())?;
+        let total = state["steps"].as_u64().unwrap_or(10);
+
+        let delay = self.faults.step_delay;
+        let thought = ctx
+            .llm(|| async move {
+                tokio::time::sleep(delay).await;
+                Ok(format!("step {step}: decide what to do next"))
+            })
+            .await?;
+        ctx.push_message("assistant", thought);
+        let fact = ctx
+            .call_tool("lookup", || async move {
+                Ok(format!("fact #{step}").into_bytes())
+            })
+            .await?;
+        ctx.push_message("tool", fact.clone());
+        if let Some(facts) = state["facts"].as_array_mut() {
+            facts.push(Value::String(String::from_utf8_lossy(&fact).into()));
+        }
+
+        if !step.is_multiple_of(3) {
+            let action = format!("send_email step-{step}");
+            let approved = if self.faults.approval_at_step == Some(step) {
+                let decision = ctx.request_approval(
+                    &action,
+                    format!("{{\"to\":\"ops\",\"step\":{step}}}").as_bytes(),
+                )?;
+                if !decision.approved {
+                    ctx.push_message(
+                        "tool",
+                        format!(
+                            "send_email rejected by {}: {}",
+                            decision.decided_by, decision.comment
+                        ),
+                    );
+                }
+                decision.approved
+            } else {
+                true
+            };
+            if approved {
+                let run_id = ctx.run_id().to_owned();
+                let call = format!("step-{step}/send_email");
+                ctx.call_tool(
+                    "send_email",
+                    || async move { self.send_email(&run_id, &call) },
+                )
+                .await?;
+                state["emails"] = json!(state["emails"].as_u64().unwrap_or(0) + 1);
+            }
+        }
+
+        if self.faults.crash_at_step == Some(step) {
+            println!("event crashing run={} step={step}", ctx.run_id());
+            let _ = std::io::stdout().flush();
+            std::process::abort();
+        }
+        if self.faults.fatal_at_step == Some(step) {
+            return Err(AgentError::Other(
+                "invalid credentials for the model provider".into(),
+            ));
+        }
+        if self.faults.transient_probability > 0.0
+            && self.draw() < self.faults.transient_probability
+        {
+            return Err(AgentError::Transient("simulated model timeout".into()));
+        }
+
+        state["done"] = json!(step);
+        ctx.set_state(state.to_string().into_bytes());
+        if step >= total {
+            Ok(StepOutcome::Finished(
+                json!({ "steps": step, "emails": state["emails"] })
+                    .to_string()
+                    .into_bytes(),
+            ))
+        } else {
+            Ok(StepOutcome::Continue)
+        }
+    }
+}

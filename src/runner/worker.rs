@@ -1,0 +1,183 @@
+//! The worker: claims tasks, keeps their leases alive, drives them, and drains on shutdown.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tonic::Code;
+
+use super::agent::Agent;
+use super::client::Clients;
+use super::recovery::{RecoveryPolicy, Signals, TaskEnd, drive_task};
+use super::session::RunStats;
+use crate::proto::{self, ClaimRequest, HeartbeatRequest};
+
+/// How a worker claims and runs tasks.
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    pub worker_id: String,
+    /// Tasks run at once.
+    pub concurrency: usize,
+    /// Lease asked for on each claim; heartbeats renew it every third of it.
+    pub lease: Duration,
+    /// Pause between claims when the queue is empty.
+    pub poll_interval: Duration,
+    /// Stop after this many tasks reached an end (None: run until shut down).
+    pub exit_after: Option<usize>,
+    pub recovery: RecoveryPolicy,
+}
+
+/// What a worker did, for its closing summary.
+#[derive(Debug, Default)]
+pub struct WorkerReport {
+    pub ends: Vec<(String, TaskEnd)>,
+    pub stats: RunStats,
+}
+
+/// Claims and drives tasks until `shutdown` is cancelled (or `exit_after` tasks ended). On
+/// shutdown it stops claiming, lets running steps finish within the drain deadline, checkpoints
+/// and releases their tasks with no attempt charged.
+pub async fn run_worker(
+    agent: Arc<dyn Agent>,
+    clients: Clients,
+    config: WorkerConfig,
+    shutdown: CancellationToken,
+) -> Result<WorkerReport, String> {
+    let mut running: JoinSet<(String, TaskEnd, RunStats)> = JoinSet::new();
+    let mut report = WorkerReport::default();
+    let done = |report: &WorkerReport| {
+        config
+            .exit_after
+            .is_some_and(|limit| report.ends.len() >= limit)
+    };
+    while !shutdown.is_cancelled() && !done(&report) {
+        let free = config.concurrency.saturating_sub(running.len());
+        let claimed = if free > 0 {
+            claim(&clients, &config, free).await
+        } else {
+            Vec::new()
+        };
+        for task in claimed.iter().cloned() {
+            tracing::info!(task_id = %task.task_id, run_id = %task.run_id, attempt = task.attempt, "task claimed");
+            let agent = agent.clone();
+            let clients = clients.clone();
+            let config = config.clone();
+            let shutdown = shutdown.clone();
+            running.spawn(async move { run_one(agent, clients, task, config, shutdown).await });
+        }
+        if claimed.is_empty() {
+            tokio::select! {
+                _ = tokio::time::sleep(config.poll_interval) => {}
+                _ = shutdown.cancelled() => {}
+                Some(joined) = running.join_next(), if !running.is_empty() => collect(&mut report, joined),
+            }
+        }
+        while let Some(joined) = running.try_join_next() {
+            collect(&mut report, joined);
+        }
+    }
+    while let Some(joined) = running.join_next().await {
+        collect(&mut report, joined);
+    }
+    Ok(report)
+}
+
+async fn claim(clients: &Clients, config: &WorkerConfig, free: usize) -> Vec<proto::Task> {
+    let request = ClaimRequest {
+        worker_id: config.worker_id.clone(),
+        lease_duration: prost_types::Duration::try_from(config.lease).ok(),
+        batch_size: free.min(100) as u32,
+    };
+    match clients.tasks.clone().claim(request).await {
+        Ok(reply) => reply.into_inner().tasks,
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), message = status.message(), "claim failed; retrying");
+            Vec::new()
+        }
+    }
+}
+
+fn collect(
+    report: &mut WorkerReport,
+    joined: Result<(String, TaskEnd, RunStats), tokio::task::JoinError>,
+) {
+    match joined {
+        Ok((task_id, end, stats)) => {
+            report.stats.save_latencies.extend(stats.save_latencies);
+            report.stats.save_bytes.extend(stats.save_bytes);
+            report.stats.tools_executed += stats.tools_executed;
+            report.stats.tools_replayed += stats.tools_replayed;
+            report.ends.push((task_id, end));
+        }
+        Err(error) => tracing::error!(%error, "a task's driver panicked; its lease will expire"),
+    }
+}
+
+async fn run_one(
+    agent: Arc<dyn Agent>,
+    clients: Clients,
+    task: proto::Task,
+    config: WorkerConfig,
+    shutdown: CancellationToken,
+) -> (String, TaskEnd, RunStats) {
+    let signals = Signals {
+        shutdown,
+        lease_lost: CancellationToken::new(),
+    };
+    let finished = CancellationToken::new();
+    let heartbeat = tokio::spawn(keep_lease(
+        clients.clone(),
+        task.clone(),
+        config.lease,
+        signals.lease_lost.clone(),
+        finished.clone(),
+    ));
+    let mut stats = RunStats::default();
+    let end = drive_task(
+        agent.as_ref(),
+        &clients,
+        &task,
+        &config.recovery,
+        &signals,
+        &mut stats,
+    )
+    .await;
+    finished.cancel();
+    let _ = heartbeat.await;
+    (task.task_id, end, stats)
+}
+
+/// Renews the lease every third of its length until the task ends; a fenced heartbeat means
+/// another worker reclaimed the task, and the driver is told to stop.
+async fn keep_lease(
+    clients: Clients,
+    task: proto::Task,
+    lease: Duration,
+    lease_lost: CancellationToken,
+    finished: CancellationToken,
+) {
+    let interval = lease / 3;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            _ = finished.cancelled() => return,
+        }
+        let request = HeartbeatRequest {
+            task_id: task.task_id.clone(),
+            attempt: task.attempt,
+            lease_duration: prost_types::Duration::try_from(lease).ok(),
+        };
+        match clients.tasks.clone().heartbeat(request).await {
+            Ok(_) => {}
+            Err(status) if status.code() == Code::FailedPrecondition => {
+                tracing::warn!(task_id = %task.task_id, "lease lost; stopping this task");
+                lease_lost.cancel();
+                return;
+            }
+            Err(status) => {
+                tracing::warn!(task_id = %task.task_id, code = ?status.code(), "heartbeat failed; retrying")
+            }
+        }
+    }
+}
