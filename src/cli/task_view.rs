@@ -74,7 +74,7 @@ pub fn task_json(task: &Task) -> Value {
             "initial_delay_seconds": seconds(policy.initial_delay.as_ref()),
             "multiplier": policy.multiplier,
             "max_delay_seconds": seconds(policy.max_delay.as_ref()),
-            "jitter": policy.jitter,
+            "jitter": policy.jitter.unwrap_or_default(),
             "max_attempts": policy.max_attempts,
         })
     });

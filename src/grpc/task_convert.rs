@@ -100,7 +100,7 @@ pub fn policy_from_wire(
             raw.multiplier
         },
         max_delay: duration("max_delay", raw.max_delay, defaults.max_delay)?,
-        jitter: raw.jitter,
+        jitter: raw.jitter.unwrap_or(defaults.jitter),
         max_attempts: if raw.max_attempts == 0 {
             defaults.max_attempts
         } else {
@@ -116,7 +116,7 @@ fn policy_to_wire(policy: &RetryPolicy) -> proto::RetryPolicy {
         initial_delay: Some(duration_to_wire(policy.initial_delay)),
         multiplier: policy.multiplier,
         max_delay: Some(duration_to_wire(policy.max_delay)),
-        jitter: policy.jitter,
+        jitter: Some(policy.jitter),
         max_attempts: policy.max_attempts,
     }
 }

@@ -182,7 +182,7 @@ pub fn backoff(policy: &RetryPolicy, failures: u32, unit: f64) -> Duration {
 }
 
 /// `now + delay`, saturating far in the future instead of overflowing.
-fn later(now: SystemTime, delay: Duration) -> SystemTime {
+pub fn later(now: SystemTime, delay: Duration) -> SystemTime {
     now.checked_add(delay)
         .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
 }

@@ -166,7 +166,7 @@ async fn backoff_follows_the_stored_policy_until_the_task_is_dead(backend: Backe
             seconds: 60,
             nanos: 0,
         }),
-        jitter: 0.0,
+        jitter: Some(0.0),
         max_attempts: 3,
     };
     let task = enqueue(&app, "run-b", Some(policy)).await;

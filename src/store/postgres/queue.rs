@@ -71,7 +71,7 @@ impl TaskQueue for PostgresStore {
             return Ok(Vec::new());
         }
         // The lease end the rules would set, from the caller's exact `now`, then stored.
-        let expires = stored_time(lease_end(now, lease));
+        let expires = stored_time(rules::later(now, lease));
         let now = stored_time(now);
         let batch = i64::try_from(batch).unwrap_or(i64::MAX);
         let client = self.client().await?;
@@ -202,9 +202,3 @@ async fn transition_locked(
     decode(&row)
 }
 
-/// `now + lease` as [`rules::claim`] computes it: saturating far in the future rather than
-/// overflowing (the stored value is clamped further by `stored_time`).
-fn lease_end(now: SystemTime, lease: Duration) -> SystemTime {
-    now.checked_add(lease)
-        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
-}
