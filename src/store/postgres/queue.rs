@@ -201,4 +201,3 @@ async fn transition_locked(
         })?;
     decode(&row)
 }
-
