@@ -12,7 +12,7 @@ use tonic::transport::Channel;
 
 use super::BoxError;
 use crate::engine::Engine;
-use crate::grpc::{self, ServerSettings};
+use crate::grpc::{self, Backends, ServerSettings};
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::{LoadLatestRequest, SaveRequest};
 use crate::store::{self, StoreOptions};
@@ -45,21 +45,33 @@ pub struct InProcessServer {
 
 impl InProcessServer {
     pub async fn start(url: &str, options: &StoreOptions) -> Result<Self, BoxError> {
-        let store = store::open(url, options)
+        Self::start_with(url, options, ServerSettings::default()).await
+    }
+
+    /// Serves checkpoints and the task queue of the store `url` names.
+    pub async fn start_with(
+        url: &str,
+        options: &StoreOptions,
+        settings: ServerSettings,
+    ) -> Result<Self, BoxError> {
+        let opened = store::open_with_queue(url, options)
             .await
             .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?;
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(grpc::run(
-            listener,
-            Engine::new(store),
-            ServerSettings::default(),
-            async {
-                let _ = stopped.await;
-            },
-        ));
+        let backends = Backends {
+            engine: Engine::new(opened.store),
+            queue: Some(opened.queue),
+        };
+        let task = tokio::spawn(grpc::run(listener, backends, settings, async {
+            let _ = stopped.await;
+        }));
         Ok(Self { addr, stop, task })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
     pub async fn stop(self) -> Result<(), BoxError> {

@@ -1,32 +1,52 @@
-//! `checkpointd bench`: Save and LoadLatest measured side by side with raw SQL.
+//! `checkpointd bench`: Save and LoadLatest measured side by side with raw SQL, then the task
+//! queue: claim-to-complete throughput, and recovery from a SIGKILLed worker.
 //!
 //! Every contender runs in this process against the same Postgres: raw tokio-postgres
 //! statements, and checkpointd servers on `127.0.0.1:0` (Postgres, SQLite, memory) reached by
 //! real tonic clients over loopback. Contenders take turns in rounds, so a noisy machine slows
-//! them alike and the ratios stay meaningful.
+//! them alike and the ratios stay meaningful. The recovery scenario runs real `checkpointd
+//! worker` processes (this executable) against an in-process server.
 
+mod claimer;
 mod clients;
 mod payload;
+mod queue;
+mod recovery;
 mod report;
 mod scenario;
+mod schemas;
 mod stats;
 mod storage;
+mod tasks;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 
-use crate::store::{StoreOptions, redact_url};
+use crate::store::StoreOptions;
 use clients::{InProcessServer, pg_connect};
+use queue::QueueEffort;
+use recovery::RecoveryEffort;
 use scenario::{Contender, Effort, Kind, Target};
+use schemas::{Schemas, url_with_schema};
 
 /// Errors inside the benchmark; they cross tasks, hence `Send + Sync`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The state sizes every scenario is measured at.
 const SIZES: [usize; 3] = [1024, 10 * 1024, 100 * 1024];
+
+/// A part of the benchmark that can run alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Scenario {
+    /// Save and LoadLatest against raw SQL, and large-column storage.
+    Core,
+    /// Claim-to-complete throughput of concurrent workers on Postgres.
+    Queue,
+    /// SIGKILLed worker process to resumption on another.
+    Recovery,
+}
 
 /// Flags of `checkpointd bench`.
 #[derive(Debug, Args)]
@@ -38,6 +58,9 @@ pub struct BenchArgs {
         default_value = "postgres://postgres@127.0.0.1:5432/test"
     )]
     pub postgres: String,
+    /// Scenarios to run.
+    #[arg(long, value_delimiter = ',', default_value = "core,queue,recovery")]
+    pub scenarios: Vec<Scenario>,
     /// Operations per contender per measurement with one client (four times that, split
     /// across the clients, with many) [default: 300, or 20 with --quick].
     #[arg(long)]
@@ -54,6 +77,15 @@ pub struct BenchArgs {
     /// Connections in checkpointd's Postgres pool [default: the server's default].
     #[arg(long)]
     pub pool_size: Option<usize>,
+    /// Queue scenario: tasks per variant [default: 2000, or 200 with --quick].
+    #[arg(long)]
+    pub queue_tasks: Option<usize>,
+    /// Queue scenario: concurrent claimers, each with its own connection.
+    #[arg(long, default_value_t = 8)]
+    pub queue_workers: usize,
+    /// Recovery scenario: crashes measured [default: 5, or 2 with --quick].
+    #[arg(long)]
+    pub recovery_runs: Option<usize>,
 }
 
 pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -69,6 +101,25 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
         rounds: if args.quick { 2 } else { 5 },
         warmup: if args.quick { 1 } else { 3 },
     };
+    let queue_effort = QueueEffort {
+        tasks: args
+            .queue_tasks
+            .unwrap_or(if args.quick { 200 } else { 2000 })
+            .max(1),
+        workers: args.queue_workers.max(1),
+        rounds: if args.quick { 1 } else { 4 },
+    };
+    let recovery_effort = RecoveryEffort {
+        runs: args
+            .recovery_runs
+            .unwrap_or(if args.quick { 2 } else { 5 })
+            .max(1),
+        lease: Duration::from_secs(1),
+        step_delay: Duration::from_millis(100),
+    };
+    let mut scenarios = args.scenarios.clone();
+    scenarios.sort();
+    scenarios.dedup();
     let mut concurrencies = vec![1];
     if args.concurrency > 1 {
         concurrencies.push(args.concurrency);
@@ -81,38 +132,81 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
         pool_size: args.pool_size.unwrap_or(StoreOptions::default().pool_size),
     };
 
-    let admin = pg_connect(&args.postgres).await.map_err(|error| {
-        format!("{error} (bench compares against raw SQL on Postgres; pass --postgres URL)")
-    })?;
+    let admin = pg_connect(&args.postgres)
+        .await
+        .map_err(|error| format!("{error} (bench measures on Postgres; pass --postgres URL)"))?;
     let version: String = admin.query_one("SHOW server_version", &[]).await?.get(0);
-    print_header(&args.postgres, &version, effort, &concurrencies, &options);
-
-    let store_schema = create_schema(&admin).await?;
-    let raw_schema = create_schema(&admin).await?;
-    let scratch = std::env::temp_dir().join(format!("checkpointd-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch)?;
-    let outcome = measure(Setup {
-        admin: &admin,
-        base: &args.postgres,
-        store_schema: &store_schema,
-        raw_schema: &raw_schema,
-        scratch: scratch.clone(),
-        stores: &stores,
-        options: &options,
+    report::print_header(
+        &args.postgres,
+        &version,
+        &scenarios,
         effort,
-        concurrencies: &concurrencies,
-    })
-    .await;
-    for schema in [&store_schema, &raw_schema] {
-        if let Err(error) = admin
-            .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-            .await
-        {
-            eprintln!("bench: could not drop schema {schema}: {error}");
+        &concurrencies,
+        &options,
+    );
+
+    let schemas = Schemas::new(&admin, &args.postgres);
+    let scratch = std::env::temp_dir().join(format!("checkpointd-bench-{}", std::process::id()));
+    let started = Instant::now();
+    let mut outcome = Ok(());
+    for scenario in scenarios {
+        eprintln!(
+            "bench: scenario {scenario:?} ... ({:.0?} elapsed)",
+            started.elapsed()
+        );
+        let result = match scenario {
+            Scenario::Core => {
+                run_core(
+                    &schemas,
+                    scratch.clone(),
+                    &stores,
+                    &options,
+                    effort,
+                    &concurrencies,
+                )
+                .await
+            }
+            Scenario::Queue => tasks::run_queue(&schemas, &options, queue_effort)
+                .await
+                .map(|results| tasks::print_queue(&results, queue_effort)),
+            Scenario::Recovery => tasks::run_recovery(&schemas, &options, recovery_effort)
+                .await
+                .map(|runs| tasks::print_recovery(&runs, recovery_effort)),
+        };
+        if let Err(error) = result {
+            outcome = Err(format!("scenario {scenario:?}: {error}").into());
+            break;
         }
     }
+    eprintln!("bench: all done in {:.1?}", started.elapsed());
+    schemas.drop_all().await;
     let _ = std::fs::remove_dir_all(&scratch);
     outcome
+}
+
+async fn run_core(
+    schemas: &Schemas<'_>,
+    scratch: PathBuf,
+    stores: &[Kind],
+    options: &StoreOptions,
+    effort: Effort,
+    concurrencies: &[usize],
+) -> Result<(), BoxError> {
+    let store_schema = schemas.create().await?;
+    let raw_schema = schemas.create().await?;
+    std::fs::create_dir_all(&scratch)?;
+    measure(Setup {
+        admin: schemas.admin,
+        base: schemas.base,
+        store_schema: &store_schema,
+        raw_schema: &raw_schema,
+        scratch,
+        stores,
+        options,
+        effort,
+        concurrencies,
+    })
+    .await
 }
 
 struct Setup<'a> {
@@ -192,74 +286,6 @@ async fn measure(setup: Setup<'_>) -> Result<(), BoxError> {
     report::print_storage(&storage, &columns);
     report::print_summary(&results, &SIZES, many);
     Ok(())
-}
-
-fn print_header(
-    url: &str,
-    version: &str,
-    effort: Effort,
-    concurrencies: &[usize],
-    options: &StoreOptions,
-) {
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!("checkpointd bench");
-    println!("  postgres     {} (server {version})", redact_url(url));
-    println!("  machine      {cores} cores{}", memory_label());
-    println!(
-        "  effort       per contender and measurement: {}; {} warm-up ops per client",
-        concurrencies
-            .iter()
-            .map(|&c| format!(
-                "{} ops in {} interleaved rounds at {c} client(s)",
-                effort.ops(c),
-                effort.rounds_for(c)
-            ))
-            .collect::<Vec<_>>()
-            .join(", "),
-        effort.warmup
-    );
-    println!(
-        "  clients      {concurrencies:?}; checkpointd postgres pool {} connections; raw SQL one connection per client",
-        options.pool_size
-    );
-    println!(
-        "  latency      per call, measured by the client; ops/s = all clients' calls / wall time"
-    );
-}
-
-/// `, N GiB RAM` from /proc/meminfo where there is one.
-fn memory_label() -> String {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| {
-            let line = text.lines().find(|line| line.starts_with("MemTotal:"))?;
-            let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(format!(", {:.0} GiB RAM", kib / (1024.0 * 1024.0)))
-        })
-        .unwrap_or_default()
-}
-
-static NEXT_SCHEMA: AtomicU64 = AtomicU64::new(0);
-
-/// Creates `bench_<pid>_<n>` and returns its name.
-async fn create_schema(admin: &tokio_postgres::Client) -> Result<String, BoxError> {
-    let name = format!(
-        "bench_{}_{}",
-        std::process::id(),
-        NEXT_SCHEMA.fetch_add(1, Ordering::Relaxed)
-    );
-    admin
-        .batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
-        ))
-        .await?;
-    Ok(name)
-}
-
-/// Adds `options=-csearch_path=<schema>` to a Postgres URL.
-fn url_with_schema(base: &str, schema: &str) -> String {
-    let separator = if base.contains('?') { '&' } else { '?' };
-    format!("{base}{separator}options=-csearch_path%3D{schema}")
 }
 
 #[cfg(test)]

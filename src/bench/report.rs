@@ -2,10 +2,12 @@
 
 use std::time::Duration;
 
+use super::Scenario;
 use super::clients::Op;
-use super::scenario::{Kind, Measurement};
+use super::scenario::{Effort, Kind, Measurement};
 use super::stats::{ms, ratio};
 use super::storage::StorageReport;
+use crate::store::{StoreOptions, redact_url};
 
 /// The budget every durable Save's p99 must stay within, in milliseconds.
 pub const SAVE_BUDGET_MS: f64 = 50.0;
@@ -259,4 +261,65 @@ pub fn print_storage(report: &StorageReport, columns: &[String]) {
             println!("  {column}");
         }
     }
+}
+
+pub fn print_header(
+    url: &str,
+    version: &str,
+    scenarios: &[Scenario],
+    effort: Effort,
+    concurrencies: &[usize],
+    options: &StoreOptions,
+) {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("checkpointd bench");
+    println!("  postgres     {} (server {version})", redact_url(url));
+    println!("  machine      {cores} cores{}", memory_label());
+    println!(
+        "  scenarios    {}",
+        scenarios
+            .iter()
+            .map(|s| format!("{s:?}").to_lowercase())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if !scenarios.contains(&Scenario::Core) {
+        println!(
+            "  pool         checkpointd postgres pool {} connections",
+            options.pool_size
+        );
+        return;
+    }
+    println!(
+        "  effort       per contender and measurement: {}; {} warm-up ops per client",
+        concurrencies
+            .iter()
+            .map(|&c| format!(
+                "{} ops in {} interleaved rounds at {c} client(s)",
+                effort.ops(c),
+                effort.rounds_for(c)
+            ))
+            .collect::<Vec<_>>()
+            .join(", "),
+        effort.warmup
+    );
+    println!(
+        "  clients      {concurrencies:?}; checkpointd postgres pool {} connections; raw SQL one connection per client",
+        options.pool_size
+    );
+    println!(
+        "  latency      per call, measured by the client; ops/s = all clients' calls / wall time"
+    );
+}
+
+/// `, N GiB RAM` from /proc/meminfo where there is one.
+fn memory_label() -> String {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|line| line.starts_with("MemTotal:"))?;
+            let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(format!(", {:.0} GiB RAM", kib / (1024.0 * 1024.0)))
+        })
+        .unwrap_or_default()
 }

@@ -77,6 +77,13 @@ pub async fn drive_task(
     signals: &Signals,
     stats: &mut RunStats,
 ) -> TaskEnd {
+    println!(
+        "event claimed run={} task={} attempt={} at_ms={}",
+        task.run_id,
+        task.task_id,
+        task.attempt,
+        unix_millis()
+    );
     let decision = task
         .approval
         .as_ref()
@@ -246,6 +253,11 @@ async fn run_steps(
             StepOutcome::Continue => {
                 if policy.strategy.saves_after(step, executed_tools) {
                     session.save_completed().await?;
+                    println!(
+                        "event saved run={} step={step} at_ms={}",
+                        session.run_id,
+                        unix_millis()
+                    );
                 }
             }
             StepOutcome::Finished(result) => {
