@@ -1,16 +1,18 @@
 //! Postgres store, the source of truth in production.
 //!
 //! Layout: `sql` holds every statement, `migrate` the schema versions, `error` the SQLSTATE
-//! mapping, `rows` the row conversions, `head_cache` the fast path's guess of each run row;
-//! `save`, `tools`, `reads` and `lifecycle` implement the trait's methods. The task queue lives
+//! mapping, `rows` the row conversions, `head_cache` the fast path's guess of each run row,
+//! `batch` the group commit of concurrent Saves; `save`, `tools`, `reads` and `lifecycle`
+//! implement the trait's methods. The task queue lives
 //! beside them: `queue` implements `TaskQueue`, `queue_sql` holds its statements and `task_row`
 //! its row conversions.
 //!
 //! Round trips are the cost that matters (a loopback trip is a sizeable share of a commit), so
 //! statements are prepared once per connection, independent statements are pipelined on one
 //! connection, a load is one statement, and a Save normally is one autocommit statement (see
-//! `save`).
+//! `save`), shared with the other Saves in flight at the same moment (see `batch`).
 
+mod batch;
 mod error;
 mod head_cache;
 mod lifecycle;
@@ -29,7 +31,7 @@ mod tools;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
 use super::{CheckpointStore, Snapshot, StoreOptions, Which, redact_url};
@@ -38,6 +40,7 @@ use crate::domain::{
     ToolRecord,
 };
 use crate::error::{Error, Result};
+use batch::SaveBatcher;
 use head_cache::HeadCache;
 
 /// How long opening a connection may take. Short, so that a call made while Postgres is
@@ -53,6 +56,7 @@ const PING_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct PostgresStore {
     pool: Pool,
     cache: HeadCache,
+    batcher: SaveBatcher,
 }
 
 impl PostgresStore {
@@ -87,8 +91,12 @@ impl PostgresStore {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
+        // Last in, first out: a lightly loaded server keeps reusing the connection it used last,
+        // whose backend process is awake and cache-warm, instead of cycling through every idle
+        // one (measured: about 40 µs off a 10 KB Save once the pool had grown to 16).
         let pool = Pool::builder(manager)
             .max_size(options.pool_size.max(1))
+            .queue_mode(QueueMode::Lifo)
             .runtime(Runtime::Tokio1)
             .wait_timeout(Some(POOL_WAIT_TIMEOUT))
             .create_timeout(Some(CONNECT_TIMEOUT))
@@ -106,6 +114,7 @@ impl PostgresStore {
         Ok(Self {
             pool,
             cache: HeadCache::default(),
+            batcher: SaveBatcher::new(),
         })
     }
 

@@ -1,8 +1,10 @@
 //! The read side: load, the tool journal, steps, listing and existence; one statement each.
 
+use tokio_postgres::types::ToSql;
+
 use super::PostgresStore;
 use super::error::db;
-use super::rows::{signed, snapshot, summary, tool_record, unsigned};
+use super::rows::{bare_snapshot, signed, snapshot, summary, tool_record, unsigned};
 use super::sql;
 use crate::domain::{CheckpointSummary, RunKey, Step, ToolRecord};
 use crate::error::Result;
@@ -11,28 +13,43 @@ use crate::store::{Snapshot, Which};
 impl PostgresStore {
     /// One statement, so one round trip and one snapshot: the checkpoint, the messages it
     /// covers and the tool journal can never come from different moments.
+    ///
+    /// When the cached run row says the run has no messages and no tool results, a lighter
+    /// statement reads the checkpoint alone (`sql::LOAD_LATEST_BARE`). Should its answer show
+    /// that there is more (say, another instance journalled a tool result since), the full
+    /// statement runs after all, so every answer still comes from one snapshot.
     pub(super) async fn load_snapshot(
         &self,
         run: &RunKey,
         which: Which,
     ) -> Result<Option<Snapshot>> {
-        let (query, step) = match which {
+        let (full, bare, step) = match which {
             // "Below" is exclusive; the statement takes an inclusive bound, which also lets
             // "no bound" be i64::MAX without excluding any step a client can send.
-            Which::LatestBelow(None) => (sql::LOAD_LATEST, i64::MAX),
+            Which::LatestBelow(None) => (sql::LOAD_LATEST, sql::LOAD_LATEST_BARE, i64::MAX),
             Which::LatestBelow(Some(below)) if below.get() == 0 => return Ok(None),
-            Which::LatestBelow(Some(below)) => (sql::LOAD_LATEST, below.as_i64() - 1),
-            Which::At(step) => (sql::LOAD_AT, step.as_i64()),
+            Which::LatestBelow(Some(below)) => {
+                (sql::LOAD_LATEST, sql::LOAD_LATEST_BARE, below.as_i64() - 1)
+            }
+            Which::At(step) => (sql::LOAD_AT, sql::LOAD_AT_BARE, step.as_i64()),
         };
+        let params: [&(dyn ToSql + Sync); 3] = [&run.tenant.as_str(), &run.run_id.as_str(), &step];
         let client = self.client().await?;
-        let statement = client.prepare_cached(query).await.map_err(db)?;
-        let row = client
-            .query_opt(
-                &statement,
-                &[&run.tenant.as_str(), &run.run_id.as_str(), &step],
-            )
-            .await
-            .map_err(db)?;
+        let bare_likely = self
+            .cache
+            .get(run)
+            .is_some_and(|cached| cached.head.messages.len == 0 && cached.head.tools.len == 0);
+        if bare_likely {
+            let statement = client.prepare_cached(bare).await.map_err(db)?;
+            let Some(row) = client.query_opt(&statement, &params).await.map_err(db)? else {
+                return Ok(None);
+            };
+            if let Some(snapshot) = bare_snapshot(&row, run) {
+                return Ok(Some(snapshot));
+            }
+        }
+        let statement = client.prepare_cached(full).await.map_err(db)?;
+        let row = client.query_opt(&statement, &params).await.map_err(db)?;
         row.map(|row| snapshot(&row, run)).transpose()
     }
 

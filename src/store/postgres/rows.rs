@@ -120,11 +120,6 @@ pub(super) fn summary(row: &Row) -> CheckpointSummary {
 
 /// A row of `LOAD_LATEST` / `LOAD_AT`: the checkpoint, its messages and the tool journal.
 pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
-    // The metadata arrays are the one place tampering can change a value's shape (NULL
-    // elements, more dimensions): such metadata reads as empty text, which fails the checksum.
-    let keys: Vec<Option<String>> = row.try_get(5).unwrap_or_default();
-    let values: Vec<Option<String>> = row.try_get(6).unwrap_or_default();
-    let checksum: &[u8] = row.get(9);
     // array_agg over no rows is NULL, hence the Options.
     let roles: Option<Vec<String>> = row.get(12);
     let contents: Option<Vec<Vec<u8>>> = row.get(13);
@@ -134,7 +129,34 @@ pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
         .zip(contents.unwrap_or_default())
         .map(|(role, content)| Message { role, content })
         .collect();
-    let checkpoint = StoredCheckpoint {
+    Ok(Snapshot {
+        checkpoint: stored_checkpoint(row, run, messages),
+        tools: journal(row)?,
+    })
+}
+
+/// A row of `LOAD_LATEST_BARE` / `LOAD_AT_BARE`, if it is the whole snapshot: `None` when the
+/// checkpoint covers messages or the run has tool results, which that statement does not read.
+pub(super) fn bare_snapshot(row: &Row, run: &RunKey) -> Option<Snapshot> {
+    let message_count: i64 = row.get(7);
+    let has_tools: bool = row.get(12);
+    if message_count != 0 || has_tools {
+        return None;
+    }
+    Some(Snapshot {
+        checkpoint: stored_checkpoint(row, run, Vec::new()),
+        tools: Vec::new(),
+    })
+}
+
+/// The checkpoint columns (0..=11) shared by both load statements.
+fn stored_checkpoint(row: &Row, run: &RunKey, messages: Vec<Message>) -> StoredCheckpoint {
+    // The metadata arrays are the one place tampering can change a value's shape (NULL
+    // elements, more dimensions): such metadata reads as empty text, which fails the checksum.
+    let keys: Vec<Option<String>> = row.try_get(5).unwrap_or_default();
+    let values: Vec<Option<String>> = row.try_get(6).unwrap_or_default();
+    let checksum: &[u8] = row.get(9);
+    StoredCheckpoint {
         id: row.get(1),
         run_id: run.run_id.clone(),
         step: Step::new(unsigned(row.get(0))),
@@ -155,11 +177,7 @@ pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
         quarantine: row
             .get::<_, Option<String>>(11)
             .map(|reason| Quarantine { reason }),
-    };
-    Ok(Snapshot {
-        checkpoint,
-        tools: journal(row)?,
-    })
+    }
 }
 
 /// The tool journal columns (14..=21) of a snapshot row, zipped back into records.

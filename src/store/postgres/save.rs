@@ -1,17 +1,20 @@
 //! Save: an optimistic one-statement fast path, and the locked transaction it falls back to.
 //!
 //! A Save's cost is dominated by its commit and its round trips. The fast path plans from the
-//! cached run row and sends one autocommit statement that applies the plan only if the run row
-//! is still that version: one round trip, one commit. Anything the cache cannot decide (no entry,
-//! a retry at a known step, a replace, an offset inside the log) and any statement that finds the
-//! row moved on goes to the slow path, which locks the run and reads the truth, as the
-//! `CheckpointStore::save` contract describes.
+//! cached run row and writes with one autocommit statement that applies the plan only if the run
+//! row is still that version: one round trip, one commit, shared with other Saves in flight at
+//! the same moment (see `batch`). Anything the cache cannot decide (no entry, a retry at a known
+//! step, a replace, an offset inside the log) and any write that finds the row moved on goes to
+//! the slow path, which locks the run and reads the truth, as the `CheckpointStore::save`
+//! contract describes.
 
+use std::borrow::Cow;
 use std::time::SystemTime;
 
+use deadpool_postgres::Pool;
 use tokio_postgres::types::ToSql;
 
-use super::error::{db, is_unique_violation};
+use super::error::{db, is_unique_violation, pool as pool_error};
 use super::head_cache::CachedRun;
 use super::rows::{RunRow, digest, digest_or_zero, signed, unsigned};
 use super::sql;
@@ -22,14 +25,85 @@ use crate::store::plan::{
     self, ExistingCheckpoint, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan,
 };
 
-/// The parameters of `sql::WRITE_CHECKPOINT`, owned so both paths can borrow them.
+/// A planned Save, ready to apply if the run row is still the version it was planned from.
+pub(super) struct PlannedWrite<'a> {
+    /// Borrowed on the caller's own path; owned once it waits in a batch queue.
+    pub request: Cow<'a, NewCheckpoint>,
+    pub id: String,
+    pub checksum: Checksum,
+    /// The messages the Save appends, with their chain values.
+    pub rows: Vec<MessageRow>,
+    /// The run's head once the write is applied.
+    pub head: RunHead,
+    /// The run row the plan was made from: its head and version.
+    pub expected: RunHead,
+    pub version: SystemTime,
+}
+
+impl PlannedWrite<'_> {
+    pub fn into_owned(self) -> PlannedWrite<'static> {
+        PlannedWrite {
+            request: Cow::Owned(self.request.into_owned()),
+            id: self.id,
+            checksum: self.checksum,
+            rows: self.rows,
+            head: self.head,
+            expected: self.expected,
+            version: self.version,
+        }
+    }
+
+    /// The state and message bytes the write carries.
+    pub fn bytes(&self) -> usize {
+        let messages: usize = self.rows.iter().map(|row| row.message.content.len()).sum();
+        self.request.state.len() + messages
+    }
+}
+
+/// What the database did with a planned write that it applied.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Written {
+    /// The run row's new version.
+    pub version: SystemTime,
+    pub created_at: SystemTime,
+}
+
+/// Applies one planned write alone, in autocommit. `Ok(None)`: nothing was applied, because the
+/// run row moved on or a checkpoint already sits at the step.
+pub(super) async fn write_alone(pool: &Pool, write: &PlannedWrite<'_>) -> Result<Option<Written>> {
+    let client = pool.get().await.map_err(pool_error)?;
+    let params = WriteParams::new(write);
+    let written = if write.rows.is_empty() {
+        let statement = client
+            .prepare_cached(sql::WRITE_CHECKPOINT_BARE)
+            .await
+            .map_err(db)?;
+        client.query_opt(&statement, &params.bare_params()).await
+    } else {
+        let statement = client
+            .prepare_cached(sql::WRITE_CHECKPOINT)
+            .await
+            .map_err(db)?;
+        client.query_opt(&statement, &params.params()).await
+    };
+    match written {
+        Ok(Some(row)) => Ok(Some(Written {
+            version: row.get(0),
+            created_at: row.get(1),
+        })),
+        Ok(None) => Ok(None),
+        Err(error) if is_unique_violation(&error) => Ok(None),
+        Err(error) => Err(db(error)),
+    }
+}
+
+/// The parameters of `sql::WRITE_CHECKPOINT`, borrowed from a planned write.
 struct WriteParams<'a> {
-    request: &'a NewCheckpoint,
+    write: &'a PlannedWrite<'a>,
     tenant: &'a str,
     run_id: &'a str,
     step: i64,
     epoch: i64,
-    id: &'a str,
     checksum: &'a [u8],
     keys: Vec<&'a str>,
     values: Vec<&'a str>,
@@ -43,28 +117,23 @@ struct WriteParams<'a> {
     expected_message_head: &'a [u8],
     tool_count: i64,
     tool_head: &'a [u8],
-    updated_at: SystemTime,
 }
 
 impl<'a> WriteParams<'a> {
-    fn new(
-        request: &'a NewCheckpoint,
-        (id, checksum, rows, head): (&'a str, &'a Checksum, &'a [MessageRow], &'a RunHead),
-        expected: &'a RunHead,
-        updated_at: SystemTime,
-    ) -> Self {
+    fn new(write: &'a PlannedWrite<'a>) -> Self {
+        let request: &'a NewCheckpoint = &write.request;
+        let rows = &write.rows;
         Self {
-            request,
+            write,
             tenant: request.run.tenant.as_str(),
             run_id: request.run.run_id.as_str(),
             step: request.step.as_i64(),
-            epoch: signed(expected.epoch),
-            id,
-            checksum: checksum.as_bytes(),
+            epoch: signed(write.expected.epoch),
+            checksum: write.checksum.as_bytes(),
             keys: request.metadata.keys().map(String::as_str).collect(),
             values: request.metadata.values().map(String::as_str).collect(),
-            new_message_count: signed(head.messages.len),
-            new_message_head: &head.messages.head,
+            new_message_count: signed(write.head.messages.len),
+            new_message_head: &write.head.messages.head,
             seqs: rows.iter().map(|row| signed(row.seq)).collect(),
             roles: rows.iter().map(|row| row.message.role.as_str()).collect(),
             contents: rows
@@ -72,23 +141,23 @@ impl<'a> WriteParams<'a> {
                 .map(|row| row.message.content.as_slice())
                 .collect(),
             chains: rows.iter().map(|row| row.chain.as_slice()).collect(),
-            expected_message_count: signed(expected.messages.len),
-            expected_message_head: &expected.messages.head,
-            tool_count: signed(expected.tools.len),
-            tool_head: &expected.tools.head,
-            updated_at,
+            expected_message_count: signed(write.expected.messages.len),
+            expected_message_head: &write.expected.messages.head,
+            tool_count: signed(write.expected.tools.len),
+            tool_head: &write.expected.tools.head,
         }
     }
 
     fn params(&self) -> [&(dyn ToSql + Sync); 21] {
+        let request: &NewCheckpoint = &self.write.request;
         [
             &self.tenant,
             &self.run_id,
             &self.step,
-            &self.id,
+            &self.write.id,
             &self.epoch,
-            &self.request.content_type,
-            &self.request.state,
+            &request.content_type,
+            &request.state,
             &self.keys,
             &self.values,
             &self.checksum,
@@ -102,26 +171,47 @@ impl<'a> WriteParams<'a> {
             &self.expected_message_head,
             &self.tool_count,
             &self.tool_head,
-            &self.updated_at,
+            &self.write.version,
+        ]
+    }
+
+    /// The parameters of `sql::WRITE_CHECKPOINT_BARE`, for a write that appends no messages.
+    fn bare_params(&self) -> [&(dyn ToSql + Sync); 15] {
+        let request: &NewCheckpoint = &self.write.request;
+        [
+            &self.tenant,
+            &self.run_id,
+            &self.step,
+            &self.write.id,
+            &self.epoch,
+            &request.content_type,
+            &request.state,
+            &self.keys,
+            &self.values,
+            &self.checksum,
+            &self.expected_message_count,
+            &self.expected_message_head,
+            &self.tool_count,
+            &self.tool_head,
+            &self.write.version,
         ]
     }
 }
 
 impl PostgresStore {
     pub(super) async fn save_checkpoint(&self, request: &NewCheckpoint) -> Result<SavedCheckpoint> {
-        let mut client = self.client().await?;
         if let Some(cached) = self.cache.get(&request.run)
-            && let Some(saved) = self.fast_save(&client, request, cached).await?
+            && let Some(saved) = self.fast_save(request, cached).await?
         {
             return Ok(saved);
         }
+        let mut client = self.client().await?;
         self.locked_save(&mut client, request).await
     }
 
     /// `Ok(None)` means "the cache could not decide": take the locked path.
     async fn fast_save(
         &self,
-        client: &deadpool_postgres::Client,
         request: &NewCheckpoint,
         cached: CachedRun,
     ) -> Result<Option<SavedCheckpoint>> {
@@ -153,35 +243,31 @@ impl PostgresStore {
         else {
             return Ok(None);
         };
-        let statement = client
-            .prepare_cached(sql::WRITE_CHECKPOINT)
-            .await
-            .map_err(db)?;
-        let params = WriteParams::new(
-            request,
-            (&id, &checksum, &rows, &head),
-            &cached.head,
-            cached.updated_at,
-        );
-        let row = match client.query_opt(&statement, &params.params()).await {
-            Ok(Some(row)) => row,
-            // The run moved on, or a checkpoint already sits at the step: nothing was applied.
-            Ok(None) => return Ok(None),
-            Err(error) if is_unique_violation(&error) => return Ok(None),
-            Err(error) => return Err(db(error)),
+        let write = PlannedWrite {
+            request: Cow::Borrowed(request),
+            id,
+            checksum,
+            rows,
+            head,
+            expected: cached.head,
+            version: cached.updated_at,
+        };
+        let (id, checksum) = (write.id.clone(), write.checksum);
+        let Some(written) = self.batcher.submit(&self.pool, write).await? else {
+            return Ok(None);
         };
         self.cache.put(
             &request.run,
             CachedRun {
                 head,
-                updated_at: row.get(0),
+                updated_at: written.version,
                 latest_step: Some(Some(request.step)),
             },
         );
         Ok(Some(SavedCheckpoint {
             id,
             checksum,
-            created_at: row.get(1),
+            created_at: written.created_at,
             already_existed: false,
         }))
     }
@@ -277,31 +363,37 @@ async fn save_under_lock(
         Ok(SavePlan::Unchanged(saved)) => return Ok(Locked::Release(Ok(saved), Some(truth))),
         Err(error) => return Ok(Locked::Release(Err(error), Some(truth))),
     };
-    let params = WriteParams::new(
-        request,
-        (&id, &checksum, &rows, &new_head),
-        &head,
-        updated_at,
-    );
-    let params = params.params();
-    let written = if replace {
-        let step_params: [&(dyn ToSql + Sync); 3] = [&tenant, &run_id, &step];
-        let (_, written) = tokio::try_join!(
-            tx.execute(&delete, &step_params),
-            tx.query_opt(&write, &params),
-        )
-        .map_err(db)?;
-        written
-    } else {
-        tx.query_opt(&write, &params).await.map_err(db)?
+    let planned = PlannedWrite {
+        request: Cow::Borrowed(request),
+        id,
+        checksum,
+        rows,
+        head: new_head,
+        expected: head,
+        version: updated_at,
+    };
+    let written = {
+        let params = WriteParams::new(&planned);
+        let params = params.params();
+        if replace {
+            let step_params: [&(dyn ToSql + Sync); 3] = [&tenant, &run_id, &step];
+            let (_, written) = tokio::try_join!(
+                tx.execute(&delete, &step_params),
+                tx.query_opt(&write, &params),
+            )
+            .map_err(db)?;
+            written
+        } else {
+            tx.query_opt(&write, &params).await.map_err(db)?
+        }
     };
     let written =
         written.ok_or_else(|| Error::Internal(format!("run {run} changed under its row lock")))?;
     let latest_step = latest_step.map_or(request.step, |latest| latest.max(request.step));
     Ok(Locked::Commit(
         SavedCheckpoint {
-            id,
-            checksum,
+            id: planned.id,
+            checksum: planned.checksum,
             created_at: written.get(1),
             already_existed: false,
         },

@@ -75,6 +75,89 @@ pub(super) const WRITE_CHECKPOINT: &str = concat!(
 SELECT run.updated_at, checkpoint.created_at FROM run, checkpoint"
 );
 
+/// `WRITE_CHECKPOINT` for a Save that appends no messages, so it leaves the message head as it
+/// is: the same condition on the run row, one data-modifying step fewer.
+///
+/// $1 tenant, $2 run_id, $3 step, $4 id, $5 epoch, $6 content_type, $7 state, $8 metadata keys,
+/// $9 metadata values, $10 checksum, then the expected run row: $11 message_count,
+/// $12 message_head, $13 tool_count, $14 tool_head, $15 updated_at.
+pub(super) const WRITE_CHECKPOINT_BARE: &str = concat!(
+    "WITH run AS (
+    UPDATE runs SET ",
+    bump_updated_at!(),
+    "
+    WHERE tenant = $1 AND run_id = $2 AND epoch = $5
+      AND message_count = $11 AND message_head = $12
+      AND tool_count = $13 AND tool_head = $14 AND updated_at = $15
+    RETURNING updated_at
+)
+INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state, metadata_keys,
+                         metadata_values, message_count, tool_count, checksum, created_at)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $13, $10, now() FROM run
+RETURNING (SELECT updated_at FROM run), created_at"
+);
+
+/// Group commit: several planned checkpoints of `WRITE_CHECKPOINT` in one statement, so one
+/// round trip and one commit. Each item is applied exactly as `WRITE_CHECKPOINT` applies one:
+/// only if its run row still is the version its plan was made from; the rows that come back
+/// name the items applied (by `ord`), every other item changed nothing and takes the slow path.
+/// Every applied item's checkpoint is inserted (data-modifying CTEs always run to completion),
+/// with `created_at` the statement's `now()`, which the answer repeats.
+///
+/// One item per row of the `input` arrays:
+/// $1 ord, $2 tenant, $3 run_id, $4 step, $5 id, $6 epoch, $7 content_type, $8 state,
+/// $9 checksum, $10 new message_count, $11 new message_head, then the expected run row:
+/// $12 message_count, $13 message_head, $14 tool_count, $15 tool_head, $16 updated_at.
+/// Metadata and appended messages are flattened, each entry naming its item's `ord`:
+/// $17-$19 metadata (ord, key, value) in key order; $20-$24 messages (ord, seq, role, content,
+/// chain).
+///
+/// Two items of one run never both apply: a run row is updated at most once per statement, and
+/// the other item's expected version is then stale. A checkpoint already at an item's step fails
+/// the whole statement (unique violation) with nothing applied; the caller then writes each item
+/// alone. The run rows are updated in `input` order (a nested loop over the primary key), which
+/// the caller sorts, so batches lock rows in one order.
+pub(super) const WRITE_CHECKPOINTS: &str = "\
+WITH input AS (
+    SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::text[],
+                         $6::bigint[], $7::text[], $9::bytea[], $10::bigint[], $11::bytea[],
+                         $12::bigint[], $13::bytea[], $14::bigint[], $15::bytea[],
+                         $16::timestamptz[])
+        AS i(ord, tenant, run_id, step, id, epoch, content_type, checksum, new_message_count,
+             new_message_head, message_count, message_head, tool_count, tool_head, updated_at)
+), run AS (
+    UPDATE runs AS r SET message_count = i.new_message_count, message_head = i.new_message_head,
+        updated_at = greatest(clock_timestamp(), r.updated_at + interval '1 microsecond')
+    FROM input AS i
+    WHERE r.tenant = i.tenant AND r.run_id = i.run_id AND r.epoch = i.epoch
+      AND r.message_count = i.message_count AND r.message_head = i.message_head
+      AND r.tool_count = i.tool_count AND r.tool_head = i.tool_head
+      AND r.updated_at = i.updated_at
+    RETURNING i.ord, r.updated_at
+), metadata AS (
+    SELECT m.ord, array_agg(m.key ORDER BY m.position) AS keys,
+           array_agg(m.value ORDER BY m.position) AS vals
+    FROM unnest($17::int[], $18::text[], $19::text[]) WITH ORDINALITY
+        AS m(ord, key, value, position)
+    GROUP BY m.ord
+), checkpoint AS (
+    INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state,
+                             metadata_keys, metadata_values, message_count, tool_count,
+                             checksum, created_at)
+    SELECT i.tenant, i.run_id, i.step, i.id, i.epoch, i.content_type, s.state,
+           coalesce(metadata.keys, '{}'), coalesce(metadata.vals, '{}'),
+           i.new_message_count, i.tool_count, i.checksum, now()
+    FROM unnest($1::int[], $8::bytea[]) AS s(ord, state)
+    JOIN run USING (ord) JOIN input AS i USING (ord) LEFT JOIN metadata USING (ord)
+), appended AS (
+    INSERT INTO messages (tenant, run_id, seq, role, content, chain)
+    SELECT i.tenant, i.run_id, m.seq, m.role, m.content, m.chain
+    FROM unnest($20::int[], $21::bigint[], $22::text[], $23::bytea[], $24::bytea[])
+        AS m(ord, seq, role, content, chain)
+    JOIN run USING (ord) JOIN input AS i USING (ord)
+)
+SELECT ord, updated_at, now() AS created_at FROM run";
+
 /// A journalled result by call id (the unique index).
 pub(super) const TOOL_BY_CALL_ID: &str = "\
 SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain
@@ -106,7 +189,7 @@ SELECT run.updated_at FROM run, journalled"
 /// one snapshot and one round trip. The checkpoint is picked first in a LIMIT 1 subquery, so the
 /// lateral reads run once. Aggregating from an ordered subquery keeps `seq` order.
 macro_rules! snapshot_sql {
-    ($filter:literal) => {
+    ($($filter:tt)+) => {
         concat!(
             "SELECT c.step, c.id, c.epoch, c.content_type, c.state, c.metadata_keys,
        c.metadata_values, c.message_count, c.tool_count, c.checksum, c.created_at,
@@ -114,7 +197,7 @@ macro_rules! snapshot_sql {
        m.roles, m.contents,
        t.call_ids, t.tool_names, t.steps, t.outputs, t.is_errors, t.seqs, t.recorded_ats, t.chains
 FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
-            $filter,
+            $($filter)+,
             ") AS c
 CROSS JOIN LATERAL (
     SELECT array_agg(role) AS roles, array_agg(content) AS contents
@@ -134,13 +217,38 @@ CROSS JOIN LATERAL (
     };
 }
 
+/// The checkpoint alone, for runs with no messages and no tool results: without the two
+/// aggregating joins, Postgres spends about a third less on it (measured: 35 µs of backend CPU
+/// instead of 50 µs at 10 KB). `has_tools` (one index probe) and the checkpoint's
+/// `message_count` tell whether that was everything; when it was not, the caller loads with the
+/// full statement instead, so the answer still comes from one snapshot.
+/// The columns are `snapshot_sql`'s first twelve, then `has_tools`.
+macro_rules! bare_checkpoint_sql {
+    ($($filter:tt)+) => {
+        concat!(
+            "SELECT step, id, epoch, content_type, state, metadata_keys, metadata_values,
+       message_count, tool_count, checksum, created_at, quarantine_reason,
+       EXISTS (SELECT 1 FROM tool_results WHERE tenant = $1 AND run_id = $2) AS has_tools
+FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
+            $($filter)+
+        )
+    };
+}
+
 /// The newest checkpoint at or below step `$3` that is not quarantined: a backward scan of the
 /// primary key that stops at the first valid row.
-pub(super) const LOAD_LATEST: &str =
-    snapshot_sql!("step <= $3 AND quarantine_reason IS NULL ORDER BY step DESC LIMIT 1");
+macro_rules! latest_filter {
+    () => {
+        "step <= $3 AND quarantine_reason IS NULL ORDER BY step DESC LIMIT 1"
+    };
+}
+
+pub(super) const LOAD_LATEST: &str = snapshot_sql!(latest_filter!());
+pub(super) const LOAD_LATEST_BARE: &str = bare_checkpoint_sql!(latest_filter!());
 
 /// The checkpoint at exactly step `$3`, quarantined or not.
 pub(super) const LOAD_AT: &str = snapshot_sql!("step = $3");
+pub(super) const LOAD_AT_BARE: &str = bare_checkpoint_sql!("step = $3");
 
 pub(super) const TOOLS: &str = "\
 SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain

@@ -4,10 +4,12 @@
 //! schema's Drop blocks a thread: on one thread, a connection still holding a lock (say, a
 //! dropped pool whose connection tasks have not been polled yet) would make DROP SCHEMA wait.
 
+mod batches;
 mod claim_rules;
 mod lifecycle;
 mod queue_claims;
 mod queue_transitions;
+mod reads;
 mod writes;
 
 use std::collections::BTreeMap;
