@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use tokio::net::TcpListener;
@@ -130,7 +130,6 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         &["--crash-at-step".into(), args.crash_at_step.to_string()],
     )?;
     let crashed_at = unix_millis();
-    let started = Instant::now();
 
     println!("worker 2: reclaims the task once the lease expires, resumes and finishes");
     let lines = run_worker(&server, &spool, &args, &[])?;
@@ -182,7 +181,6 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
     );
     println!("email tool executions    {executions}");
     println!("distinct email calls     {distinct}");
-    let _ = started;
     if final_task.state != TaskState::Completed as i32 {
         return Err("the task did not complete".into());
     }

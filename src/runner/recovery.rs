@@ -197,7 +197,7 @@ async fn incarnate(
     };
     let mut session = Session::resumed(setup, resumed);
     let outcome = run_steps(agent, &mut session, policy, signals).await;
-    merge(stats, std::mem::take(&mut session.stats));
+    stats.absorb(std::mem::take(&mut session.stats));
     outcome
 }
 
@@ -266,13 +266,6 @@ async fn run_steps(
             }
         }
     }
-}
-
-fn merge(total: &mut RunStats, more: RunStats) {
-    total.save_latencies.extend(more.save_latencies);
-    total.save_bytes.extend(more.save_bytes);
-    total.tools_executed += more.tools_executed;
-    total.tools_replayed += more.tools_replayed;
 }
 
 async fn report_complete(clients: &Clients, task: &proto::Task, result: Vec<u8>) -> TaskEnd {

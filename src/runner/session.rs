@@ -38,6 +38,16 @@ pub struct SessionSetup {
     pub decision: Option<Decision>,
 }
 
+impl RunStats {
+    /// Adds another incarnation's or task's counters to these.
+    pub fn absorb(&mut self, more: RunStats) {
+        self.save_latencies.extend(more.save_latencies);
+        self.save_bytes.extend(more.save_bytes);
+        self.tools_executed += more.tools_executed;
+        self.tools_replayed += more.tools_replayed;
+    }
+}
+
 /// The live state of a run between Resume and the end of the attempt.
 pub struct Session {
     pub(super) clients: Clients,

@@ -104,10 +104,7 @@ fn collect(
 ) {
     match joined {
         Ok((task_id, end, stats)) => {
-            report.stats.save_latencies.extend(stats.save_latencies);
-            report.stats.save_bytes.extend(stats.save_bytes);
-            report.stats.tools_executed += stats.tools_executed;
-            report.stats.tools_replayed += stats.tools_replayed;
+            report.stats.absorb(stats);
             report.ends.push((task_id, end));
         }
         Err(error) => tracing::error!(%error, "a task's driver panicked; its lease will expire"),
