@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use serde::Deserialize;
 
+use crate::cache::CacheSettings;
 use crate::grpc::ServerSettings;
 use crate::queue::RetryPolicy;
 use crate::store::StoreOptions;
@@ -76,6 +77,18 @@ pub struct ServeArgs {
     /// is stale and may be reclaimed [default: 30s].
     #[arg(long, env = "CHECKPOINTD_QUEUE_STALE_THRESHOLD", value_parser = parse_duration)]
     pub queue_stale_threshold: Option<Duration>,
+    /// Redis URL of the hot cache, e.g. `redis://127.0.0.1:6379`; unset = no cache.
+    #[arg(long, env = "CHECKPOINTD_REDIS", hide_env_values = true)]
+    pub redis: Option<String>,
+    /// Prefix of every cache key, so deployments can share one Redis [default: checkpointd].
+    #[arg(long, env = "CHECKPOINTD_CACHE_PREFIX")]
+    pub cache_prefix: Option<String>,
+    /// How long a cache entry lives after its last write [default: 1h].
+    #[arg(long, env = "CHECKPOINTD_CACHE_TTL", value_parser = parse_duration)]
+    pub cache_ttl: Option<Duration>,
+    /// Checkpoints larger than this (state plus messages, bytes) are not cached [default: 1048576].
+    #[arg(long, env = "CHECKPOINTD_CACHE_MAX_BYTES")]
+    pub cache_max_bytes: Option<usize>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -100,6 +113,10 @@ struct FileConfig {
     queue_initial_delay: Option<String>,
     queue_max_delay: Option<String>,
     queue_stale_threshold: Option<String>,
+    redis: Option<String>,
+    cache_prefix: Option<String>,
+    cache_ttl: Option<String>,
+    cache_max_bytes: Option<usize>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -110,6 +127,8 @@ pub struct ServeConfig {
     pub server: ServerSettings,
     pub store: StoreOptions,
     pub log_format: LogFormat,
+    /// The Redis cache, when `--redis` is set.
+    pub cache: Option<CacheSettings>,
 }
 
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
@@ -146,6 +165,27 @@ impl ServeConfig {
         retry_defaults
             .validate()
             .map_err(|error| format!("invalid queue settings: {error}"))?;
+        let cache = match args.redis.or(file.redis).filter(|url| !url.is_empty()) {
+            None => None,
+            Some(url) => {
+                let defaults = CacheSettings::new(url);
+                Some(CacheSettings {
+                    prefix: args
+                        .cache_prefix
+                        .or(file.cache_prefix)
+                        .unwrap_or(defaults.prefix.clone()),
+                    ttl: args
+                        .cache_ttl
+                        .or(file_duration(&file.cache_ttl)?)
+                        .unwrap_or(defaults.ttl),
+                    max_entry_bytes: args
+                        .cache_max_bytes
+                        .or(file.cache_max_bytes)
+                        .unwrap_or(defaults.max_entry_bytes),
+                    ..defaults
+                })
+            }
+        };
         let stale_threshold = args
             .queue_stale_threshold
             .or(file_duration(&file.queue_stale_threshold)?)
@@ -179,6 +219,7 @@ impl ServeConfig {
                     .unwrap_or(StoreOptions::default().pool_size),
             },
             log_format: args.log_format.or(file.log_format).unwrap_or_default(),
+            cache,
         })
     }
 }

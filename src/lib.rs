@@ -20,6 +20,7 @@
 //! - [`error`]: one error type and its mapping to gRPC codes.
 
 pub mod bench;
+pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod domain;

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use tokio::net::TcpListener;
 
+use checkpointd::cache::CachedStore;
 use checkpointd::config::{Cli, Command, ServeConfig};
 use checkpointd::engine::Engine;
 use checkpointd::{grpc, store, telemetry};
@@ -41,10 +42,13 @@ async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::
         database = %store::redact_url(&config.database),
         "checkpointd serving"
     );
-    let backends = grpc::Backends {
-        engine: Engine::new(opened.store),
-        queue: Some(opened.queue),
-    };
+    let mut backends = grpc::Backends::from(opened);
+    if let Some(settings) = config.cache.clone() {
+        tracing::info!(redis = %store::redact_url(&settings.url), prefix = %settings.prefix, "redis cache enabled");
+        let cached = CachedStore::wrap(backends.engine.store().clone(), settings)?;
+        backends.cache_status = Some(cached.status());
+        backends.engine = Engine::new(cached);
+    }
     grpc::run(
         listener,
         backends,

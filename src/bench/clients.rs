@@ -11,7 +11,6 @@ use tokio_postgres::{NoTls, Statement};
 use tonic::transport::Channel;
 
 use super::BoxError;
-use crate::engine::Engine;
 use crate::grpc::{self, Backends, ServerSettings};
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::{LoadLatestRequest, SaveRequest};
@@ -60,10 +59,7 @@ impl InProcessServer {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let backends = Backends {
-            engine: Engine::new(opened.store),
-            queue: Some(opened.queue),
-        };
+        let backends = Backends::from(opened);
         let task = tokio::spawn(grpc::run(listener, backends, settings, async {
             let _ = stopped.await;
         }));

@@ -35,6 +35,8 @@ pub struct SavedCheckpoint {
     pub checksum: Checksum,
     pub created_at: SystemTime,
     pub already_existed: bool,
+    /// The tool results the checkpoint covers: the journal's length when it was written.
+    pub tool_count: u64,
 }
 
 /// Why a checkpoint was quarantined.

@@ -63,3 +63,29 @@ pub async fn watch_store(
     }
     publish(&reporter, false).await;
 }
+
+/// Mirrors the cache's reachability as the status of [`super::CACHE_SERVICE_NAME`] until
+/// `stop` turns true. The server as a whole stays SERVING: without Redis it is slower, not down.
+pub async fn watch_cache(
+    reporter: HealthReporter,
+    mut cache_up: tokio::sync::watch::Receiver<bool>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        let status = if *cache_up.borrow_and_update() {
+            ServingStatus::Serving
+        } else {
+            ServingStatus::NotServing
+        };
+        reporter
+            .set_service_status(super::CACHE_SERVICE_NAME, status)
+            .await;
+        tokio::select! {
+            changed = cache_up.changed() => if changed.is_err() { break },
+            _ = stop.changed() => break,
+        }
+    }
+    reporter
+        .set_service_status(super::CACHE_SERVICE_NAME, ServingStatus::NotServing)
+        .await;
+}

@@ -1,7 +1,7 @@
 //! The gRPC server: the checkpoint service, health and reflection on one listener.
 
 mod checkpoint_service;
-mod convert;
+pub(crate) mod convert;
 mod health;
 mod task_convert;
 mod task_service;
@@ -28,6 +28,19 @@ use crate::queue::{RetryPolicy, TaskQueue};
 pub struct Backends {
     pub engine: Engine,
     pub queue: Option<Arc<dyn TaskQueue>>,
+    /// Whether the Redis cache is reachable, when one is configured; health reports it.
+    pub cache_status: Option<tokio::sync::watch::Receiver<bool>>,
+}
+
+impl From<crate::store::Opened> for Backends {
+    /// The store and its queue, with no cache.
+    fn from(opened: crate::store::Opened) -> Self {
+        Self {
+            engine: Engine::new(opened.store),
+            queue: Some(opened.queue),
+            cache_status: None,
+        }
+    }
 }
 
 impl From<Engine> for Backends {
@@ -36,6 +49,7 @@ impl From<Engine> for Backends {
         Self {
             engine,
             queue: None,
+            cache_status: None,
         }
     }
 }
@@ -70,6 +84,10 @@ impl Default for ServerSettings {
 /// The fully qualified name health checks use for the checkpoint service.
 pub const CHECKPOINT_SERVICE_NAME: &str = "checkpoint.v1.CheckpointService";
 
+/// The health check name of the Redis cache: NOT_SERVING while Redis is unreachable, which
+/// degrades the server (every read goes to the store) without taking it down.
+pub const CACHE_SERVICE_NAME: &str = "checkpointd.cache";
+
 /// Serves until `shutdown` resolves, then stops accepting and drains in-flight calls for at
 /// most `settings.drain_timeout`.
 pub async fn run(
@@ -78,7 +96,11 @@ pub async fn run(
     settings: ServerSettings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let Backends { engine, queue } = backends.into();
+    let Backends {
+        engine,
+        queue,
+        cache_status,
+    } = backends.into();
     let (reporter, health_service) = tonic_health::server::health_reporter();
     // The first status is known before the first request can ask for it.
     let healthy = health::check_store(engine.store(), &reporter, Duration::from_secs(2)).await;
@@ -86,6 +108,13 @@ pub async fn run(
         tracing::warn!("store unreachable at startup; health is NOT_SERVING");
     }
     let (stop_health, health_stopped) = tokio::sync::watch::channel(false);
+    let cache_task = cache_status.map(|cache_up| {
+        tokio::spawn(health::watch_cache(
+            reporter.clone(),
+            cache_up,
+            health_stopped.clone(),
+        ))
+    });
     let health_task = tokio::spawn(health::watch_store(
         engine.store().clone(),
         reporter,
@@ -147,5 +176,8 @@ pub async fn run(
     };
     let _ = stop_health.send(true);
     let _ = health_task.await;
+    if let Some(cache_task) = cache_task {
+        let _ = cache_task.await;
+    }
     outcome
 }

@@ -16,7 +16,6 @@ use tokio::net::TcpListener;
 
 use super::client::Clients;
 use crate::config::parse_duration;
-use crate::engine::Engine;
 use crate::grpc::{self, Backends, ServerSettings};
 use crate::proto::{EnqueueRequest, GetRequest, TaskState};
 use crate::store::{self, StoreOptions};
@@ -212,10 +211,7 @@ async fn start_server(
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let url = format!("http://{}", listener.local_addr()?);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let backends = Backends {
-        engine: Engine::new(opened.store),
-        queue: Some(opened.queue),
-    };
+    let backends = Backends::from(opened);
     tokio::spawn(async move {
         let _ = grpc::run(listener, backends, ServerSettings::default(), async {
             let _ = stopped.await;

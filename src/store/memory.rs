@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use super::plan::{
     self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
 };
-use super::{CheckpointStore, Snapshot, Which};
+use super::{CheckpointHead, CheckpointStore, LatestHead, Snapshot, Which};
 use crate::domain::{
     CheckpointSummary, Checksum, Digest32, Message, MessageChain, NewCheckpoint, NewToolResult,
     Quarantine, RunKey, SavedCheckpoint, Step, StoredCheckpoint, ToolRecord,
@@ -172,6 +172,7 @@ impl CheckpointStore for MemoryStore {
                         checksum,
                         created_at,
                         already_existed: false,
+                        tool_count,
                     })
                 }
             }
@@ -307,5 +308,19 @@ impl CheckpointStore for MemoryStore {
 
     async fn ping(&self) -> Result<()> {
         Ok(())
+    }
+
+    async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
+        self.with_runs(|runs| {
+            Ok(runs.get(run).map(|data| LatestHead {
+                checkpoint: data.latest_valid(None).map(|(step, row)| CheckpointHead {
+                    step,
+                    id: row.id.clone(),
+                    epoch: row.epoch,
+                    checksum: row.checksum,
+                }),
+                tools: data.head.tools,
+            }))
+        })
     }
 }

@@ -14,8 +14,8 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use crate::domain::{
-    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    StoredCheckpoint, ToolRecord,
+    CheckpointSummary, Checksum, MessageChain, NewCheckpoint, NewToolResult, RunKey,
+    SavedCheckpoint, Step, StoredCheckpoint, ToolChain, ToolRecord,
 };
 use crate::error::{Error, Result};
 use crate::queue::{MemoryQueue, TaskQueue};
@@ -35,6 +35,25 @@ pub struct Snapshot {
     pub checkpoint: StoredCheckpoint,
     /// Every journalled tool result of the run, in journal order.
     pub tools: Vec<ToolRecord>,
+}
+
+/// What identifies the answer of `load(run, Which::LatestBelow(None))` without reading it: a
+/// cached copy of that answer is current exactly when it matches this head.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LatestHead {
+    /// The highest-step checkpoint that is not quarantined, if any.
+    pub checkpoint: Option<CheckpointHead>,
+    /// The run's tool journal: how many results, and the chain's value after the last.
+    pub tools: ToolChain,
+}
+
+/// The identity of one stored checkpoint: a rewrite of the step changes `id`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointHead {
+    pub step: Step,
+    pub id: String,
+    pub epoch: u64,
+    pub checksum: Checksum,
 }
 
 /// A durable home for checkpoints, message logs and tool journals.
@@ -94,6 +113,10 @@ pub trait CheckpointStore: Send + Sync + 'static {
 
     /// Checks that the backing database answers.
     async fn ping(&self) -> Result<()>;
+
+    /// The run's [`LatestHead`], read in one snapshot by primary key and without payloads;
+    /// `None` when the run does not exist. Far cheaper than `load`, which is the point.
+    async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>>;
 }
 
 /// Opens the store a `--database` URL names: `memory://`, `sqlite://PATH` or `postgres://...`.

@@ -157,6 +157,8 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
                 checksum,
                 created_at: existing.created_at,
                 already_existed: true,
+                // Same checksum, so the same tool chain: the journal's length now.
+                tool_count: head.tools.len,
             }));
         }
         Some(existing) if request.epoch > existing.epoch => true,

@@ -3,6 +3,7 @@
 mod support;
 
 mod bad_input;
+mod cache;
 mod checksum_vectors;
 mod corruption;
 mod durability;

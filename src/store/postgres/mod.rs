@@ -34,7 +34,7 @@ use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
-use super::{CheckpointStore, Snapshot, StoreOptions, Which, redact_url};
+use super::{CheckpointStore, LatestHead, Snapshot, StoreOptions, Which, redact_url};
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
     ToolRecord,
@@ -213,6 +213,10 @@ impl CheckpointStore for PostgresStore {
 
     async fn run_exists(&self, run: &RunKey) -> Result<bool> {
         self.exists(run).await
+    }
+
+    async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
+        self.read_latest_head(run).await
     }
 
     async fn delete_run(&self, run: &RunKey) -> Result<u64> {

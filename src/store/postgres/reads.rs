@@ -4,11 +4,13 @@ use tokio_postgres::types::ToSql;
 
 use super::PostgresStore;
 use super::error::db;
-use super::rows::{bare_snapshot, signed, snapshot, summary, tool_record, unsigned};
+use super::rows::{
+    bare_snapshot, digest_or_zero, signed, snapshot, summary, tool_record, unsigned,
+};
 use super::sql;
-use crate::domain::{CheckpointSummary, RunKey, Step, ToolRecord};
+use crate::domain::{CheckpointSummary, Checksum, RunKey, Step, ToolChain, ToolRecord};
 use crate::error::Result;
-use crate::store::{Snapshot, Which};
+use crate::store::{CheckpointHead, LatestHead, Snapshot, Which};
 
 impl PostgresStore {
     /// One statement, so one round trip and one snapshot: the checkpoint, the messages it
@@ -98,6 +100,31 @@ impl PostgresStore {
             .iter()
             .map(summary)
             .collect())
+    }
+
+    pub(super) async fn read_latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::LATEST_HEAD).await.map_err(db)?;
+        let Some(row) = client
+            .query_opt(&statement, &[&run.tenant.as_str(), &run.run_id.as_str()])
+            .await
+            .map_err(db)?
+        else {
+            return Ok(None);
+        };
+        let checkpoint = row.get::<_, Option<i64>>(2).map(|step| CheckpointHead {
+            step: Step::new(unsigned(step)),
+            id: row.get(3),
+            epoch: unsigned(row.get(4)),
+            checksum: Checksum::from_bytes(digest_or_zero(row.get(5))),
+        });
+        Ok(Some(LatestHead {
+            checkpoint,
+            tools: ToolChain {
+                len: unsigned(row.get(0)),
+                head: digest_or_zero(row.get(1)),
+            },
+        }))
     }
 
     pub(super) async fn exists(&self, run: &RunKey) -> Result<bool> {

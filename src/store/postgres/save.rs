@@ -269,6 +269,7 @@ impl PostgresStore {
             checksum,
             created_at: written.created_at,
             already_existed: false,
+            tool_count: head.tools.len,
         }))
     }
 
@@ -396,6 +397,7 @@ async fn save_under_lock(
             checksum: planned.checksum,
             created_at: written.get(1),
             already_existed: false,
+            tool_count: planned.head.tools.len,
         },
         Some(CachedRun {
             head: new_head,

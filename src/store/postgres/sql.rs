@@ -299,6 +299,17 @@ ORDER BY step DESC LIMIT 1";
 pub(super) const RUN_EXISTS: &str = "\
 SELECT EXISTS (SELECT 1 FROM runs WHERE tenant = $1 AND run_id = $2)";
 
+/// The cache's freshness check: the run row and the identity of its latest valid checkpoint,
+/// by primary key and without payloads.
+pub(super) const LATEST_HEAD: &str = "\
+SELECT r.tool_count, r.tool_head, c.step, c.id, c.epoch, c.checksum
+  FROM runs r
+  LEFT JOIN LATERAL (
+        SELECT step, id, epoch, checksum FROM checkpoints
+         WHERE tenant = r.tenant AND run_id = r.run_id AND quarantine_reason IS NULL
+         ORDER BY step DESC LIMIT 1) c ON true
+ WHERE r.tenant = $1 AND r.run_id = $2";
+
 /// DeleteRun deletes the run row first: that locks it, so later statements in the transaction
 /// see everything a concurrent writer committed before.
 pub(super) const DELETE_RUN: &str = "DELETE FROM runs WHERE tenant = $1 AND run_id = $2";

@@ -29,7 +29,7 @@ use async_trait::async_trait;
 use rusqlite::{Connection, TransactionBehavior};
 
 use self::error::DbResultExt;
-use super::{CheckpointStore, Snapshot, Which};
+use super::{CheckpointStore, LatestHead, Snapshot, Which};
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
     ToolRecord,
@@ -190,6 +190,11 @@ impl CheckpointStore for SqliteStore {
     async fn run_exists(&self, run: &RunKey) -> Result<bool> {
         let run = run.clone();
         self.read(move |conn| read::run_exists(conn, &run)).await
+    }
+
+    async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
+        let run = run.clone();
+        self.read(move |conn| read::latest_head(conn, &run)).await
     }
 
     async fn delete_run(&self, run: &RunKey) -> Result<u64> {

@@ -13,7 +13,7 @@ use crate::domain::{
 };
 use crate::error::{Error, Result};
 use crate::store::plan::{ExistingCheckpoint, RunHead};
-use crate::store::{Snapshot, Which};
+use crate::store::{CheckpointHead, LatestHead, Snapshot, Which};
 
 /// The run's write-side head, or `None` when the run does not exist.
 pub(super) fn run_head(conn: &Connection, run: &RunKey) -> Result<Option<RunHead>> {
@@ -334,4 +334,39 @@ pub(super) fn list(
         )
         .db()?;
     rows.collect::<rusqlite::Result<_>>().db()
+}
+
+/// The run's [`LatestHead`]: one statement over the run row and the latest valid checkpoint.
+pub(super) fn latest_head(conn: &Connection, run: &RunKey) -> Result<Option<LatestHead>> {
+    conn.prepare_cached(
+        "SELECT r.tool_count, r.tool_head, c.step, c.id, c.epoch, c.checksum
+           FROM runs r
+           LEFT JOIN checkpoints c
+             ON c.tenant = r.tenant AND c.run_id = r.run_id
+            AND c.step = (SELECT max(step) FROM checkpoints
+                           WHERE tenant = r.tenant AND run_id = r.run_id
+                             AND quarantine_reason IS NULL)
+          WHERE r.tenant = ?1 AND r.run_id = ?2",
+    )
+    .db()?
+    .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
+        let checkpoint = match row.get::<_, Option<i64>>(2)? {
+            None => None,
+            Some(_) => Some(CheckpointHead {
+                step: Step::new(unsigned(row, 2)?),
+                id: text(row, 3)?,
+                epoch: unsigned(row, 4)?,
+                checksum: Checksum::from_bytes(digest(row, 5)?),
+            }),
+        };
+        Ok(LatestHead {
+            checkpoint,
+            tools: ToolChain {
+                len: unsigned(row, 0)?,
+                head: digest(row, 1)?,
+            },
+        })
+    })
+    .optional()
+    .db()
 }

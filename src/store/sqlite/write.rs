@@ -96,6 +96,7 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
         checksum,
         created_at,
         already_existed: false,
+        tool_count,
     })
 }
 

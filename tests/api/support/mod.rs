@@ -3,11 +3,15 @@
 mod postgres;
 mod process;
 mod proxy;
+mod redis;
 pub mod requests;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
+
+use checkpointd::cache::{CacheSettings, CachedStore};
 
 use checkpointd::engine::Engine;
 use checkpointd::grpc::{self, ServerSettings};
@@ -20,6 +24,7 @@ use tonic::transport::Channel;
 pub use postgres::{PgSchema, database_url};
 pub use process::{ServerProcess, WorkerProcess};
 pub use proxy::TcpProxy;
+pub use redis::{RedisProcess, redis_connection, redis_url, unique_prefix, wait_until};
 
 /// The store a test server runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,10 +77,25 @@ pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
     let opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
         .await
         .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
-    let backends = grpc::Backends {
-        engine: Engine::new(opened.store),
-        queue: Some(opened.queue),
-    };
+    serve_backends(grpc::Backends::from(opened), settings).await
+}
+
+/// Starts a server in-process on an existing database URL with a Redis cache in front.
+pub async fn serve_cached(url: &str, cache: CacheSettings) -> (TestApp, Arc<CachedStore>) {
+    let opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
+        .await
+        .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
+    let mut backends = grpc::Backends::from(opened);
+    let cached = CachedStore::wrap(backends.engine.store().clone(), cache).expect("wrap store");
+    backends.cache_status = Some(cached.status());
+    backends.engine = Engine::new(cached.clone());
+    (
+        serve_backends(backends, ServerSettings::default()).await,
+        cached,
+    )
+}
+
+async fn serve_backends(backends: grpc::Backends, settings: ServerSettings) -> TestApp {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
     let addr = listener.local_addr().unwrap();
     let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();

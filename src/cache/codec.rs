@@ -1,0 +1,124 @@
+//! The bytes kept in Redis: checkpointd's own protobuf messages, so the format is documented
+//! in the proto files and decoding never trusts Redis more than the wire.
+
+use std::time::SystemTime;
+
+use prost::Message as _;
+
+use crate::domain::{
+    CallId, Checksum, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step, StoredCheckpoint,
+    ToolChain, ToolRecord,
+};
+use crate::grpc::convert::{message_to_wire, timestamp, tool_to_wire};
+use crate::proto;
+use crate::store::Snapshot;
+
+/// The header of the checkpoint a Save just committed.
+pub fn saved_header(request: &NewCheckpoint, saved: &SavedCheckpoint) -> Vec<u8> {
+    proto::Checkpoint {
+        checkpoint_id: saved.id.clone(),
+        run_id: request.run.run_id.as_str().to_owned(),
+        step: request.step.as_i64(),
+        content_type: request.content_type.clone(),
+        state: request.state.clone(),
+        messages: Vec::new(),
+        metadata: request.metadata.clone().into_iter().collect(),
+        epoch: request.epoch,
+        checksum: saved.checksum.to_hex(),
+        created_at: Some(timestamp(saved.created_at)),
+        message_count: request.message_offset + request.messages.len() as u64,
+        tool_count: saved.tool_count,
+    }
+    .encode_to_vec()
+}
+
+/// The header of a checkpoint read from the store.
+pub fn stored_header(checkpoint: &StoredCheckpoint) -> Vec<u8> {
+    proto::Checkpoint {
+        checkpoint_id: checkpoint.id.clone(),
+        run_id: checkpoint.run_id.as_str().to_owned(),
+        step: checkpoint.step.as_i64(),
+        content_type: checkpoint.content_type.clone(),
+        state: checkpoint.state.clone(),
+        messages: Vec::new(),
+        metadata: checkpoint.metadata.clone().into_iter().collect(),
+        epoch: checkpoint.epoch,
+        checksum: checkpoint.checksum.to_hex(),
+        created_at: Some(timestamp(checkpoint.created_at)),
+        message_count: checkpoint.message_count,
+        tool_count: checkpoint.tool_count,
+    }
+    .encode_to_vec()
+}
+
+pub fn message(message: &Message) -> Vec<u8> {
+    message_to_wire(message.clone()).encode_to_vec()
+}
+
+pub fn tool(record: &ToolRecord) -> Vec<u8> {
+    tool_to_wire(record.clone()).encode_to_vec()
+}
+
+/// Rebuilds a snapshot from cached bytes. `None` when anything fails to decode; whether the
+/// content is *right* is for the caller to check against the store's head and the checksum.
+pub fn snapshot(
+    run: &RunKey,
+    header: &[u8],
+    messages: &[Vec<u8>],
+    tools: &[Vec<u8>],
+) -> Option<Snapshot> {
+    let header = proto::Checkpoint::decode(header).ok()?;
+    let count = usize::try_from(header.message_count).ok()?;
+    let messages = messages
+        .get(..count)?
+        .iter()
+        .map(|raw| {
+            proto::Message::decode(raw.as_slice()).map(|message| Message {
+                role: message.role,
+                content: message.content,
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .ok()?;
+    let mut chain = ToolChain::EMPTY;
+    let tools = tools
+        .iter()
+        .map(|raw| {
+            let wire = proto::ToolResult::decode(raw.as_slice()).ok()?;
+            let mut record = ToolRecord {
+                call_id: CallId::parse(&wire.call_id).ok()?,
+                tool_name: wire.tool_name,
+                step: Step::parse(wire.step).ok()?,
+                output: wire.output,
+                is_error: wire.is_error,
+                seq: wire.seq,
+                recorded_at: system_time(wire.recorded_at)?,
+                chain: [0; 32],
+            };
+            record.chain = chain.push_record(&record);
+            Some(record)
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Snapshot {
+        checkpoint: StoredCheckpoint {
+            id: header.checkpoint_id,
+            run_id: run.run_id.clone(),
+            step: Step::parse(header.step).ok()?,
+            epoch: header.epoch,
+            content_type: header.content_type,
+            state: header.state,
+            metadata: header.metadata.into_iter().collect(),
+            messages,
+            message_count: header.message_count,
+            tool_count: header.tool_count,
+            checksum: Checksum::parse_hex(&header.checksum).ok()?,
+            created_at: system_time(header.created_at)?,
+            quarantine: None,
+        },
+        tools,
+    })
+}
+
+fn system_time(timestamp: Option<prost_types::Timestamp>) -> Option<SystemTime> {
+    SystemTime::try_from(timestamp?).ok()
+}

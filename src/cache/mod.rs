@@ -1,0 +1,332 @@
+//! The Redis hot cache: a wrapper around any [`CheckpointStore`] that serves a run's latest
+//! checkpoint from Redis once the store confirms it is still the latest.
+//!
+//! Correctness never rests on Redis. Every hit is checked against [`LatestHead`] — the store's
+//! latest valid checkpoint (step, id, epoch, checksum) and tool-journal head, read by primary
+//! key without payloads — and its checksum is verified. So an entry left stale by a crash
+//! between commit and cache write, by writes made while Redis was down, by another server
+//! instance, or by a newer epoch is a miss, never an answer. Writes go to Redis only after the
+//! store's commit, queued so a Save never waits for Redis.
+
+mod codec;
+mod keys;
+mod link;
+mod stats;
+mod writer;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::watch;
+
+pub use keys::RunKeys;
+pub use stats::{CacheCounts, CacheStats};
+
+use crate::domain::{
+    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
+    ToolRecord,
+};
+use crate::error::Result;
+use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
+use link::RedisLink;
+use writer::{CacheWrite, CacheWriter};
+
+/// How the cache behaves; see the `--cache-*` flags.
+#[derive(Clone, Debug)]
+pub struct CacheSettings {
+    /// `redis://host:port[/db]`.
+    pub url: String,
+    /// Prepended to every key, so several deployments can share one Redis.
+    pub prefix: String,
+    /// How long an entry lives after its last write.
+    pub ttl: Duration,
+    /// Checkpoints whose state and messages exceed this many bytes are not cached.
+    pub max_entry_bytes: usize,
+    /// How long a Redis call may take before Redis counts as down for a while.
+    pub timeout: Duration,
+}
+
+impl CacheSettings {
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            prefix: "checkpointd".to_owned(),
+            ttl: Duration::from_secs(3600),
+            max_entry_bytes: 1024 * 1024,
+            timeout: Duration::from_millis(250),
+        }
+    }
+}
+
+/// A [`CheckpointStore`] with a Redis cache in front of its latest-checkpoint reads.
+pub struct CachedStore {
+    inner: Arc<dyn CheckpointStore>,
+    link: Arc<RedisLink>,
+    writer: CacheWriter,
+    settings: CacheSettings,
+}
+
+impl CachedStore {
+    /// Wraps `inner`. Fails only on a malformed URL; an unreachable Redis is an outage.
+    pub fn wrap(inner: Arc<dyn CheckpointStore>, settings: CacheSettings) -> Result<Arc<Self>> {
+        let link = RedisLink::start(&settings.url, settings.timeout).map_err(|error| {
+            crate::error::Error::InvalidArgument(format!("invalid redis url: {error}"))
+        })?;
+        let ttl_ms = u64::try_from(settings.ttl.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        let writer = CacheWriter::start(link.clone(), ttl_ms);
+        Ok(Arc::new(Self {
+            inner,
+            link,
+            writer,
+            settings,
+        }))
+    }
+
+    pub fn stats(&self) -> Arc<CacheStats> {
+        self.link.stats.clone()
+    }
+
+    /// Whether Redis is reachable; health reports it as a degraded dependency.
+    pub fn status(&self) -> watch::Receiver<bool> {
+        self.link.status()
+    }
+
+    fn keys(&self, run: &RunKey) -> RunKeys {
+        RunKeys::new(&self.settings.prefix, run)
+    }
+
+    /// The latest checkpoint: from Redis when it matches the store's head, else from the store.
+    async fn load_latest(&self, run: &RunKey) -> Result<Option<Snapshot>> {
+        let Some(mut connection) = self.link.connection() else {
+            CacheStats::bump(&self.link.stats.bypassed);
+            return self.inner.load(run, Which::LatestBelow(None)).await;
+        };
+        let keys = self.keys(run);
+        // Both round trips at once: a hit costs the slower of the two, not their sum.
+        let fetch = tokio::time::timeout(self.link.timeout(), fetch(&mut connection, &keys));
+        let (head, cached) = tokio::join!(self.inner.latest_head(run), fetch);
+        let head = head?;
+        match cached {
+            Ok(Ok(entry)) => {
+                if let Some(snapshot) = self.judge(run, &keys, head.as_ref(), entry) {
+                    CacheStats::bump(&self.link.stats.hits);
+                    return Ok(Some(snapshot));
+                }
+            }
+            Ok(Err(error)) => {
+                CacheStats::bump(&self.link.stats.bypassed);
+                self.link.failed("read", &error);
+            }
+            Err(_) => {
+                CacheStats::bump(&self.link.stats.bypassed);
+                self.link.failed("read", &"timed out");
+            }
+        }
+        let found = self.inner.load(run, Which::LatestBelow(None)).await?;
+        if let Some(snapshot) = &found {
+            self.fill(&keys, snapshot);
+        }
+        Ok(found)
+    }
+
+    /// The cached entry as a snapshot if it is exactly the store's latest; counts the outcome.
+    fn judge(
+        &self,
+        run: &RunKey,
+        keys: &RunKeys,
+        head: Option<&LatestHead>,
+        entry: Entry,
+    ) -> Option<Snapshot> {
+        let stats = &self.link.stats;
+        let Some(header) = entry.header else {
+            CacheStats::bump(&stats.misses);
+            return None;
+        };
+        let Some(snapshot) = codec::snapshot(run, &header, &entry.messages, &entry.tools) else {
+            CacheStats::bump(&stats.corrupt);
+            self.writer.send(CacheWrite::Evicted { keys: keys.clone() });
+            return None;
+        };
+        if !matches_head(&snapshot, head) {
+            CacheStats::bump(&stats.stale);
+            return None;
+        }
+        if let Err(reason) = snapshot.checkpoint.verify(&snapshot.tools) {
+            tracing::warn!(run_id = %run.run_id, %reason, "dropping a corrupt cache entry");
+            CacheStats::bump(&stats.corrupt);
+            self.writer.send(CacheWrite::Evicted { keys: keys.clone() });
+            return None;
+        }
+        Some(snapshot)
+    }
+
+    fn fill(&self, keys: &RunKeys, snapshot: &Snapshot) {
+        let checkpoint = &snapshot.checkpoint;
+        let bytes = checkpoint.state.len()
+            + checkpoint
+                .messages
+                .iter()
+                .map(|message| message.content.len())
+                .sum::<usize>();
+        if bytes > self.settings.max_entry_bytes {
+            CacheStats::bump(&self.link.stats.skipped_large);
+            return;
+        }
+        self.writer.send(CacheWrite::Filled {
+            keys: keys.clone(),
+            header: codec::stored_header(checkpoint),
+            messages: checkpoint.messages.iter().map(codec::message).collect(),
+            tools: snapshot.tools.iter().map(codec::tool).collect(),
+        });
+    }
+}
+
+/// Whether a decoded entry is the store's latest checkpoint with the store's whole journal.
+fn matches_head(snapshot: &Snapshot, head: Option<&LatestHead>) -> bool {
+    let Some(head) = head else { return false };
+    let Some(latest) = &head.checkpoint else {
+        return false;
+    };
+    let checkpoint = &snapshot.checkpoint;
+    let journal_head = snapshot.tools.last().map_or([0; 32], |record| record.chain);
+    latest.step == checkpoint.step
+        && latest.id == checkpoint.id
+        && latest.epoch == checkpoint.epoch
+        && latest.checksum == checkpoint.checksum
+        && head.tools.len == snapshot.tools.len() as u64
+        && head.tools.head == journal_head
+}
+
+/// A run's entry as Redis holds it.
+struct Entry {
+    header: Option<Vec<u8>>,
+    messages: Vec<Vec<u8>>,
+    tools: Vec<Vec<u8>>,
+}
+
+async fn fetch(
+    connection: &mut redis::aio::ConnectionManager,
+    keys: &RunKeys,
+) -> redis::RedisResult<Entry> {
+    let (header, messages, tools) = redis::pipe()
+        .get(&keys.checkpoint)
+        .lrange(&keys.messages, 0, -1)
+        .lrange(&keys.tools, 0, -1)
+        .query_async(connection)
+        .await?;
+    Ok(Entry {
+        header,
+        messages,
+        tools,
+    })
+}
+
+#[async_trait]
+impl CheckpointStore for CachedStore {
+    async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
+        let saved = self.inner.save(checkpoint).await?;
+        let keys = self.keys(&checkpoint.run);
+        let bytes = checkpoint.state.len()
+            + checkpoint
+                .messages
+                .iter()
+                .map(|message| message.content.len())
+                .sum::<usize>();
+        if bytes > self.settings.max_entry_bytes {
+            CacheStats::bump(&self.link.stats.skipped_large);
+            self.writer.send(CacheWrite::Evicted { keys });
+        } else if !saved.already_existed {
+            self.writer.send(CacheWrite::Saved {
+                keys,
+                header: codec::saved_header(checkpoint, &saved),
+                offset: checkpoint.message_offset,
+                messages: checkpoint.messages.iter().map(codec::message).collect(),
+            });
+        }
+        Ok(saved)
+    }
+
+    async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
+        let (record, existed) = self.inner.record_tool_result(result).await?;
+        if !existed {
+            self.writer.send(CacheWrite::ToolRecorded {
+                keys: self.keys(&result.run),
+                seq: record.seq,
+                tool: codec::tool(&record),
+            });
+        }
+        Ok((record, existed))
+    }
+
+    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+        match which {
+            Which::LatestBelow(None) => self.load_latest(run).await,
+            // Fallbacks past corrupt checkpoints and exact steps are rare: straight to the store.
+            _ => self.inner.load(run, which).await,
+        }
+    }
+
+    async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
+        self.inner.tools(run).await
+    }
+
+    async fn steps(&self, run: &RunKey) -> Result<Vec<Step>> {
+        self.inner.steps(run).await
+    }
+
+    async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
+        // The head check already stops a quarantined checkpoint being served; evicting just
+        // frees the memory sooner.
+        self.inner.quarantine(run, step, reason).await?;
+        self.writer.send(CacheWrite::Evicted {
+            keys: self.keys(run),
+        });
+        Ok(())
+    }
+
+    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+        self.inner.begin_resume(run).await
+    }
+
+    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+        self.inner.rewind(run, epoch, chain).await?;
+        self.writer.send(CacheWrite::Rewound {
+            keys: self.keys(run),
+            len: chain.len,
+        });
+        Ok(())
+    }
+
+    async fn list(
+        &self,
+        run: &RunKey,
+        after: Option<Step>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointSummary>> {
+        self.inner.list(run, after, limit).await
+    }
+
+    async fn run_exists(&self, run: &RunKey) -> Result<bool> {
+        self.inner.run_exists(run).await
+    }
+
+    async fn delete_run(&self, run: &RunKey) -> Result<u64> {
+        let deleted = self.inner.delete_run(run).await?;
+        self.writer.send(CacheWrite::Evicted {
+            keys: self.keys(run),
+        });
+        Ok(deleted)
+    }
+
+    async fn ping(&self) -> Result<()> {
+        // Redis is not part of the store's health: its outage degrades, never fails.
+        self.inner.ping().await
+    }
+
+    async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
+        self.inner.latest_head(run).await
+    }
+}

@@ -1,0 +1,140 @@
+//! Redis for cache tests: the shared server from `TEST_REDIS_URL`, and private `redis-server`
+//! processes a test can kill and restart.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use redis::aio::MultiplexedConnection;
+
+/// `TEST_REDIS_URL`, or the local default.
+pub fn redis_url() -> String {
+    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+}
+
+/// A raw connection, bypassing checkpointd; panics with a hint when Redis is not there.
+pub async fn redis_connection(url: &str) -> MultiplexedConnection {
+    let client = redis::Client::open(url).expect("parse redis url");
+    client
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap_or_else(|error| {
+            panic!(
+                "tests need Redis at {url} (set TEST_REDIS_URL): {error}. Start it with: \
+                 redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no"
+            )
+        })
+}
+
+/// A key prefix no other test (or earlier run) uses.
+pub fn unique_prefix() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "cpd-test-{}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    )
+}
+
+/// A `redis-server` of this test's own, with an append-only file fsynced on every write, so a
+/// restart after SIGKILL brings back exactly the entries it held — stale ones included.
+pub struct RedisProcess {
+    child: Option<Child>,
+    pub port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl RedisProcess {
+    pub async fn start() -> Self {
+        let port = {
+            let listener = TcpListener::bind("127.0.0.1:0").expect("find a free port");
+            listener.local_addr().unwrap().port()
+        };
+        let mut redis = Self {
+            child: None,
+            port,
+            dir: tempfile::tempdir().expect("temp dir for redis"),
+        };
+        redis.spawn().await;
+        redis
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// SIGKILL: Redis gets no chance to say goodbye to its clients.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().expect("SIGKILL redis-server");
+            child.wait().expect("reap redis-server");
+        }
+    }
+
+    /// Starts again on the same port and data directory.
+    pub async fn restart(&mut self) {
+        self.kill9();
+        self.spawn().await;
+    }
+
+    async fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
+            .arg("--dir")
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server (install it: apt-get install redis-server)");
+        self.child = Some(child);
+        let url = self.url();
+        wait_until("redis-server accepts connections", || {
+            let url = url.clone();
+            async move {
+                let Ok(client) = redis::Client::open(url.as_str()) else {
+                    return false;
+                };
+                match client.get_multiplexed_async_connection().await {
+                    Ok(mut connection) => redis::cmd("PING")
+                        .query_async::<String>(&mut connection)
+                        .await
+                        .is_ok(),
+                    Err(_) => false,
+                }
+            }
+        })
+        .await;
+    }
+}
+
+impl Drop for RedisProcess {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+/// Polls `check` until it holds, panicking after 15 s with `what`.
+pub async fn wait_until<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !check().await {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
