@@ -4,6 +4,7 @@ mod support;
 
 mod bad_input;
 mod cache;
+mod cache_processes;
 mod checksum_vectors;
 mod corruption;
 mod durability;

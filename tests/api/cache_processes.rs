@@ -1,0 +1,161 @@
+//! The cache across real processes: two `checkpointd serve` instances sharing one Postgres and
+//! one Redis, and a private `redis-server` SIGKILLed in the middle of a stream of requests.
+
+use std::net::SocketAddr;
+
+use checkpointd::cache::RunKeys;
+use checkpointd::domain::{RunId, RunKey, Tenant};
+use checkpointd::proto::{Checkpoint, LoadLatestRequest};
+use prost::Message as _;
+use redis::AsyncCommands;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+
+use crate::support::requests::{message, save};
+use crate::support::{
+    PgSchema, RedisProcess, ServerProcess, channel, connect, redis_connection, redis_url,
+    unique_prefix, wait_until,
+};
+
+async fn health(addr: SocketAddr, service: &str) -> ServingStatus {
+    let mut client = HealthClient::new(channel(addr).await);
+    let status = client
+        .check(HealthCheckRequest {
+            service: service.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .status;
+    ServingStatus::try_from(status).unwrap()
+}
+
+#[tokio::test]
+async fn two_instances_saving_alternately_always_load_the_true_latest() {
+    let schema = PgSchema::create().await;
+    let (redis, prefix) = (redis_url(), unique_prefix());
+    let cache_args = ["--redis", &redis, "--cache-prefix", &prefix];
+    let first = ServerProcess::start(&schema.url(), &cache_args);
+    let second = ServerProcess::start(&schema.url(), &cache_args);
+    let mut clients = [connect(first.addr).await, connect(second.addr).await];
+
+    for step in 1..=30_i64 {
+        let writer = usize::try_from(step % 2).unwrap();
+        let mut request = save("shared", step, format!("state {step}").as_bytes());
+        request.message_offset = u64::try_from(step - 1).unwrap();
+        request.messages = vec![message("user", &format!("turn {step}"))];
+        clients[writer].save(request).await.unwrap();
+        // Read from both, twice, so the second read of each can be a hit.
+        for _ in 0..2 {
+            for client in &mut clients {
+                let checkpoint = client
+                    .load_latest(LoadLatestRequest {
+                        run_id: "shared".into(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .checkpoint
+                    .unwrap();
+                assert_eq!(checkpoint.step, step);
+                assert_eq!(checkpoint.state, format!("state {step}").as_bytes());
+                assert_eq!(checkpoint.messages.len(), usize::try_from(step).unwrap());
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after_it_returns() {
+    let schema = PgSchema::create().await;
+    let mut redis = RedisProcess::start().await;
+    let prefix = unique_prefix();
+    let server = ServerProcess::start(
+        &schema.url(),
+        &["--redis", &redis.url(), "--cache-prefix", &prefix],
+    );
+    let mut client = connect(server.addr).await;
+    wait_until("the cache is healthy", || async {
+        health(server.addr, "checkpointd.cache").await == ServingStatus::Serving
+    })
+    .await;
+
+    let mut step = 0_i64;
+    let mut next = async |client: &mut _| {
+        step += 1;
+        let client: &mut checkpointd::proto::checkpoint_service_client::CheckpointServiceClient<_> =
+            client;
+        client
+            .save(save("stream", step, format!("state {step}").as_bytes()))
+            .await
+            .expect("save must not fail whatever Redis does");
+        let checkpoint = client
+            .load_latest(LoadLatestRequest {
+                run_id: "stream".into(),
+            })
+            .await
+            .expect("load must not fail whatever Redis does")
+            .into_inner()
+            .checkpoint
+            .unwrap();
+        assert_eq!(checkpoint.step, step, "a stale checkpoint was served");
+    };
+
+    for _ in 0..10 {
+        next(&mut client).await;
+    }
+    redis.kill9();
+    for _ in 0..10 {
+        next(&mut client).await;
+    }
+    assert_eq!(health(server.addr, "").await, ServingStatus::Serving);
+    wait_until("the cache is reported degraded", || async {
+        health(server.addr, "checkpointd.cache").await == ServingStatus::NotServing
+    })
+    .await;
+
+    // The restarted Redis reloads its append-only file: it holds step 10, ten steps stale.
+    redis.restart().await;
+    wait_until("the cache is used again", || async {
+        health(server.addr, "checkpointd.cache").await == ServingStatus::Serving
+    })
+    .await;
+    let key = RunKeys::new(
+        &prefix,
+        &RunKey::new(Tenant::default_tenant(), RunId::parse("stream").unwrap()),
+    )
+    .checkpoint;
+    let held: Vec<u8> = redis_connection(&redis.url())
+        .await
+        .get(&key)
+        .await
+        .unwrap();
+    assert_eq!(Checkpoint::decode(held.as_slice()).unwrap().step, 10);
+    let latest = client
+        .load_latest(LoadLatestRequest {
+            run_id: "stream".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .checkpoint
+        .unwrap();
+    assert_eq!(
+        latest.step, 20,
+        "the stale entry from before the outage was served"
+    );
+    // The read refilled the entry, so Redis is back in use.
+    wait_until("the entry is refilled", || async {
+        let held: Vec<u8> = redis_connection(&redis.url())
+            .await
+            .get(&key)
+            .await
+            .unwrap();
+        Checkpoint::decode(held.as_slice()).unwrap().step == 20
+    })
+    .await;
+    for _ in 0..10 {
+        next(&mut client).await;
+    }
+}
