@@ -11,6 +11,7 @@ use tokio_postgres::{NoTls, Statement};
 use tonic::transport::Channel;
 
 use super::BoxError;
+use crate::cache::{CacheSettings, CachedStore};
 use crate::grpc::{self, Backends, ServerSettings};
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::{LoadLatestRequest, SaveRequest};
@@ -56,10 +57,28 @@ impl InProcessServer {
         let opened = store::open_with_queue(url, options)
             .await
             .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?;
+        Self::serve(Backends::from(opened), settings).await
+    }
+
+    /// Serves the store `url` names with a Redis cache in front.
+    pub async fn start_cached(
+        url: &str,
+        options: &StoreOptions,
+        cache: CacheSettings,
+    ) -> Result<Self, BoxError> {
+        let opened = store::open_with_queue(url, options)
+            .await
+            .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?;
+        let mut backends = Backends::from(opened);
+        let cached = CachedStore::wrap(backends.engine.store().clone(), cache)?;
+        backends.engine = crate::engine::Engine::new(cached);
+        Self::serve(backends, ServerSettings::default()).await
+    }
+
+    async fn serve(backends: Backends, settings: ServerSettings) -> Result<Self, BoxError> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let backends = Backends::from(opened);
         let task = tokio::spawn(grpc::run(listener, backends, settings, async {
             let _ = stopped.await;
         }));

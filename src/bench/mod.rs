@@ -7,6 +7,7 @@
 //! them alike and the ratios stay meaningful. The recovery scenario runs real `checkpointd
 //! worker` processes (this executable) against an in-process server.
 
+mod cache;
 mod claimer;
 mod clients;
 mod payload;
@@ -46,6 +47,8 @@ pub enum Scenario {
     Queue,
     /// SIGKILLed worker process to resumption on another.
     Recovery,
+    /// LoadLatest and Save with the Redis cache against Postgres alone.
+    Cache,
 }
 
 /// Flags of `checkpointd bench`.
@@ -59,7 +62,11 @@ pub struct BenchArgs {
     )]
     pub postgres: String,
     /// Scenarios to run.
-    #[arg(long, value_delimiter = ',', default_value = "core,queue,recovery")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "core,queue,recovery,cache"
+    )]
     pub scenarios: Vec<Scenario>,
     /// Operations per contender per measurement with one client (four times that, split
     /// across the clients, with many) [default: 300, or 20 with --quick].
@@ -83,6 +90,13 @@ pub struct BenchArgs {
     /// Queue scenario: concurrent claimers, each with its own connection.
     #[arg(long, default_value_t = 8)]
     pub queue_workers: usize,
+    /// Redis the cache scenario puts in front of Postgres.
+    #[arg(
+        long,
+        env = "CHECKPOINTD_BENCH_REDIS",
+        default_value = "redis://127.0.0.1:6379"
+    )]
+    pub redis: String,
     /// Recovery scenario: crashes measured [default: 5, or 2 with --quick].
     #[arg(long)]
     pub recovery_runs: Option<usize>,
@@ -125,7 +139,7 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
         concurrencies.push(args.concurrency);
     }
     let mut stores = args.stores.clone();
-    stores.retain(|kind| *kind != Kind::Raw);
+    stores.retain(|kind| !matches!(kind, Kind::Raw | Kind::Cached));
     stores.sort();
     stores.dedup();
     let options = StoreOptions {
@@ -172,6 +186,9 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
             Scenario::Recovery => tasks::run_recovery(&schemas, &options, recovery_effort)
                 .await
                 .map(|runs| tasks::print_recovery(&runs, recovery_effort)),
+            Scenario::Cache => cache::run_cache(&schemas, &options, effort, &args.redis)
+                .await
+                .map(|results| cache::print_cache(&results)),
         };
         if let Err(error) = result {
             outcome = Err(format!("scenario {scenario:?}: {error}").into());
@@ -242,7 +259,7 @@ async fn measure(setup: Setup<'_>) -> Result<(), BoxError> {
         let url = match kind {
             Kind::Postgres => url_with_schema(setup.base, setup.store_schema),
             Kind::Sqlite => format!("sqlite://{}", setup.scratch.join("bench.db").display()),
-            Kind::Memory | Kind::Raw => "memory://".to_owned(),
+            Kind::Memory | Kind::Raw | Kind::Cached => "memory://".to_owned(),
         };
         let server = InProcessServer::start(&url, setup.options).await?;
         contenders.push(Contender {

@@ -19,6 +19,9 @@ pub enum Kind {
     Postgres,
     Sqlite,
     Memory,
+    /// checkpointd on Postgres with the Redis cache in front (the cache scenario only).
+    #[value(skip)]
+    Cached,
 }
 
 impl Kind {
@@ -28,6 +31,7 @@ impl Kind {
             Kind::Postgres => "checkpointd postgres",
             Kind::Sqlite => "checkpointd sqlite",
             Kind::Memory => "checkpointd memory",
+            Kind::Cached => "checkpointd postgres + redis",
         }
     }
 

@@ -116,6 +116,7 @@ pub fn snapshot(
             quarantine: None,
         },
         tools,
+        verified: false,
     })
 }
 

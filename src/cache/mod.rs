@@ -160,7 +160,10 @@ impl CachedStore {
             self.writer.send(CacheWrite::Evicted { keys: keys.clone() });
             return None;
         }
-        Some(snapshot)
+        Some(Snapshot {
+            verified: true,
+            ..snapshot
+        })
     }
 
     fn fill(&self, keys: &RunKeys, snapshot: &Snapshot) {

@@ -81,6 +81,7 @@ impl RunData {
                 quarantine: row.quarantine.clone(),
             },
             tools: self.tools.clone(),
+            verified: false,
         }
     }
 }

@@ -35,6 +35,9 @@ pub struct Snapshot {
     pub checkpoint: StoredCheckpoint,
     /// Every journalled tool result of the run, in journal order.
     pub tools: Vec<ToolRecord>,
+    /// Already verified by whoever produced it: the cache verifies every hit itself, because a
+    /// bad cache entry must be dropped, never quarantined in the store. Backends say `false`.
+    pub verified: bool,
 }
 
 /// What identifies the answer of `load(run, Which::LatestBelow(None))` without reading it: a

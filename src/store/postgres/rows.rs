@@ -132,6 +132,7 @@ pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
     Ok(Snapshot {
         checkpoint: stored_checkpoint(row, run, messages),
         tools: journal(row)?,
+        verified: false,
     })
 }
 
@@ -146,6 +147,7 @@ pub(super) fn bare_snapshot(row: &Row, run: &RunKey) -> Option<Snapshot> {
     Some(Snapshot {
         checkpoint: stored_checkpoint(row, run, Vec::new()),
         tools: Vec::new(),
+        verified: false,
     })
 }
 

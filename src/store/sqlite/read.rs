@@ -154,6 +154,7 @@ pub(super) fn snapshot(conn: &Connection, run: &RunKey, which: Which) -> Result<
     Ok(Some(Snapshot {
         checkpoint,
         tools: tools(conn, run)?,
+        verified: false,
     }))
 }
 
