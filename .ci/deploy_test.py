@@ -6,7 +6,9 @@ Run by .ci/run after helm is installed:  HELM=path/to/helm python .ci/deploy_tes
 import base64
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -221,6 +223,38 @@ class ChartTest(unittest.TestCase):
         server = deployment(self.renders["defaults"], "server")
         self.assertEqual(budget["spec"]["selector"]["matchLabels"],
                          server["spec"]["selector"]["matchLabels"])
+
+
+def rendered_notes(*sets):
+    """NOTES.txt as helm would print it: helm template skips it, so it is rendered as a ConfigMap
+    from a copy of the chart."""
+    with tempfile.TemporaryDirectory() as scratch:
+        chart = Path(scratch) / "chart"
+        shutil.copytree(CHART, chart)
+        notes = (chart / "templates" / "NOTES.txt").read_text()
+        (chart / "templates" / "NOTES.txt").unlink()
+        (chart / "templates" / "_notes.tpl").write_text(
+            '{{- define "notes" }}' + notes + "{{- end }}")
+        (chart / "templates" / "notes.yaml").write_text(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata:\n  notes: |\n"
+            '{{ include "notes" . | indent 4 }}\n')
+        command = [HELM, "template", "rel", str(chart), "--kube-version", KUBE_VERSION,
+                   "--namespace", "agents", "--show-only", "templates/notes.yaml"]
+        for assignment in sets:
+            command += ["--set", assignment]
+        result = subprocess.run(command, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        return yaml.safe_load(result.stdout)["data"]["notes"]
+
+
+class NotesTest(unittest.TestCase):
+    def test_notes_show_grpcurl_through_a_port_forward(self):
+        notes = rendered_notes(f"database.url={DATABASE_URL}")
+        self.assertIn("kubectl --namespace agents port-forward svc/rel-checkpointd 50051:50051",
+                      notes)
+        self.assertIn("grpcurl -plaintext 127.0.0.1:50051 list", notes)
+        self.assertIn("grpc.health.v1.Health/Check", notes)
+        self.assertNotIn(DATABASE_URL, notes)
 
 
 def declared_env():
