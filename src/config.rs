@@ -38,6 +38,8 @@ pub enum Command {
     Tasks(crate::cli::TasksArgs),
     /// Inspect and recover runs: show checkpoints with validity, resume.
     Runs(crate::cli::RunsArgs),
+    /// Ask a server's gRPC health service once; exit 0 only when it is SERVING.
+    Health(crate::cli::HealthArgs),
 }
 
 /// Flags of `checkpointd serve`; each also reads a `CHECKPOINTD_*` variable.

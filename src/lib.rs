@@ -14,7 +14,7 @@
 //! - [`config`]: layered configuration and the command line.
 //! - [`telemetry`]: logging and tracing setup.
 //! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
-//! - [`cli`]: the operator commands (`tasks`, `runs`), gRPC clients of a running server.
+//! - [`cli`]: the operator commands (`tasks`, `runs`, `health`), gRPC clients of a running server.
 //! - [`queue`]: the task queue contract, its rules, and the in-memory queue.
 //! - [`runner`]: the bundled runner (`checkpointd worker`, `checkpointd demo`).
 //! - [`error`]: one error type and its mapping to gRPC codes.

@@ -20,6 +20,7 @@ async fn main() -> ExitCode {
         Command::Demo(args) => checkpointd::runner::demo::run(args).await,
         Command::Tasks(args) => checkpointd::cli::tasks(args).await,
         Command::Runs(args) => checkpointd::cli::runs(args).await,
+        Command::Health(args) => checkpointd::cli::health(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -145,7 +145,7 @@ impl Client {
 }
 
 /// The server URL to dial: `host:port` alone means plain `http://host:port`.
-fn server_url(raw: &str) -> Result<String, CliError> {
+pub(super) fn server_url(raw: &str) -> Result<String, CliError> {
     let trimmed = raw.trim().trim_end_matches('/');
     if trimmed.is_empty() {
         return Err(CliError::Other("--server must not be empty".to_owned()));
@@ -166,7 +166,7 @@ fn server_url(raw: &str) -> Result<String, CliError> {
 }
 
 /// An error and its sources on one line: transport errors keep the useful part in a source.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

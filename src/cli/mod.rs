@@ -2,9 +2,11 @@
 //!
 //! `checkpointd tasks ...` talks to `checkpoint.v1.TaskService`, `checkpointd runs ...` to
 //! `checkpoint.v1.CheckpointService`. Every command takes `--server`, `--tenant` and `--json`;
-//! failures come back as `CODE: message` and a non-zero exit.
+//! failures come back as `CODE: message` and a non-zero exit. `checkpointd health` asks the
+//! standard gRPC health service, for container health checks.
 
 mod client;
+mod health;
 mod output;
 mod runs;
 mod task_view;
@@ -13,6 +15,8 @@ mod tasks;
 use clap::{Args, Subcommand, ValueEnum};
 
 use crate::proto;
+
+pub use health::{HealthArgs, health};
 
 /// Where to send requests and how to print the answers; shared by every operator command.
 #[derive(Debug, Clone, Args)]

@@ -10,7 +10,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::support::requests::save;
-use crate::support::{PgSchema, TcpProxy, serve_on};
+use crate::support::{PgSchema, TcpProxy, TestApp, serve_on};
 
 fn postgres_addr() -> SocketAddr {
     let url = crate::support::database_url();
@@ -29,10 +29,11 @@ fn postgres_addr() -> SocketAddr {
     format!("{host}:{port}").parse().unwrap()
 }
 
-#[tokio::test]
-async fn health_is_not_serving_while_postgres_is_unreachable() {
+/// A Postgres-backed server that reaches its database through a proxy the test can cut, and
+/// re-checks the store every 200 ms. Keep the schema alive as long as the server.
+pub(crate) async fn serve_through_proxy() -> (TestApp, TcpProxy, PgSchema) {
     let schema = PgSchema::create().await;
-    let mut proxy = TcpProxy::start(postgres_addr()).await;
+    let proxy = TcpProxy::start(postgres_addr()).await;
     let url = schema
         .url()
         .replacen(&postgres_addr().to_string(), &proxy.addr.to_string(), 1)
@@ -46,6 +47,12 @@ async fn health_is_not_serving_while_postgres_is_unreachable() {
         },
     )
     .await;
+    (app, proxy, schema)
+}
+
+#[tokio::test]
+async fn health_is_not_serving_while_postgres_is_unreachable() {
+    let (app, mut proxy, schema) = serve_through_proxy().await;
     let mut health = HealthClient::new(app.channel().await);
     let mut statuses = health
         .watch(HealthCheckRequest {

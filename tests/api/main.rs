@@ -10,6 +10,7 @@ mod corruption;
 mod durability;
 mod fencing;
 mod health;
+mod health_command;
 mod messages;
 mod operator_cli;
 mod queue;
