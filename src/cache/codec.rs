@@ -15,12 +15,12 @@ use crate::store::Snapshot;
 
 /// The header of the checkpoint a Save just committed.
 pub fn saved_header(request: &NewCheckpoint, saved: &SavedCheckpoint) -> Vec<u8> {
-    proto::Checkpoint {
+    let header = proto::Checkpoint {
         checkpoint_id: saved.id.clone(),
         run_id: request.run.run_id.as_str().to_owned(),
         step: request.step.as_i64(),
         content_type: request.content_type.clone(),
-        state: request.state.clone(),
+        state: Vec::new(),
         messages: Vec::new(),
         metadata: request.metadata.clone().into_iter().collect(),
         epoch: request.epoch,
@@ -28,18 +28,18 @@ pub fn saved_header(request: &NewCheckpoint, saved: &SavedCheckpoint) -> Vec<u8>
         created_at: Some(timestamp(saved.created_at)),
         message_count: request.message_offset + request.messages.len() as u64,
         tool_count: saved.tool_count,
-    }
-    .encode_to_vec()
+    };
+    with_state(&header, &request.state)
 }
 
 /// The header of a checkpoint read from the store.
 pub fn stored_header(checkpoint: &StoredCheckpoint) -> Vec<u8> {
-    proto::Checkpoint {
+    let header = proto::Checkpoint {
         checkpoint_id: checkpoint.id.clone(),
         run_id: checkpoint.run_id.as_str().to_owned(),
         step: checkpoint.step.as_i64(),
         content_type: checkpoint.content_type.clone(),
-        state: checkpoint.state.clone(),
+        state: Vec::new(),
         messages: Vec::new(),
         metadata: checkpoint.metadata.clone().into_iter().collect(),
         epoch: checkpoint.epoch,
@@ -47,9 +47,25 @@ pub fn stored_header(checkpoint: &StoredCheckpoint) -> Vec<u8> {
         created_at: Some(timestamp(checkpoint.created_at)),
         message_count: checkpoint.message_count,
         tool_count: checkpoint.tool_count,
-    }
-    .encode_to_vec()
+    };
+    with_state(&header, &checkpoint.state)
 }
+
+/// Encodes `header` (its state left empty) followed by the state field, copying the state
+/// once. Protobuf decoders merge fields in any order, so this is the message with its state.
+fn with_state(header: &proto::Checkpoint, state: &Vec<u8>) -> Vec<u8> {
+    let mut encoded = Vec::with_capacity(header.encoded_len() + state.len() + 16);
+    header
+        .encode(&mut encoded)
+        .expect("a Vec grows to fit any message");
+    if !state.is_empty() {
+        prost::encoding::bytes::encode(STATE_FIELD, state, &mut encoded);
+    }
+    encoded
+}
+
+/// `Checkpoint.state`'s field number in checkpoint.proto.
+const STATE_FIELD: u32 = 5;
 
 pub fn message(message: &Message) -> Vec<u8> {
     message_to_wire(message.clone()).encode_to_vec()
@@ -122,4 +138,49 @@ pub fn snapshot(
 
 fn system_time(timestamp: Option<prost_types::Timestamp>) -> Option<SystemTime> {
     SystemTime::try_from(timestamp?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::domain::{RunId, Tenant};
+
+    #[test]
+    fn a_stored_checkpoint_survives_the_round_trip_through_its_cached_bytes() {
+        let run = RunKey::new(Tenant::default_tenant(), RunId::parse("r").unwrap());
+        let messages = vec![Message {
+            role: "user".into(),
+            content: b"hi".to_vec(),
+        }];
+        let checkpoint = StoredCheckpoint {
+            id: "id-1".into(),
+            run_id: run.run_id.clone(),
+            step: Step::new(7),
+            epoch: 2,
+            content_type: "application/json".into(),
+            state: vec![1, 2, 3, 0, 255],
+            metadata: BTreeMap::from([("k".to_owned(), "v".to_owned())]),
+            messages: messages.clone(),
+            message_count: 1,
+            tool_count: 0,
+            checksum: Checksum::from_bytes([9; 32]),
+            created_at: SystemTime::UNIX_EPOCH + std::time::Duration::from_micros(1_234_567),
+            quarantine: None,
+        };
+        let header = stored_header(&checkpoint);
+        let encoded: Vec<Vec<u8>> = messages.iter().map(message).collect();
+
+        let decoded = snapshot(&run, &header, &encoded, &[]).unwrap().checkpoint;
+
+        assert_eq!(decoded.state, checkpoint.state);
+        assert_eq!(decoded.messages, checkpoint.messages);
+        assert_eq!(
+            (decoded.id, decoded.step, decoded.epoch, decoded.checksum),
+            ("id-1".to_owned(), Step::new(7), 2, checkpoint.checksum)
+        );
+        assert_eq!(decoded.metadata, checkpoint.metadata);
+        assert_eq!(decoded.created_at, checkpoint.created_at);
+    }
 }
