@@ -8,8 +8,10 @@ use clap::{Args, Parser, Subcommand};
 use serde::Deserialize;
 
 use crate::grpc::ServerSettings;
+use crate::maintenance::RetentionSettings;
 use crate::queue::RetryPolicy;
 use crate::store::StoreOptions;
+use crate::store::retention::RetentionPolicy;
 
 /// The `checkpointd` command line.
 #[derive(Debug, Parser)]
@@ -37,6 +39,10 @@ pub enum Command {
     Tasks(crate::cli::TasksArgs),
     /// Inspect and recover runs: show checkpoints with validity, resume.
     Runs(crate::cli::RunsArgs),
+    /// Apply retention policies once, straight on the database; `--dry-run` only reports.
+    Prune(crate::cli::PruneArgs),
+    /// Verify every checkpoint (of one tenant or all), quarantining the corrupt ones.
+    Scrub(crate::cli::ScrubArgs),
 }
 
 /// Flags of `checkpointd serve`; each also reads a `CHECKPOINTD_*` variable.
@@ -76,6 +82,61 @@ pub struct ServeArgs {
     /// is stale and may be reclaimed [default: 30s].
     #[arg(long, env = "CHECKPOINTD_QUEUE_STALE_THRESHOLD", value_parser = parse_duration)]
     pub queue_stale_threshold: Option<Duration>,
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+}
+
+/// Retention flags, shared by `serve` and `prune`.
+#[derive(Debug, Default, Args)]
+pub struct RetentionArgs {
+    /// Retention policy of runs that set none: `all`, `latest_only`, `keep_last:N` or
+    /// `max_age:DURATION` [default: all].
+    #[arg(long, env = "CHECKPOINTD_RETENTION", value_parser = parse_policy)]
+    pub retention: Option<RetentionPolicy>,
+    /// Time between background prune passes; `0s` turns the pruner off [default: 1m].
+    #[arg(long, env = "CHECKPOINTD_PRUNE_INTERVAL", value_parser = parse_duration)]
+    pub prune_interval: Option<Duration>,
+    /// Most runs read per page and checkpoints deleted per transaction [default: 500].
+    #[arg(long, env = "CHECKPOINTD_PRUNE_BATCH_SIZE", value_parser = clap::value_parser!(u32).range(1..))]
+    pub prune_batch_size: Option<u32>,
+}
+
+pub fn parse_policy(raw: &str) -> Result<RetentionPolicy, String> {
+    raw.parse()
+        .map_err(|error: crate::error::Error| error.to_string())
+}
+
+impl RetentionArgs {
+    /// Applies these flags over the file's values over the defaults.
+    fn resolve(
+        &self,
+        policy: Option<&str>,
+        interval: Option<&str>,
+        batch: Option<u32>,
+    ) -> Result<RetentionSettings, String> {
+        let defaults = RetentionSettings::default();
+        let file_policy = policy.map(parse_policy).transpose()?;
+        let file_interval = interval.map(parse_duration).transpose()?;
+        Ok(RetentionSettings {
+            default_policy: self
+                .retention
+                .or(file_policy)
+                .unwrap_or(defaults.default_policy),
+            prune_interval: self
+                .prune_interval
+                .or(file_interval)
+                .unwrap_or(defaults.prune_interval),
+            batch_size: self
+                .prune_batch_size
+                .or(batch)
+                .map_or(defaults.batch_size, |n| n as usize),
+        })
+    }
+
+    /// These flags alone over the defaults (the commands that read no config file).
+    pub fn settings(&self) -> Result<RetentionSettings, String> {
+        self.resolve(None, None, None)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -100,6 +161,9 @@ struct FileConfig {
     queue_initial_delay: Option<String>,
     queue_max_delay: Option<String>,
     queue_stale_threshold: Option<String>,
+    retention: Option<String>,
+    prune_interval: Option<String>,
+    prune_batch_size: Option<u32>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -171,6 +235,11 @@ impl ServeConfig {
                 health_interval: defaults.health_interval,
                 retry_defaults,
                 stale_threshold,
+                retention: args.retention.resolve(
+                    file.retention.as_deref(),
+                    file.prune_interval.as_deref(),
+                    file.prune_batch_size,
+                )?,
             },
             store: StoreOptions {
                 pool_size: args

@@ -19,6 +19,8 @@ async fn main() -> ExitCode {
         Command::Demo(args) => checkpointd::runner::demo::run(args).await,
         Command::Tasks(args) => checkpointd::cli::tasks(args).await,
         Command::Runs(args) => checkpointd::cli::runs(args).await,
+        Command::Prune(args) => checkpointd::cli::prune(args).await,
+        Command::Scrub(args) => checkpointd::cli::scrub_store(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@
 //! failures come back as `CODE: message` and a non-zero exit.
 
 mod client;
+mod maintenance;
 mod output;
 mod runs;
 mod task_view;
@@ -13,6 +14,8 @@ mod tasks;
 use clap::{Args, Subcommand, ValueEnum};
 
 use crate::proto;
+
+pub use maintenance::{PruneArgs, ScrubArgs, prune, scrub_store};
 
 /// Where to send requests and how to print the answers; shared by every operator command.
 #[derive(Debug, Clone, Args)]
@@ -161,6 +164,28 @@ pub enum RunsCommand {
     Resume {
         /// The run id.
         run: String,
+    },
+    /// Pin a checkpoint so that no retention policy prunes it.
+    Pin {
+        /// The run id.
+        run: String,
+        /// The step to pin.
+        step: i64,
+    },
+    /// Remove an operator's pin (approval pins go when the task is decided).
+    Unpin {
+        /// The run id.
+        run: String,
+        /// The step to unpin.
+        step: i64,
+    },
+    /// Set a run's retention policy: all, latest_only, keep_last:N, max_age:DURATION, or
+    /// `default` for the server's.
+    Retention {
+        /// The run id.
+        run: String,
+        /// The policy.
+        policy: String,
     },
 }
 

@@ -294,7 +294,7 @@ pub(super) fn quarantine(
     Ok(())
 }
 
-/// Deletes the run from all four tables; returns how many checkpoints went.
+/// Deletes the run from all five tables; returns how many checkpoints went.
 pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
     let tx = begin(conn)?;
     let delete = |table: &str| -> Result<usize> {
@@ -306,6 +306,7 @@ pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
         .db()
     };
     // Children before the run row, which they reference.
+    delete("checkpoint_pins")?;
     delete("tool_results")?;
     delete("messages")?;
     let checkpoints = delete("checkpoints")?;
