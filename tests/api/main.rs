@@ -12,6 +12,8 @@ mod messages;
 mod operator_cli;
 mod queue;
 mod recovery;
+mod retention;
+mod retention_durable;
 mod roundtrip;
 mod runner;
 mod tool_journal;

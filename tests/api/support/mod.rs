@@ -35,6 +35,10 @@ pub struct TestApp {
     pub backend: Backend,
     pub sqlite_path: Option<PathBuf>,
     pub pg: Option<PgSchema>,
+    /// The database URL the server runs on (a second `memory://` opens a different store).
+    pub url: String,
+    /// The server's own engine, for driving maintenance (the pruner) in-process.
+    pub engine: Engine,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     _server: tokio::task::JoinHandle<()>,
     _dir: Option<tempfile::TempDir>,
@@ -72,8 +76,9 @@ pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
     let opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
         .await
         .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
+    let engine = Engine::new(opened.store);
     let backends = grpc::Backends {
-        engine: Engine::new(opened.store),
+        engine: engine.clone(),
         queue: Some(opened.queue),
     };
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
@@ -91,6 +96,8 @@ pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
         backend: Backend::Memory,
         sqlite_path: None,
         pg: None,
+        url: url.to_owned(),
+        engine,
         shutdown: Some(shutdown),
         _server: server,
         _dir: None,
