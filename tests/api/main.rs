@@ -16,4 +16,5 @@ mod retention;
 mod retention_durable;
 mod roundtrip;
 mod runner;
+mod scrub;
 mod tool_journal;
