@@ -296,6 +296,30 @@ mod tests {
     }
 
     #[test]
+    fn retention_flags_override_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "database = \"memory://\"\nretention = \"keep_last:3\"\nprune_interval = \"5m\"\n",
+        )
+        .unwrap();
+        let config = ServeConfig::resolve(ServeArgs {
+            config: Some(path),
+            retention: RetentionArgs {
+                prune_interval: Some(Duration::ZERO),
+                ..RetentionArgs::default()
+            },
+            ..ServeArgs::default()
+        })
+        .unwrap();
+        let retention = config.server.retention;
+        assert_eq!(retention.default_policy, RetentionPolicy::KeepLast(3));
+        assert_eq!(retention.prune_interval, Duration::ZERO);
+        assert_eq!(retention.batch_size, 500);
+    }
+
+    #[test]
     fn unknown_file_keys_are_rejected() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");

@@ -5,6 +5,9 @@
 -- Adding a nullable column with no default rewrites nothing, so this is instant on a big table.
 ALTER TABLE runs ADD COLUMN retention text NULL;
 
+-- The pruner under a keep-everything default lists only the runs that chose a policy.
+CREATE INDEX runs_with_retention ON runs (tenant, run_id) WHERE retention IS NOT NULL;
+
 -- Pins keep a checkpoint whatever the retention policy says. One row per (step, source): an
 -- operator's pin and an approval wait's pin on the same step come and go independently.
 -- `source` is `operator` or `approval:TASK_ID`.

@@ -80,9 +80,14 @@ impl Pruner {
         let batch = self.settings.batch_size.max(1);
         let store = self.engine.store();
         let mut report = PruneReport::default();
+        // Pins only ever keep more, so under a keep-everything default only runs that chose a
+        // policy can lose anything; the partial index on those makes the listing cheap.
+        let with_policy_only = self.settings.default_policy == RetentionPolicy::All;
         let mut after: Option<RunKey> = None;
         loop {
-            let runs = store.runs_after(after.as_ref(), batch).await?;
+            let runs = store
+                .runs_after(after.as_ref(), batch, with_policy_only)
+                .await?;
             for run in &runs {
                 if stop.is_cancelled() {
                     return Ok(report);

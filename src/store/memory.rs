@@ -382,10 +382,17 @@ impl CheckpointStore for MemoryStore {
         })
     }
 
-    async fn runs_after(&self, after: Option<&RunKey>, limit: usize) -> Result<Vec<RunKey>> {
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>> {
         self.with_runs(|runs| {
             let mut keys: Vec<&RunKey> = runs
-                .keys()
+                .iter()
+                .filter(|(_, data)| !with_policy_only || data.retention.is_some())
+                .map(|(key, _)| key)
                 .filter(|key| after.is_none_or(|after| order(key) > order(after)))
                 .collect();
             keys.sort_by(|a, b| order(a).cmp(&order(b)));

@@ -114,11 +114,17 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// every checkpoint (ascending, with whether any source pins it). `None` for no such run.
     async fn retention_facts(&self, run: &RunKey) -> Result<Option<RetentionFacts>>;
 
-    /// Up to `limit` runs after `after` in `(tenant, run_id)` order, across every tenant.
+    /// Up to `limit` runs after `after` in `(tenant, run_id)` order, across every tenant; only
+    /// runs that set their own retention policy when `with_policy_only`.
     ///
-    /// The one store-wide listing, for the operator's pruner and scrub: it returns keys only,
-    /// and everything done with a key is scoped to that one run.
-    async fn runs_after(&self, after: Option<&RunKey>, limit: usize) -> Result<Vec<RunKey>>;
+    /// The one store-wide listing, for the pruner: it returns keys only, and everything done
+    /// with a key is scoped to that one run.
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>>;
 
     /// Deletes the listed checkpoints of a run in one short transaction that locks the run.
     ///

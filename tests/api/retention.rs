@@ -105,6 +105,8 @@ async fn latest_only_keeps_the_latest_valid_and_the_pinned(backend: Backend) {
     // run-b follows the server default, `all`.
     assert_eq!(steps(&mut client, "run-b").await, vec![1, 2, 3]);
     assert_eq!((report.runs_pruned, report.checkpoints), (1, 3));
+    // Under a keep-everything default, runs that set no policy are not even read.
+    assert_eq!(report.runs_scanned, 1);
 }
 
 async fn keep_last_keeps_the_last_n_and_unpinning_releases(backend: Backend) {

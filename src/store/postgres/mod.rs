@@ -253,8 +253,13 @@ impl CheckpointStore for PostgresStore {
         self.read_retention_facts(run).await
     }
 
-    async fn runs_after(&self, after: Option<&RunKey>, limit: usize) -> Result<Vec<RunKey>> {
-        self.run_keys_after(after, limit).await
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>> {
+        self.run_keys_after(after, limit, with_policy_only).await
     }
 
     async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {

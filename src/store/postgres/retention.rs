@@ -50,9 +50,10 @@ SELECT c.step, c.created_at, c.quarantine_reason IS NOT NULL,
                 WHERE p.tenant = c.tenant AND p.run_id = c.run_id AND p.step = c.step)
   FROM checkpoints c WHERE c.tenant = $1 AND c.run_id = $2 ORDER BY c.step";
 
-const RUNS_FIRST: &str = "SELECT tenant, run_id FROM runs ORDER BY tenant, run_id LIMIT $1";
+/// A keyset page of runs; ('', '') sorts before every run, as ids are never empty.
 const RUNS_AFTER: &str = "\
-SELECT tenant, run_id FROM runs WHERE (tenant, run_id) > ($1, $2)
+SELECT tenant, run_id FROM runs
+ WHERE (tenant, run_id) > ($1, $2) AND (NOT $4 OR retention IS NOT NULL)
  ORDER BY tenant, run_id LIMIT $3";
 
 const LOCK_EPOCH: &str = "SELECT epoch FROM runs WHERE tenant = $1 AND run_id = $2 FOR UPDATE";
@@ -194,20 +195,18 @@ impl PostgresStore {
         &self,
         after: Option<&RunKey>,
         count: usize,
+        with_policy_only: bool,
     ) -> Result<Vec<RunKey>> {
         let client = self.client().await?;
-        let rows = match after {
-            None => client.query(RUNS_FIRST, &[&limit(count)]).await,
-            Some(run) => {
-                client
-                    .query(
-                        RUNS_AFTER,
-                        &[&run.tenant.as_str(), &run.run_id.as_str(), &limit(count)],
-                    )
-                    .await
-            }
-        }
-        .map_err(db)?;
+        let (tenant, run_id) =
+            after.map_or(("", ""), |run| (run.tenant.as_str(), run.run_id.as_str()));
+        let rows = client
+            .query(
+                RUNS_AFTER,
+                &[&tenant, &run_id, &limit(count), &with_policy_only],
+            )
+            .await
+            .map_err(db)?;
         rows.iter()
             .map(|row| run_key(row.get(0), row.get(1)))
             .collect()

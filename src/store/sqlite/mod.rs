@@ -236,9 +236,14 @@ impl CheckpointStore for SqliteStore {
             .await
     }
 
-    async fn runs_after(&self, after: Option<&RunKey>, limit: usize) -> Result<Vec<RunKey>> {
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>> {
         let after = after.cloned();
-        self.read(move |conn| retention::runs_after(conn, after.as_ref(), limit))
+        self.read(move |conn| retention::runs_after(conn, after.as_ref(), limit, with_policy_only))
             .await
     }
 

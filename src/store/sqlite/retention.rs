@@ -188,6 +188,7 @@ pub(super) fn runs_after(
     conn: &Connection,
     after: Option<&RunKey>,
     count: usize,
+    with_policy_only: bool,
 ) -> Result<Vec<RunKey>> {
     let (tenant, run_id) = match after {
         Some(run) => (run.tenant.as_str(), run.run_id.as_str()),
@@ -196,12 +197,16 @@ pub(super) fn runs_after(
     };
     let mut statement = conn
         .prepare_cached(
-            "SELECT tenant, run_id FROM runs WHERE (tenant, run_id) > (?1, ?2)
+            "SELECT tenant, run_id FROM runs
+              WHERE (tenant, run_id) > (?1, ?2) AND (?4 = 0 OR retention IS NOT NULL)
               ORDER BY tenant, run_id LIMIT ?3",
         )
         .db()?;
     let rows = statement
-        .query_map(params![tenant, run_id, limit(count)], run_key)
+        .query_map(
+            params![tenant, run_id, limit(count), with_policy_only],
+            run_key,
+        )
         .db()?
         .collect::<rusqlite::Result<Vec<_>>>()
         .db()?;
