@@ -178,6 +178,9 @@ pub enum RunsCommand {
         run: String,
         /// The step to unpin.
         step: i64,
+        /// Remove every pin on the step, an approval wait's included.
+        #[arg(long)]
+        all_sources: bool,
     },
     /// Set a run's retention policy: all, latest_only, keep_last:N, max_age:DURATION, or
     /// `default` for the server's.

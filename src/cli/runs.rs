@@ -17,7 +17,11 @@ pub async fn run(client: &Client, command: RunsCommand, json: bool) -> Result<()
         RunsCommand::Show { run, verify } => show(client, &run, verify, json).await,
         RunsCommand::Resume { run } => resume(client, &run, json).await,
         RunsCommand::Pin { run, step } => pin(client, &run, step, json).await,
-        RunsCommand::Unpin { run, step } => unpin(client, &run, step, json).await,
+        RunsCommand::Unpin {
+            run,
+            step,
+            all_sources,
+        } => unpin(client, &run, step, all_sources, json).await,
         RunsCommand::Retention { run, policy } => retention(client, &run, &policy, json).await,
     }
 }
@@ -40,10 +44,17 @@ async fn pin(client: &Client, run: &str, step: i64, json: bool) -> Result<(), Cl
     Ok(())
 }
 
-async fn unpin(client: &Client, run: &str, step: i64, json: bool) -> Result<(), CliError> {
+async fn unpin(
+    client: &Client,
+    run: &str,
+    step: i64,
+    all_sources: bool,
+    json: bool,
+) -> Result<(), CliError> {
     let request = client.request(proto::UnpinCheckpointRequest {
         run_id: run.to_owned(),
         step,
+        all_sources,
     });
     let reply = client
         .checkpoints()
@@ -56,7 +67,7 @@ async fn unpin(client: &Client, run: &str, step: i64, json: bool) -> Result<(), 
     } else if reply.unpinned {
         println!("unpinned step {step} of run {run}");
     } else {
-        println!("step {step} of run {run} carried no operator pin");
+        println!("step {step} of run {run} carried no pin to remove");
     }
     Ok(())
 }

@@ -61,7 +61,9 @@ pub async fn unpin(
 ) -> Result<proto::UnpinCheckpointResponse> {
     let run = run_key(request.metadata(), &request.get_ref().run_id)?;
     let step = Step::parse(request.get_ref().step)?;
-    let removed = engine.store().unpin(&run, Some(step), OPERATOR_PIN).await?;
+    // An operator's own pin, or with `all_sources` every pin (a stale approval pin, say).
+    let source = (!request.get_ref().all_sources).then_some(OPERATOR_PIN);
+    let removed = engine.store().unpin(&run, Some(step), source).await?;
     Ok(proto::UnpinCheckpointResponse {
         unpinned: removed > 0,
     })

@@ -58,18 +58,21 @@ impl TaskApi {
         task_id: &str,
         transition: Transition,
     ) -> Result<Task> {
-        let tenant = tenant_of(metadata)?;
-        let id = TaskId::parse(task_id)?;
-        let (Some(pins), Some(task)) = (&self.pins, self.queue.get(&tenant, &id).await?) else {
-            return self.transition(metadata, task_id, transition).await;
+        let (tenant, id) = task_key(metadata, task_id)?;
+        let update = |transition| {
+            self.queue
+                .update(&tenant, &id, transition, SystemTime::now())
         };
-        let run = RunKey::new(tenant, task.run_id);
+        let (Some(pins), Some(task)) = (&self.pins, self.queue.get(&tenant, &id).await?) else {
+            return update(transition).await;
+        };
+        let run = RunKey::new(tenant.clone(), task.run_id);
         let source = approval_pin(id.as_str());
         pins.pin(&run, None, &source).await?;
-        let outcome = self.transition(metadata, task_id, transition).await;
+        let outcome = update(transition).await;
         // A task that was already waiting keeps its pin (the refused request was a retry).
         if outcome.is_err() && task.state != TaskState::InputRequired {
-            let _ = pins.unpin(&run, None, &source).await;
+            let _ = pins.unpin(&run, None, Some(&source)).await;
         }
         outcome
     }
@@ -87,9 +90,9 @@ impl TaskApi {
         {
             let run = RunKey::new(tenant_of(metadata)?, task.run_id.clone());
             let source = approval_pin(task.id.as_str());
-            if let Err(error) = pins.unpin(&run, None, &source).await {
+            if let Err(error) = pins.unpin(&run, None, Some(&source)).await {
                 // The decision is committed and must be reported as such; the stale pin only
-                // keeps a checkpoint longer, and `runs unpin` or a later decision removes it.
+                // keeps a checkpoint longer, and `runs unpin RUN STEP --all-sources` removes it.
                 tracing::warn!(task_id = %task.id, run_id = %task.run_id, %error,
                     "approval pin not removed");
             }
@@ -103,12 +106,16 @@ impl TaskApi {
         task_id: &str,
         transition: Transition,
     ) -> Result<Task> {
-        let tenant = tenant_of(metadata)?;
-        let id = TaskId::parse(task_id)?;
+        let (tenant, id) = task_key(metadata, task_id)?;
         self.queue
             .update(&tenant, &id, transition, SystemTime::now())
             .await
     }
+}
+
+/// The tenant and id of the task a request names.
+fn task_key(metadata: &MetadataMap, task_id: &str) -> Result<(Tenant, TaskId)> {
+    Ok((tenant_of(metadata)?, TaskId::parse(task_id)?))
 }
 
 fn name(field: &str, raw: &str) -> Result<String> {

@@ -351,14 +351,15 @@ impl CheckpointStore for MemoryStore {
         })
     }
 
-    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<u64> {
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
         self.with_runs(|runs| {
             let Some(data) = runs.get_mut(run) else {
                 return Ok(0);
             };
             let before = data.pins.len();
-            data.pins
-                .retain(|(at, by)| by != source || step.is_some_and(|step| step != *at));
+            data.pins.retain(|(at, by)| {
+                source.is_some_and(|source| by != source) || step.is_some_and(|step| step != *at)
+            });
             Ok((before - data.pins.len()) as u64)
         })
     }

@@ -107,8 +107,8 @@ pub trait CheckpointStore: Send + Sync + 'static {
     async fn pin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<Option<Step>>;
 
     /// Removes `source`'s pin from one step, or from every step when `step` is `None`; returns
-    /// how many pins went. Other sources' pins stay.
-    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<u64>;
+    /// how many pins went. Other sources' pins stay; `source: None` removes every source's.
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64>;
 
     /// What retention needs about a run, read in one snapshot: its epoch, its own policy and
     /// every checkpoint (ascending, with whether any source pins it). `None` for no such run.

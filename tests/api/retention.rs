@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use checkpointd::domain::{RunId, RunKey, Tenant};
+use checkpointd::domain::{RunId, RunKey, Step, Tenant};
 use checkpointd::error::Error;
 use checkpointd::maintenance::{PruneReport, Pruner, RetentionSettings};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
@@ -118,15 +118,28 @@ async fn keep_last_keeps_the_last_n_and_unpinning_releases(backend: Backend) {
     prune(&app, RetentionPolicy::All).await;
     assert_eq!(steps(&mut client, "run-1").await, vec![1, 4, 5, 6]);
 
-    let unpinned = client
-        .unpin_checkpoint(UnpinCheckpointRequest {
-            run_id: "run-1".into(),
-            step: 1,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert!(unpinned.unpinned);
+    // A second source pins the same step, as an approval wait would.
+    let store = app.engine.store();
+    let pinned = store
+        .pin(&key("run-1"), Some(Step::new(1)), "approval:t1")
+        .await;
+    assert_eq!(pinned.unwrap(), Some(Step::new(1)));
+    let mut unpin = UnpinCheckpointRequest {
+        run_id: "run-1".into(),
+        step: 1,
+        all_sources: false,
+    };
+    let reply = client.unpin_checkpoint(unpin.clone()).await.unwrap();
+    assert!(reply.into_inner().unpinned);
+    prune(&app, RetentionPolicy::All).await;
+    assert_eq!(steps(&mut client, "run-1").await, vec![1, 4, 5, 6]);
+
+    // The operator's pin is gone; the approval's stays until all_sources.
+    let reply = client.unpin_checkpoint(unpin.clone()).await.unwrap();
+    assert!(!reply.into_inner().unpinned);
+    unpin.all_sources = true;
+    let reply = client.unpin_checkpoint(unpin).await.unwrap();
+    assert!(reply.into_inner().unpinned);
     prune(&app, RetentionPolicy::All).await;
     assert_eq!(steps(&mut client, "run-1").await, vec![4, 5, 6]);
 }

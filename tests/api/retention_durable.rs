@@ -8,6 +8,7 @@ use checkpointd::grpc::ServerSettings;
 use checkpointd::maintenance::RetentionSettings;
 use checkpointd::proto::{
     ApproveRequest, ClaimRequest, EnqueueRequest, RequestApprovalRequest, ResumeRequest,
+    UnpinCheckpointRequest,
 };
 use checkpointd::store::retention::RetentionPolicy;
 use serde_json::Value;
@@ -95,6 +96,20 @@ async fn a_task_awaiting_approval_pins_its_latest_checkpoint_until_decided(backe
     seed(&mut client, "run-1", 3, 4).await;
     prune(&app, RetentionPolicy::LatestOnly).await;
     assert_eq!(steps(&mut client, "run-1").await, vec![2, 4]);
+    // An operator's plain unpin does not release the approval's pin.
+    let unpin = UnpinCheckpointRequest {
+        run_id: "run-1".into(),
+        step: 2,
+        all_sources: false,
+    };
+    assert!(
+        !client
+            .unpin_checkpoint(unpin)
+            .await
+            .unwrap()
+            .into_inner()
+            .unpinned
+    );
 
     tasks
         .approve(ApproveRequest {

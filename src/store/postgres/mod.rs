@@ -245,7 +245,7 @@ impl CheckpointStore for PostgresStore {
         self.add_pin(run, step, source).await
     }
 
-    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<u64> {
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
         self.remove_pins(run, step, source).await
     }
 

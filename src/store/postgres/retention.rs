@@ -40,7 +40,8 @@ SELECT step FROM latest";
 
 const UNPIN: &str = "\
 DELETE FROM checkpoint_pins
- WHERE tenant = $1 AND run_id = $2 AND source = $3 AND ($4::bigint IS NULL OR step = $4)";
+ WHERE tenant = $1 AND run_id = $2 AND ($3::text IS NULL OR source = $3)
+   AND ($4::bigint IS NULL OR step = $4)";
 
 const RUN_RETENTION: &str = "SELECT epoch, retention FROM runs WHERE tenant = $1 AND run_id = $2";
 
@@ -142,7 +143,7 @@ impl PostgresStore {
         &self,
         run: &RunKey,
         step: Option<Step>,
-        source: &str,
+        source: Option<&str>,
     ) -> Result<u64> {
         let client = self.client().await?;
         let step = step.map(Step::as_i64);

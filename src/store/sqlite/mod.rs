@@ -224,9 +224,9 @@ impl CheckpointStore for SqliteStore {
             .await
     }
 
-    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<u64> {
-        let (run, source) = (run.clone(), source.to_owned());
-        self.write(move |conn| retention::unpin(conn, &run, step, &source))
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
+        let (run, source) = (run.clone(), source.map(str::to_owned));
+        self.write(move |conn| retention::unpin(conn, &run, step, source.as_deref()))
             .await
     }
 

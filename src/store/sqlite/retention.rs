@@ -7,6 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::codec::{self, optional_text, signed, text, unsigned};
 use super::error::DbResultExt;
+use super::{read, write};
 use crate::domain::{RunId, RunKey, Step, Tenant};
 use crate::error::{Error, Result};
 use crate::store::plan::RunHead;
@@ -23,27 +24,17 @@ pub(super) fn set_retention(
     run: &RunKey,
     policy: Option<&str>,
 ) -> Result<()> {
-    let new = RunHead::NEW;
-    conn.prepare_cached(
-        "INSERT INTO runs (tenant, run_id, epoch, message_count, message_head, tool_count,
-                           tool_head, created_at, updated_at, retention)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)
-         ON CONFLICT (tenant, run_id) DO UPDATE SET retention = excluded.retention",
-    )
-    .db()?
-    .execute(params![
-        run.tenant.as_str(),
-        run.run_id.as_str(),
-        signed(new.epoch, "epoch")?,
-        signed(new.messages.len, "message_count")?,
-        new.messages.head,
-        signed(new.tools.len, "tool_count")?,
-        new.tools.head,
-        codec::now().1,
-        policy,
-    ])
-    .db()?;
-    Ok(())
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .db()?;
+    if read::run_head(&tx, run)?.is_none() {
+        write::upsert_run(&tx, run, &RunHead::NEW, codec::now().1)?;
+    }
+    tx.prepare_cached("UPDATE runs SET retention = ?3 WHERE tenant = ?1 AND run_id = ?2")
+        .db()?
+        .execute(params![run.tenant.as_str(), run.run_id.as_str(), policy])
+        .db()?;
+    tx.commit().db()
 }
 
 pub(super) fn pin(
@@ -112,13 +103,14 @@ pub(super) fn unpin(
     conn: &mut Connection,
     run: &RunKey,
     step: Option<Step>,
-    source: &str,
+    source: Option<&str>,
 ) -> Result<u64> {
     let step = step.map(|step| signed(step.get(), "step")).transpose()?;
     let removed = conn
         .prepare_cached(
             "DELETE FROM checkpoint_pins
-              WHERE tenant = ?1 AND run_id = ?2 AND source = ?3 AND (?4 IS NULL OR step = ?4)",
+              WHERE tenant = ?1 AND run_id = ?2 AND (?3 IS NULL OR source = ?3)
+                AND (?4 IS NULL OR step = ?4)",
         )
         .db()?
         .execute(params![

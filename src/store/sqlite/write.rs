@@ -123,7 +123,12 @@ fn insert_messages(tx: &Transaction<'_>, run: &RunKey, rows: &[MessageRow]) -> R
 
 /// Creates the run row or overwrites its head; the epoch is written as planned (unchanged by
 /// Save and RecordToolResult, which only check it).
-fn upsert_run(tx: &Transaction<'_>, run: &RunKey, head: &RunHead, now: i64) -> Result<()> {
+pub(super) fn upsert_run(
+    tx: &Transaction<'_>,
+    run: &RunKey,
+    head: &RunHead,
+    now: i64,
+) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO runs (tenant, run_id, epoch, message_count, message_head, tool_count,
                            tool_head, created_at, updated_at)
