@@ -14,7 +14,9 @@ use checkpointd::store::retention::RetentionPolicy;
 use serde_json::Value;
 
 use crate::retention::{prune, seed, steps};
-use crate::support::{Backend, TestApp, spawn_app, spawn_app_with};
+use crate::support::{
+    Backend, PgSchema, ServerProcess, TestApp, connect, spawn_app, spawn_app_with,
+};
 
 async fn max_age_prunes_only_checkpoints_older_than_the_age(backend: Backend) {
     let app = spawn_app(backend).await;
@@ -232,6 +234,31 @@ async fn an_operator_pins_and_unpins_with_the_cli(backend: Backend) {
     );
     prune(&app, RetentionPolicy::All).await;
     assert_eq!(steps(&mut client, "run-1").await, vec![3]);
+}
+
+#[tokio::test]
+async fn a_server_process_prunes_in_the_background_and_stops_on_sigterm() {
+    let schema = PgSchema::create().await;
+    let mut server = ServerProcess::start(
+        &schema.url(),
+        &["--retention", "keep_last:2", "--prune-interval", "20ms"],
+    );
+    let mut client = connect(server.addr).await;
+    seed(&mut client, "run-1", 1, 4).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let left = steps(&mut client, "run-1").await;
+        if left == vec![3, 4] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still holds {left:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The pruner is one of the things shutdown waits for; the process still exits cleanly.
+    let status = tokio::task::spawn_blocking(move || server.terminate())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
 }
 
 crate::for_each_durable_backend!(
