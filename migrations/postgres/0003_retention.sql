@@ -6,6 +6,7 @@
 ALTER TABLE runs ADD COLUMN retention text NULL;
 
 -- The pruner under a keep-everything default lists only the runs that chose a policy.
+-- Saves never write `retention`, `tenant` or `run_id`, so their run-row updates stay HOT.
 CREATE INDEX runs_with_retention ON runs (tenant, run_id) WHERE retention IS NOT NULL;
 
 -- Pins keep a checkpoint whatever the retention policy says. One row per (step, source): an
