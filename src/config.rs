@@ -9,8 +9,10 @@ use serde::Deserialize;
 
 use crate::cache::CacheSettings;
 use crate::grpc::ServerSettings;
+use crate::maintenance::RetentionSettings;
 use crate::queue::RetryPolicy;
 use crate::store::StoreOptions;
+use crate::store::retention::RetentionPolicy;
 
 /// The `checkpointd` command line.
 #[derive(Debug, Parser)]
@@ -40,6 +42,10 @@ pub enum Command {
     Runs(crate::cli::RunsArgs),
     /// Ask a server's gRPC health service once; exit 0 only when it is SERVING.
     Health(crate::cli::HealthArgs),
+    /// Apply retention policies once, straight on the database; `--dry-run` only reports.
+    Prune(crate::cli::PruneArgs),
+    /// Verify every checkpoint (of one tenant or all), quarantining the corrupt ones.
+    Scrub(crate::cli::ScrubArgs),
 }
 
 /// Flags of `checkpointd serve`; each also reads a `CHECKPOINTD_*` variable.
@@ -91,6 +97,61 @@ pub struct ServeArgs {
     /// Checkpoints larger than this (state plus messages, bytes) are not cached [default: 1048576].
     #[arg(long, env = "CHECKPOINTD_CACHE_MAX_BYTES")]
     pub cache_max_bytes: Option<usize>,
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+}
+
+/// Retention flags, shared by `serve` and `prune`.
+#[derive(Debug, Default, Args)]
+pub struct RetentionArgs {
+    /// Retention policy of runs that set none: `all`, `latest_only`, `keep_last:N` or
+    /// `max_age:DURATION` [default: all].
+    #[arg(long, env = "CHECKPOINTD_RETENTION", value_parser = parse_policy)]
+    pub retention: Option<RetentionPolicy>,
+    /// Time between background prune passes; `0s` turns the pruner off [default: 1m].
+    #[arg(long, env = "CHECKPOINTD_PRUNE_INTERVAL", value_parser = parse_duration)]
+    pub prune_interval: Option<Duration>,
+    /// Most runs read per page and checkpoints deleted per transaction [default: 500].
+    #[arg(long, env = "CHECKPOINTD_PRUNE_BATCH_SIZE", value_parser = clap::value_parser!(u32).range(1..))]
+    pub prune_batch_size: Option<u32>,
+}
+
+pub fn parse_policy(raw: &str) -> Result<RetentionPolicy, String> {
+    raw.parse()
+        .map_err(|error: crate::error::Error| error.to_string())
+}
+
+impl RetentionArgs {
+    /// Applies these flags over the file's values over the defaults.
+    fn resolve(
+        &self,
+        policy: Option<&str>,
+        interval: Option<&str>,
+        batch: Option<u32>,
+    ) -> Result<RetentionSettings, String> {
+        let defaults = RetentionSettings::default();
+        let file_policy = policy.map(parse_policy).transpose()?;
+        let file_interval = interval.map(parse_duration).transpose()?;
+        Ok(RetentionSettings {
+            default_policy: self
+                .retention
+                .or(file_policy)
+                .unwrap_or(defaults.default_policy),
+            prune_interval: self
+                .prune_interval
+                .or(file_interval)
+                .unwrap_or(defaults.prune_interval),
+            batch_size: self
+                .prune_batch_size
+                .or(batch)
+                .map_or(defaults.batch_size, |n| n as usize),
+        })
+    }
+
+    /// These flags alone over the defaults (the commands that read no config file).
+    pub fn settings(&self) -> Result<RetentionSettings, String> {
+        self.resolve(None, None, None)
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -119,6 +180,9 @@ struct FileConfig {
     cache_prefix: Option<String>,
     cache_ttl: Option<String>,
     cache_max_bytes: Option<usize>,
+    retention: Option<String>,
+    prune_interval: Option<String>,
+    prune_batch_size: Option<u32>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -213,6 +277,11 @@ impl ServeConfig {
                 health_interval: defaults.health_interval,
                 retry_defaults,
                 stale_threshold,
+                retention: args.retention.resolve(
+                    file.retention.as_deref(),
+                    file.prune_interval.as_deref(),
+                    file.prune_batch_size,
+                )?,
             },
             store: StoreOptions {
                 pool_size: args
@@ -267,6 +336,30 @@ mod tests {
         assert_eq!(config.database, "memory://");
         assert_eq!(config.server.drain_timeout, Duration::from_secs(3));
         assert_eq!(config.server.max_request_bytes, 16 * 1024 * 1024);
+    }
+
+    #[test]
+    fn retention_flags_override_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "database = \"memory://\"\nretention = \"keep_last:3\"\nprune_interval = \"5m\"\n",
+        )
+        .unwrap();
+        let config = ServeConfig::resolve(ServeArgs {
+            config: Some(path),
+            retention: RetentionArgs {
+                prune_interval: Some(Duration::ZERO),
+                ..RetentionArgs::default()
+            },
+            ..ServeArgs::default()
+        })
+        .unwrap();
+        let retention = config.server.retention;
+        assert_eq!(retention.default_policy, RetentionPolicy::KeepLast(3));
+        assert_eq!(retention.prune_interval, Duration::ZERO);
+        assert_eq!(retention.batch_size, 500);
     }
 
     #[test]

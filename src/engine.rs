@@ -108,38 +108,49 @@ impl Engine {
         }
         let mut verdicts = Vec::with_capacity(steps.len());
         for step in steps {
-            let snapshot = self
-                .store
-                .load(run, Which::At(step))
-                .await?
-                .ok_or_else(|| {
-                    Error::NotFound(format!(
-                        "run {} has no checkpoint at step {step}",
-                        run.run_id
-                    ))
-                })?;
-            let checkpoint = &snapshot.checkpoint;
-            let outcome = checkpoint.verify(&snapshot.tools);
-            let was_quarantined = checkpoint.quarantine.is_some();
-            if let Err(reason) = &outcome
-                && !was_quarantined
-            {
-                self.quarantine(run, step, reason).await?;
-            }
-            let reason = match (&outcome, &checkpoint.quarantine) {
-                (Err(reason), _) => reason.clone(),
-                (Ok(()), Some(quarantine)) => format!("quarantined earlier: {}", quarantine.reason),
-                (Ok(()), None) => String::new(),
-            };
-            verdicts.push(Verdict {
-                step,
-                valid: outcome.is_ok(),
-                reason,
-                stored_checksum: checkpoint.checksum,
-                quarantined: was_quarantined || outcome.is_err(),
-            });
+            let verdict = self.verify_step(run, step).await?.ok_or_else(|| {
+                Error::NotFound(format!(
+                    "run {} has no checkpoint at step {step}",
+                    run.run_id
+                ))
+            })?;
+            verdicts.push(verdict);
         }
         Ok(verdicts)
+    }
+
+    /// Verifies one checkpoint, quarantining it when corrupt; `None` when it does not exist
+    /// (any more: the pruner may have removed it since it was listed).
+    pub async fn verify_step(&self, run: &RunKey, step: Step) -> Result<Option<Verdict>> {
+        let Some(snapshot) = self.store.load(run, Which::At(step)).await? else {
+            return Ok(None);
+        };
+        let checkpoint = &snapshot.checkpoint;
+        let outcome = checkpoint.verify(&snapshot.tools);
+        let was_quarantined = checkpoint.quarantine.is_some();
+        if let Err(reason) = &outcome
+            && !was_quarantined
+        {
+            self.quarantine(run, step, reason).await?;
+        }
+        let reason = match (&outcome, &checkpoint.quarantine) {
+            (Err(reason), _) => reason.clone(),
+            (Ok(()), Some(quarantine)) => format!("quarantined earlier: {}", quarantine.reason),
+            (Ok(()), None) => String::new(),
+        };
+        Ok(Some(Verdict {
+            step,
+            valid: outcome.is_ok(),
+            reason,
+            stored_checksum: checkpoint.checksum,
+            quarantined: was_quarantined || outcome.is_err(),
+        }))
+    }
+
+    /// The newest checkpoint that verifies (corrupt ones above it are quarantined on the way),
+    /// with the run's verified tool journal; `None` when no checkpoint verifies.
+    pub async fn verified_latest(&self, run: &RunKey) -> Result<Option<Snapshot>> {
+        Ok(self.latest_valid(run).await?.0)
     }
 
     /// Recovery: fence older writers, restore the latest valid checkpoint, rewind the log.

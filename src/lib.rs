@@ -10,6 +10,8 @@
 //! - [`store`]: the [`store::CheckpointStore`] contract and its memory, SQLite and Postgres
 //!   backends; [`store::plan`] holds the write rules every backend shares.
 //! - [`engine`]: verification, fallback past corrupt checkpoints, and recovery.
+//! - [`maintenance`]: the retention pruner and the integrity scrub, which page through the
+//!   whole store; [`store::retention`] holds the retention rules every backend shares.
 //! - [`grpc`]: the server: one thin adapter per service, health and reflection.
 //! - [`config`]: layered configuration and the command line.
 //! - [`telemetry`]: logging and tracing setup.
@@ -27,6 +29,7 @@ pub mod domain;
 pub mod engine;
 pub mod error;
 pub mod grpc;
+pub mod maintenance;
 pub mod proto;
 pub mod queue;
 pub mod runner;

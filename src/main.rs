@@ -21,6 +21,8 @@ async fn main() -> ExitCode {
         Command::Tasks(args) => checkpointd::cli::tasks(args).await,
         Command::Runs(args) => checkpointd::cli::runs(args).await,
         Command::Health(args) => checkpointd::cli::health(args).await,
+        Command::Prune(args) => checkpointd::cli::prune(args).await,
+        Command::Scrub(args) => checkpointd::cli::scrub_store(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

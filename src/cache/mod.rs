@@ -25,10 +25,10 @@ pub use stats::{CacheCounts, CacheStats};
 
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    ToolRecord,
+    Tenant, ToolRecord,
 };
 use crate::error::Result;
-use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
+use crate::store::{CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which};
 use link::RedisLink;
 use writer::{CacheWrite, CacheWriter};
 
@@ -331,5 +331,46 @@ impl CheckpointStore for CachedStore {
 
     async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
         self.inner.latest_head(run).await
+    }
+
+    // Retention never removes a run's latest valid checkpoint, so none of these can make a
+    // cached entry wrong; the head check would catch it if one did.
+
+    async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
+        self.inner.set_retention(run, policy).await
+    }
+
+    async fn pin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<Option<Step>> {
+        self.inner.pin(run, step, source).await
+    }
+
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
+        self.inner.unpin(run, step, source).await
+    }
+
+    async fn retention_facts(&self, run: &RunKey) -> Result<Option<RetentionFacts>> {
+        self.inner.retention_facts(run).await
+    }
+
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>> {
+        self.inner.runs_after(after, limit, with_policy_only).await
+    }
+
+    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+        self.inner.prune(run, epoch, steps).await
+    }
+
+    async fn checkpoints_after(
+        &self,
+        tenant: Option<&Tenant>,
+        after: Option<&CheckpointRef>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointRef>> {
+        self.inner.checkpoints_after(tenant, after, limit).await
     }
 }

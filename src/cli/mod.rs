@@ -7,6 +7,7 @@
 
 mod client;
 mod health;
+mod maintenance;
 mod output;
 mod runs;
 mod task_view;
@@ -17,6 +18,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use crate::proto;
 
 pub use health::{HealthArgs, health};
+pub use maintenance::{PruneArgs, ScrubArgs, prune, scrub_store};
 
 /// Where to send requests and how to print the answers; shared by every operator command.
 #[derive(Debug, Clone, Args)]
@@ -165,6 +167,31 @@ pub enum RunsCommand {
     Resume {
         /// The run id.
         run: String,
+    },
+    /// Pin a checkpoint so that no retention policy prunes it.
+    Pin {
+        /// The run id.
+        run: String,
+        /// The step to pin.
+        step: i64,
+    },
+    /// Remove an operator's pin (approval pins go when the task is decided).
+    Unpin {
+        /// The run id.
+        run: String,
+        /// The step to unpin.
+        step: i64,
+        /// Remove every pin on the step, an approval wait's included.
+        #[arg(long)]
+        all_sources: bool,
+    },
+    /// Set a run's retention policy: all, latest_only, keep_last:N, max_age:DURATION, or
+    /// `default` for the server's.
+    Retention {
+        /// The run id.
+        run: String,
+        /// The policy.
+        policy: String,
     },
 }
 

@@ -16,7 +16,85 @@ pub async fn run(client: &Client, command: RunsCommand, json: bool) -> Result<()
     match command {
         RunsCommand::Show { run, verify } => show(client, &run, verify, json).await,
         RunsCommand::Resume { run } => resume(client, &run, json).await,
+        RunsCommand::Pin { run, step } => pin(client, &run, step, json).await,
+        RunsCommand::Unpin {
+            run,
+            step,
+            all_sources,
+        } => unpin(client, &run, step, all_sources, json).await,
+        RunsCommand::Retention { run, policy } => retention(client, &run, &policy, json).await,
     }
+}
+
+async fn pin(client: &Client, run: &str, step: i64, json: bool) -> Result<(), CliError> {
+    let request = client.request(proto::PinCheckpointRequest {
+        run_id: run.to_owned(),
+        step,
+    });
+    client
+        .checkpoints()
+        .pin_checkpoint(request)
+        .await
+        .map_err(|status| client.status(status))?;
+    if json {
+        print_json(&json!({ "run_id": run, "step": step, "pinned": true }));
+    } else {
+        println!("pinned step {step} of run {run}");
+    }
+    Ok(())
+}
+
+async fn unpin(
+    client: &Client,
+    run: &str,
+    step: i64,
+    all_sources: bool,
+    json: bool,
+) -> Result<(), CliError> {
+    let request = client.request(proto::UnpinCheckpointRequest {
+        run_id: run.to_owned(),
+        step,
+        all_sources,
+    });
+    let reply = client
+        .checkpoints()
+        .unpin_checkpoint(request)
+        .await
+        .map_err(|status| client.status(status))?
+        .into_inner();
+    if json {
+        print_json(&json!({ "run_id": run, "step": step, "unpinned": reply.unpinned }));
+    } else if reply.unpinned {
+        println!("unpinned step {step} of run {run}");
+    } else {
+        println!("step {step} of run {run} carried no pin to remove");
+    }
+    Ok(())
+}
+
+async fn retention(client: &Client, run: &str, policy: &str, json: bool) -> Result<(), CliError> {
+    let policy = if policy == "default" { "" } else { policy };
+    let request = client.request(proto::SetRetentionRequest {
+        run_id: run.to_owned(),
+        policy: policy.to_owned(),
+    });
+    let reply = client
+        .checkpoints()
+        .set_retention(request)
+        .await
+        .map_err(|status| client.status(status))?
+        .into_inner();
+    let shown = if reply.policy.is_empty() {
+        "the server default"
+    } else {
+        reply.policy.as_str()
+    };
+    if json {
+        print_json(&json!({ "run_id": run, "policy": reply.policy }));
+    } else {
+        println!("run {run} now keeps checkpoints by {shown}");
+    }
+    Ok(())
 }
 
 async fn show(client: &Client, run: &str, verify: bool, json: bool) -> Result<(), CliError> {

@@ -6,6 +6,7 @@ use super::convert::{
     checkpoint_to_wire, message_from_wire, summary_to_wire, timestamp, tool_to_wire, tools_to_wire,
     verdict_to_wire,
 };
+use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
 use crate::domain::{CallId, Checksum, NewCheckpoint, NewToolResult, RunKey, Step};
 use crate::engine::Engine;
@@ -244,5 +245,56 @@ impl CheckpointService for CheckpointApi {
         Ok(Response::new(proto::DeleteRunResponse {
             deleted_checkpoints,
         }))
+    }
+
+    #[tracing::instrument(name = "checkpoint.set_retention", skip_all, fields(
+        checkpoint.run_id = %request.get_ref().run_id,
+    ))]
+    async fn set_retention(
+        &self,
+        request: Request<proto::SetRetentionRequest>,
+    ) -> Result<Response<proto::SetRetentionResponse>, Status> {
+        Ok(Response::new(
+            retention_api::set_retention(&self.engine, request).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "checkpoint.pin", skip_all, fields(
+        checkpoint.run_id = %request.get_ref().run_id,
+        checkpoint.step = request.get_ref().step,
+    ))]
+    async fn pin_checkpoint(
+        &self,
+        request: Request<proto::PinCheckpointRequest>,
+    ) -> Result<Response<proto::PinCheckpointResponse>, Status> {
+        Ok(Response::new(
+            retention_api::pin(&self.engine, request).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "checkpoint.unpin", skip_all, fields(
+        checkpoint.run_id = %request.get_ref().run_id,
+        checkpoint.step = request.get_ref().step,
+    ))]
+    async fn unpin_checkpoint(
+        &self,
+        request: Request<proto::UnpinCheckpointRequest>,
+    ) -> Result<Response<proto::UnpinCheckpointResponse>, Status> {
+        Ok(Response::new(
+            retention_api::unpin(&self.engine, request).await?,
+        ))
+    }
+
+    type ValidateTenantStream = VerdictStream;
+
+    #[tracing::instrument(name = "checkpoint.validate_tenant", skip_all)]
+    async fn validate_tenant(
+        &self,
+        request: Request<proto::ValidateTenantRequest>,
+    ) -> Result<Response<VerdictStream>, Status> {
+        Ok(Response::new(retention_api::validate_tenant(
+            &self.engine,
+            request,
+        )?))
     }
 }

@@ -3,6 +3,7 @@
 mod checkpoint_service;
 pub(crate) mod convert;
 mod health;
+mod retention_api;
 mod task_convert;
 mod task_service;
 pub mod tenant;
@@ -19,6 +20,7 @@ pub use checkpoint_service::CheckpointApi;
 pub use task_service::TaskApi;
 
 use crate::engine::Engine;
+use crate::maintenance::{Pruner, RetentionSettings};
 use crate::proto::checkpoint_service_server::CheckpointServiceServer;
 use crate::proto::task_service_server::TaskServiceServer;
 use crate::queue::{RetryPolicy, TaskQueue};
@@ -67,6 +69,8 @@ pub struct ServerSettings {
     pub retry_defaults: RetryPolicy,
     /// The lease of claims that name none.
     pub stale_threshold: Duration,
+    /// Retention policy default and the background pruner's schedule.
+    pub retention: RetentionSettings,
 }
 
 impl Default for ServerSettings {
@@ -77,6 +81,7 @@ impl Default for ServerSettings {
             health_interval: Duration::from_secs(1),
             retry_defaults: RetryPolicy::default(),
             stale_threshold: Duration::from_secs(30),
+            retention: RetentionSettings::default(),
         }
     }
 }
@@ -134,21 +139,33 @@ pub async fn run(
         .max_request_bytes
         .saturating_mul(2)
         .max(settings.max_request_bytes.saturating_add(1 << 20));
+    // The pruner runs beside the server and stops when shutdown begins; an interrupted pass
+    // leaves nothing half-done, since every batch is its own transaction.
+    let stop_pruner = tokio_util::sync::CancellationToken::new();
+    let pruner_task = tokio::spawn(
+        Pruner::new(engine.clone(), settings.retention).run_periodically(stop_pruner.clone()),
+    );
+    let pins = engine.store().clone();
     let checkpoints =
         CheckpointServiceServer::new(CheckpointApi::new(engine, settings.max_request_bytes))
             .max_decoding_message_size(decode_ceiling);
 
     let (began, shutdown_began) = tokio::sync::oneshot::channel::<()>();
-    let signal = async move {
-        shutdown.await;
-        tracing::info!("shutdown requested; draining in-flight calls");
-        let _ = began.send(());
+    let signal = {
+        let stop_pruner = stop_pruner.clone();
+        async move {
+            shutdown.await;
+            tracing::info!("shutdown requested; draining in-flight calls");
+            stop_pruner.cancel();
+            let _ = began.send(());
+        }
     };
     let tasks = queue.map(|queue| {
         TaskServiceServer::new(TaskApi::new(
             queue,
             settings.retry_defaults,
             settings.stale_threshold,
+            Some(pins),
         ))
         .max_decoding_message_size(decode_ceiling)
     });
@@ -174,6 +191,8 @@ pub async fn run(
             Ok(())
         }
     };
+    stop_pruner.cancel();
+    let _ = pruner_task.await;
     let _ = stop_health.send(true);
     let _ = health_task.await;
     if let Some(cache_task) = cache_task {

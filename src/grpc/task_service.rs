@@ -10,11 +10,13 @@ use super::task_convert::{
     error_class_from_wire, policy_from_wire, positive_duration, state_from_wire, task_to_wire,
 };
 use super::tenant::tenant_of;
-use crate::domain::{RunId, Tenant};
+use crate::domain::{RunId, RunKey, Tenant};
 use crate::engine::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
 use crate::error::{Error, Result};
 use crate::proto::{self, task_service_server::TaskService};
-use crate::queue::{NewTask, RetryPolicy, Task, TaskId, TaskQueue, Transition};
+use crate::queue::{NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition};
+use crate::store::CheckpointStore;
+use crate::store::retention::approval_pin;
 
 /// Most tasks one Claim may take.
 pub const MAX_CLAIM_BATCH: u32 = 100;
@@ -27,15 +29,75 @@ pub struct TaskApi {
     queue: Arc<dyn TaskQueue>,
     defaults: RetryPolicy,
     default_lease: Duration,
+    /// Where approval waits pin their run's latest checkpoint; `None` pins nothing.
+    pins: Option<Arc<dyn CheckpointStore>>,
 }
 
 impl TaskApi {
-    pub fn new(queue: Arc<dyn TaskQueue>, defaults: RetryPolicy, default_lease: Duration) -> Self {
+    pub fn new(
+        queue: Arc<dyn TaskQueue>,
+        defaults: RetryPolicy,
+        default_lease: Duration,
+        pins: Option<Arc<dyn CheckpointStore>>,
+    ) -> Self {
         Self {
             queue,
             defaults,
             default_lease,
+            pins,
         }
+    }
+
+    /// RequestApproval, with the run's latest checkpoint pinned while the task waits.
+    ///
+    /// The pin comes first, so no prune can slip in between the task entering input_required
+    /// and its checkpoint being pinned; a request the queue refuses takes its pin back.
+    async fn request_approval_pinned(
+        &self,
+        metadata: &MetadataMap,
+        task_id: &str,
+        transition: Transition,
+    ) -> Result<Task> {
+        let (tenant, id) = task_key(metadata, task_id)?;
+        let update = |transition| {
+            self.queue
+                .update(&tenant, &id, transition, SystemTime::now())
+        };
+        let (Some(pins), Some(task)) = (&self.pins, self.queue.get(&tenant, &id).await?) else {
+            return update(transition).await;
+        };
+        let run = RunKey::new(tenant.clone(), task.run_id);
+        let source = approval_pin(id.as_str());
+        pins.pin(&run, None, &source).await?;
+        let outcome = update(transition).await;
+        // A task that was already waiting keeps its pin (the refused request was a retry).
+        if outcome.is_err() && task.state != TaskState::InputRequired {
+            let _ = pins.unpin(&run, None, Some(&source)).await;
+        }
+        outcome
+    }
+
+    /// A transition that may take a task out of input_required: its approval pin goes with it.
+    async fn transition_unpinning(
+        &self,
+        metadata: &MetadataMap,
+        task_id: &str,
+        transition: Transition,
+    ) -> Result<Task> {
+        let task = self.transition(metadata, task_id, transition).await?;
+        if let Some(pins) = &self.pins
+            && task.state != TaskState::InputRequired
+        {
+            let run = RunKey::new(tenant_of(metadata)?, task.run_id.clone());
+            let source = approval_pin(task.id.as_str());
+            if let Err(error) = pins.unpin(&run, None, Some(&source)).await {
+                // The decision is committed and must be reported as such; the stale pin only
+                // keeps a checkpoint longer, and `runs unpin RUN STEP --all-sources` removes it.
+                tracing::warn!(task_id = %task.id, run_id = %task.run_id, %error,
+                    "approval pin not removed");
+            }
+        }
+        Ok(task)
     }
 
     async fn transition(
@@ -44,12 +106,16 @@ impl TaskApi {
         task_id: &str,
         transition: Transition,
     ) -> Result<Task> {
-        let tenant = tenant_of(metadata)?;
-        let id = TaskId::parse(task_id)?;
+        let (tenant, id) = task_key(metadata, task_id)?;
         self.queue
             .update(&tenant, &id, transition, SystemTime::now())
             .await
     }
+}
+
+/// The tenant and id of the task a request names.
+fn task_key(metadata: &MetadataMap, task_id: &str) -> Result<(Tenant, TaskId)> {
+    Ok((tenant_of(metadata)?, TaskId::parse(task_id)?))
 }
 
 fn name(field: &str, raw: &str) -> Result<String> {
@@ -209,7 +275,7 @@ impl TaskService for TaskApi {
         };
         reply!(
             RequestApprovalResponse,
-            self.transition(&metadata, &request.task_id, transition)
+            self.request_approval_pinned(&metadata, &request.task_id, transition)
                 .await?
         )
     }
@@ -226,7 +292,7 @@ impl TaskService for TaskApi {
         };
         reply!(
             ApproveResponse,
-            self.transition(&metadata, &request.task_id, transition)
+            self.transition_unpinning(&metadata, &request.task_id, transition)
                 .await?
         )
     }
@@ -243,7 +309,7 @@ impl TaskService for TaskApi {
         };
         reply!(
             RejectResponse,
-            self.transition(&metadata, &request.task_id, transition)
+            self.transition_unpinning(&metadata, &request.task_id, transition)
                 .await?
         )
     }
@@ -307,7 +373,7 @@ impl TaskService for TaskApi {
     ) -> Result<Response<proto::CancelResponse>, Status> {
         reply!(
             CancelResponse,
-            self.transition(
+            self.transition_unpinning(
                 request.metadata(),
                 &request.get_ref().task_id,
                 Transition::Cancel

@@ -1,6 +1,6 @@
 //! In-memory store for tests and throwaway runs: same contract, nothing survives a restart.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
@@ -9,10 +9,13 @@ use async_trait::async_trait;
 use super::plan::{
     self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
 };
-use super::{CheckpointHead, CheckpointStore, LatestHead, Snapshot, Which};
+use super::retention::CheckpointFacts;
+use super::{
+    CheckpointHead, CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which,
+};
 use crate::domain::{
     CheckpointSummary, Checksum, Digest32, Message, MessageChain, NewCheckpoint, NewToolResult,
-    Quarantine, RunKey, SavedCheckpoint, Step, StoredCheckpoint, ToolRecord,
+    Quarantine, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -36,6 +39,9 @@ struct RunData {
     checkpoints: BTreeMap<Step, CheckpointRow>,
     messages: Vec<(Message, Digest32)>,
     tools: Vec<ToolRecord>,
+    retention: Option<String>,
+    /// (step, source) of every pin.
+    pins: BTreeSet<(Step, String)>,
 }
 
 impl RunData {
@@ -45,7 +51,16 @@ impl RunData {
             checkpoints: BTreeMap::new(),
             messages: Vec::new(),
             tools: Vec::new(),
+            retention: None,
+            pins: BTreeSet::new(),
         }
+    }
+
+    fn pinned(&self, step: Step) -> bool {
+        self.pins
+            .range((step, String::new())..)
+            .next()
+            .is_some_and(|(at, _)| *at == step)
     }
 
     fn latest_valid(&self, below: Option<Step>) -> Option<(Step, &CheckpointRow)> {
@@ -324,4 +339,150 @@ impl CheckpointStore for MemoryStore {
             }))
         })
     }
+    async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
+        self.with_runs(|runs| {
+            let data = runs.entry(run.clone()).or_insert_with(RunData::new);
+            data.retention = policy.map(str::to_owned);
+            Ok(())
+        })
+    }
+
+    async fn pin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<Option<Step>> {
+        self.with_runs(|runs| {
+            let Some(data) = runs.get_mut(run) else {
+                return match step {
+                    Some(step) => Err(no_checkpoint(run, step)),
+                    None => Ok(None),
+                };
+            };
+            let target = match step {
+                Some(step) if data.checkpoints.contains_key(&step) => step,
+                Some(step) => return Err(no_checkpoint(run, step)),
+                None => match data.latest_valid(None) {
+                    Some((step, _)) => step,
+                    None => return Ok(None),
+                },
+            };
+            data.pins.insert((target, source.to_owned()));
+            Ok(Some(target))
+        })
+    }
+
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
+        self.with_runs(|runs| {
+            let Some(data) = runs.get_mut(run) else {
+                return Ok(0);
+            };
+            let before = data.pins.len();
+            data.pins.retain(|(at, by)| {
+                source.is_some_and(|source| by != source) || step.is_some_and(|step| step != *at)
+            });
+            Ok((before - data.pins.len()) as u64)
+        })
+    }
+
+    async fn retention_facts(&self, run: &RunKey) -> Result<Option<RetentionFacts>> {
+        self.with_runs(|runs| {
+            Ok(runs.get(run).map(|data| RetentionFacts {
+                epoch: data.head.epoch,
+                policy: data.retention.clone(),
+                checkpoints: data
+                    .checkpoints
+                    .iter()
+                    .map(|(step, row)| CheckpointFacts {
+                        step: *step,
+                        created_at: row.created_at,
+                        quarantined: row.quarantine.is_some(),
+                        pinned: data.pinned(*step),
+                    })
+                    .collect(),
+            }))
+        })
+    }
+
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>> {
+        self.with_runs(|runs| {
+            let mut keys: Vec<&RunKey> = runs
+                .iter()
+                .filter(|(_, data)| !with_policy_only || data.retention.is_some())
+                .map(|(key, _)| key)
+                .filter(|key| after.is_none_or(|after| order(key) > order(after)))
+                .collect();
+            keys.sort_by(|a, b| order(a).cmp(&order(b)));
+            Ok(keys.into_iter().take(limit).cloned().collect())
+        })
+    }
+
+    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+        self.with_runs(|runs| {
+            let data = runs.get_mut(run).filter(|data| data.head.epoch == epoch);
+            let Some(data) = data else {
+                return Err(Error::FailedPrecondition(format!(
+                    "run {} moved to another epoch since its retention facts were read",
+                    run.run_id
+                )));
+            };
+            let Some((latest, _)) = data.latest_valid(None) else {
+                return Ok(0);
+            };
+            let mut deleted = 0;
+            for step in steps {
+                if *step < latest && !data.pinned(*step) && data.checkpoints.remove(step).is_some()
+                {
+                    deleted += 1;
+                }
+            }
+            Ok(deleted)
+        })
+    }
+
+    async fn checkpoints_after(
+        &self,
+        tenant: Option<&Tenant>,
+        after: Option<&CheckpointRef>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointRef>> {
+        self.with_runs(|runs| {
+            let mut found: Vec<CheckpointRef> = runs
+                .iter()
+                .filter(|(key, _)| tenant.is_none_or(|tenant| key.tenant == *tenant))
+                .flat_map(|(key, data)| {
+                    data.checkpoints.keys().map(move |step| CheckpointRef {
+                        run: key.clone(),
+                        step: *step,
+                    })
+                })
+                .filter(|at| {
+                    after.is_none_or(|after| {
+                        position(&at.run, at.step) > position(&after.run, after.step)
+                    })
+                })
+                .collect();
+            found.sort_by(|a, b| position(&a.run, a.step).cmp(&position(&b.run, b.step)));
+            found.truncate(limit);
+            Ok(found)
+        })
+    }
+}
+
+/// The store-wide order of runs: by tenant, then run id.
+fn order(run: &RunKey) -> (&str, &str) {
+    (run.tenant.as_str(), run.run_id.as_str())
+}
+
+/// The store-wide order of checkpoints: by run, then step.
+fn position(run: &RunKey, step: Step) -> ((&str, &str), Step) {
+    (order(run), step)
+}
+
+fn no_checkpoint(run: &RunKey, step: Step) -> Error {
+    Error::NotFound(format!(
+        "run {} has no checkpoint at step {step}",
+        run.run_id
+    ))
 }

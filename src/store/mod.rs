@@ -3,6 +3,7 @@
 mod memory;
 pub mod plan;
 mod postgres;
+pub mod retention;
 mod sqlite;
 
 use std::sync::Arc;
@@ -15,7 +16,7 @@ pub use sqlite::SqliteStore;
 
 use crate::domain::{
     CheckpointSummary, Checksum, MessageChain, NewCheckpoint, NewToolResult, RunKey,
-    SavedCheckpoint, Step, StoredCheckpoint, ToolChain, ToolRecord,
+    SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
 };
 use crate::error::{Error, Result};
 use crate::queue::{MemoryQueue, TaskQueue};
@@ -120,6 +121,71 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// The run's [`LatestHead`], read in one snapshot by primary key and without payloads;
     /// `None` when the run does not exist. Far cheaper than `load`, which is the point.
     async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>>;
+    /// Sets the run's retention policy (`None`: the server default), creating the run if needed.
+    /// The policy is stored as its text form ([`retention::RetentionPolicy`]'s `Display`).
+    async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()>;
+
+    /// Pins a checkpoint for `source` (e.g. `operator`, `approval:TASK`) so that no retention
+    /// policy prunes it; idempotent. `step: None` pins the run's highest non-quarantined
+    /// checkpoint. Returns the pinned step, `None` when there was nothing to pin;
+    /// `NotFound` when `step` names no checkpoint.
+    async fn pin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<Option<Step>>;
+
+    /// Removes `source`'s pin from one step, or from every step when `step` is `None`; returns
+    /// how many pins went. Other sources' pins stay; `source: None` removes every source's.
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64>;
+
+    /// What retention needs about a run, read in one snapshot: its epoch, its own policy and
+    /// every checkpoint (ascending, with whether any source pins it). `None` for no such run.
+    async fn retention_facts(&self, run: &RunKey) -> Result<Option<RetentionFacts>>;
+
+    /// Up to `limit` runs after `after` in `(tenant, run_id)` order, across every tenant; only
+    /// runs that set their own retention policy when `with_policy_only`.
+    ///
+    /// The one store-wide listing, for the pruner: it returns keys only, and everything done
+    /// with a key is scoped to that one run.
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>>;
+
+    /// Deletes the listed checkpoints of a run in one short transaction that locks the run.
+    ///
+    /// Fenced: when the run's epoch is no longer `epoch` (a Resume began since the pruner read
+    /// its facts) nothing is deleted and the answer is `FailedPrecondition`. Never deletes a
+    /// step pinned at the time of the delete, nor the run's highest non-quarantined step or any
+    /// above it, whatever the list says. Messages and tool results are not touched: every
+    /// remaining checkpoint covers a prefix of the same log and journal, and the latest one
+    /// (which is never pruned) covers the longest. Returns how many checkpoints went.
+    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64>;
+
+    /// Up to `limit` checkpoint addresses after `after` in `(tenant, run_id, step)` order, in
+    /// one tenant or (`None`) across every tenant: a keyset page for the scrub.
+    async fn checkpoints_after(
+        &self,
+        tenant: Option<&Tenant>,
+        after: Option<&CheckpointRef>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointRef>>;
+}
+
+/// What [`CheckpointStore::retention_facts`] returns.
+#[derive(Clone, Debug)]
+pub struct RetentionFacts {
+    pub epoch: u64,
+    /// The run's own policy, as stored; `None` means the server default.
+    pub policy: Option<String>,
+    /// Every checkpoint of the run, ascending.
+    pub checkpoints: Vec<retention::CheckpointFacts>,
+}
+
+/// Where one checkpoint lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointRef {
+    pub run: RunKey,
+    pub step: Step,
 }
 
 /// Opens the store a `--database` URL names: `memory://`, `sqlite://PATH` or `postgres://...`.

@@ -15,6 +15,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         2,
         include_str!("../../../migrations/postgres/0002_tasks.sql"),
     ),
+    (
+        3,
+        include_str!("../../../migrations/postgres/0003_retention.sql"),
+    ),
 ];
 
 /// The advisory lock key: one constant for every checkpointd instance ("cpd" + "migr" in ASCII),

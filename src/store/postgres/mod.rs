@@ -20,6 +20,7 @@ mod migrate;
 mod queue;
 mod queue_sql;
 mod reads;
+mod retention;
 mod rows;
 mod save;
 mod sql;
@@ -34,10 +35,13 @@ use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
-use super::{CheckpointStore, LatestHead, Snapshot, StoreOptions, Which, redact_url};
+use super::{
+    CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, StoreOptions, Which,
+    redact_url,
+};
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    ToolRecord,
+    Tenant, ToolRecord,
 };
 use crate::error::{Error, Result};
 use batch::SaveBatcher;
@@ -236,5 +240,43 @@ impl CheckpointStore for PostgresStore {
                     "postgres did not answer within {PING_TIMEOUT:?}"
                 )))
             })
+    }
+
+    async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
+        self.store_retention(run, policy).await
+    }
+
+    async fn pin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<Option<Step>> {
+        self.add_pin(run, step, source).await
+    }
+
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
+        self.remove_pins(run, step, source).await
+    }
+
+    async fn retention_facts(&self, run: &RunKey) -> Result<Option<RetentionFacts>> {
+        self.read_retention_facts(run).await
+    }
+
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>> {
+        self.run_keys_after(after, limit, with_policy_only).await
+    }
+
+    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+        self.delete_checkpoints(run, epoch, steps).await
+    }
+
+    async fn checkpoints_after(
+        &self,
+        tenant: Option<&Tenant>,
+        after: Option<&CheckpointRef>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointRef>> {
+        self.checkpoint_refs_after(tenant, after, limit).await
     }
 }

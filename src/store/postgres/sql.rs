@@ -317,3 +317,5 @@ pub(super) const DELETE_CHECKPOINTS: &str =
     "DELETE FROM checkpoints WHERE tenant = $1 AND run_id = $2";
 pub(super) const DELETE_MESSAGES: &str = "DELETE FROM messages WHERE tenant = $1 AND run_id = $2";
 pub(super) const DELETE_TOOLS: &str = "DELETE FROM tool_results WHERE tenant = $1 AND run_id = $2";
+pub(super) const DELETE_PINS: &str =
+    "DELETE FROM checkpoint_pins WHERE tenant = $1 AND run_id = $2";

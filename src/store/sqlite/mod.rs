@@ -16,6 +16,7 @@ mod codec;
 mod error;
 mod queue;
 mod read;
+mod retention;
 mod schema;
 mod task_row;
 mod write;
@@ -29,10 +30,10 @@ use async_trait::async_trait;
 use rusqlite::{Connection, TransactionBehavior};
 
 use self::error::DbResultExt;
-use super::{CheckpointStore, LatestHead, Snapshot, Which};
+use super::{CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which};
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    ToolRecord,
+    Tenant, ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -212,6 +213,60 @@ impl CheckpointStore for SqliteStore {
             )
             .db()
             .map(drop)
+        })
+        .await
+    }
+
+    async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
+        let (run, policy) = (run.clone(), policy.map(str::to_owned));
+        self.write(move |conn| retention::set_retention(conn, &run, policy.as_deref()))
+            .await
+    }
+
+    async fn pin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<Option<Step>> {
+        let (run, source) = (run.clone(), source.to_owned());
+        self.write(move |conn| retention::pin(conn, &run, step, &source))
+            .await
+    }
+
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
+        let (run, source) = (run.clone(), source.map(str::to_owned));
+        self.write(move |conn| retention::unpin(conn, &run, step, source.as_deref()))
+            .await
+    }
+
+    async fn retention_facts(&self, run: &RunKey) -> Result<Option<RetentionFacts>> {
+        let run = run.clone();
+        self.read(move |conn| retention::retention_facts(conn, &run))
+            .await
+    }
+
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>> {
+        let after = after.cloned();
+        self.read(move |conn| retention::runs_after(conn, after.as_ref(), limit, with_policy_only))
+            .await
+    }
+
+    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+        let (run, steps) = (run.clone(), steps.to_vec());
+        self.write(move |conn| retention::prune(conn, &run, epoch, &steps))
+            .await
+    }
+
+    async fn checkpoints_after(
+        &self,
+        tenant: Option<&Tenant>,
+        after: Option<&CheckpointRef>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointRef>> {
+        let (tenant, after) = (tenant.cloned(), after.cloned());
+        self.read(move |conn| {
+            retention::checkpoints_after(conn, tenant.as_ref(), after.as_ref(), limit)
         })
         .await
     }

@@ -17,6 +17,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../../migrations/sqlite/0001_initial.sql"),
     ),
     (2, include_str!("../../../migrations/sqlite/0002_tasks.sql")),
+    (
+        3,
+        include_str!("../../../migrations/sqlite/0003_retention.sql"),
+    ),
 ];
 
 /// How long a statement waits for another process's lock before failing as `Unavailable`.

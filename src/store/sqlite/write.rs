@@ -124,7 +124,12 @@ fn insert_messages(tx: &Transaction<'_>, run: &RunKey, rows: &[MessageRow]) -> R
 
 /// Creates the run row or overwrites its head; the epoch is written as planned (unchanged by
 /// Save and RecordToolResult, which only check it).
-fn upsert_run(tx: &Transaction<'_>, run: &RunKey, head: &RunHead, now: i64) -> Result<()> {
+pub(super) fn upsert_run(
+    tx: &Transaction<'_>,
+    run: &RunKey,
+    head: &RunHead,
+    now: i64,
+) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO runs (tenant, run_id, epoch, message_count, message_head, tool_count,
                            tool_head, created_at, updated_at)
@@ -295,7 +300,7 @@ pub(super) fn quarantine(
     Ok(())
 }
 
-/// Deletes the run from all four tables; returns how many checkpoints went.
+/// Deletes the run from all five tables; returns how many checkpoints went.
 pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
     let tx = begin(conn)?;
     let delete = |table: &str| -> Result<usize> {
@@ -307,6 +312,7 @@ pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
         .db()
     };
     // Children before the run row, which they reference.
+    delete("checkpoint_pins")?;
     delete("tool_results")?;
     delete("messages")?;
     let checkpoints = delete("checkpoints")?;

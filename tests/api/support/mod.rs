@@ -40,6 +40,10 @@ pub struct TestApp {
     pub backend: Backend,
     pub sqlite_path: Option<PathBuf>,
     pub pg: Option<PgSchema>,
+    /// The database URL the server runs on (a second `memory://` opens a different store).
+    pub url: String,
+    /// The server's own engine, for driving maintenance (the pruner) in-process.
+    pub engine: Engine,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     _server: tokio::task::JoinHandle<()>,
     _dir: Option<tempfile::TempDir>,
@@ -77,7 +81,7 @@ pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
     let opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
         .await
         .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
-    serve_backends(grpc::Backends::from(opened), settings).await
+    serve_backends(url, grpc::Backends::from(opened), settings).await
 }
 
 /// Starts a server in-process on an existing database URL with a Redis cache in front.
@@ -90,12 +94,13 @@ pub async fn serve_cached(url: &str, cache: CacheSettings) -> (TestApp, Arc<Cach
     backends.cache_status = Some(cached.status());
     backends.engine = Engine::new(cached.clone());
     (
-        serve_backends(backends, ServerSettings::default()).await,
+        serve_backends(url, backends, ServerSettings::default()).await,
         cached,
     )
 }
 
-async fn serve_backends(backends: grpc::Backends, settings: ServerSettings) -> TestApp {
+async fn serve_backends(url: &str, backends: grpc::Backends, settings: ServerSettings) -> TestApp {
+    let engine = backends.engine.clone();
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
     let addr = listener.local_addr().unwrap();
     let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
@@ -111,6 +116,8 @@ async fn serve_backends(backends: grpc::Backends, settings: ServerSettings) -> T
         backend: Backend::Memory,
         sqlite_path: None,
         pg: None,
+        url: url.to_owned(),
+        engine,
         shutdown: Some(shutdown),
         _server: server,
         _dir: None,

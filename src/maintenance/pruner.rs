@@ -1,0 +1,233 @@
+//! The retention pruner: plans each run with [`crate::store::retention`] and deletes in small
+//! fenced batches, once (`checkpointd prune`) or periodically inside the server.
+
+use std::time::{Duration, SystemTime};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::domain::{RunKey, Step};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::store::retention::{self, Protected, RetentionPolicy};
+
+/// How the server retains checkpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetentionSettings {
+    /// The policy of runs that set none.
+    pub default_policy: RetentionPolicy,
+    /// Time between two background passes; zero turns the background pruner off.
+    pub prune_interval: Duration,
+    /// Most runs read per page and most checkpoints deleted per transaction.
+    pub batch_size: usize,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        Self {
+            default_policy: RetentionPolicy::All,
+            prune_interval: Duration::from_secs(60),
+            batch_size: 500,
+        }
+    }
+}
+
+/// What a pass decided for one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedPrune {
+    pub run: RunKey,
+    pub policy: RetentionPolicy,
+    /// The run's epoch when its facts were read; the deletes are fenced on it.
+    pub epoch: u64,
+    /// The latest valid checkpoint, kept.
+    pub latest_valid: Step,
+    /// The steps that go (or would go, in a dry run), ascending.
+    pub steps: Vec<Step>,
+}
+
+/// The totals of one pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PruneReport {
+    pub runs_scanned: u64,
+    /// Runs with something to prune.
+    pub runs_pruned: u64,
+    /// Checkpoints deleted, or that would be in a dry run.
+    pub checkpoints: u64,
+    /// Runs skipped because a Resume began while they were being pruned; the next pass
+    /// plans them again.
+    pub runs_fenced: u64,
+}
+
+/// Applies retention policies to every run of a store.
+#[derive(Clone)]
+pub struct Pruner {
+    engine: Engine,
+    settings: RetentionSettings,
+}
+
+impl Pruner {
+    pub fn new(engine: Engine, settings: RetentionSettings) -> Self {
+        Self { engine, settings }
+    }
+
+    /// One pass over every run. A dry run deletes nothing and reports what would go.
+    /// `on_plan` sees each run that has something to prune, as it is planned.
+    pub async fn pass(
+        &self,
+        dry_run: bool,
+        stop: &CancellationToken,
+        mut on_plan: impl FnMut(&PlannedPrune),
+    ) -> Result<PruneReport> {
+        let batch = self.settings.batch_size.max(1);
+        let store = self.engine.store();
+        let mut report = PruneReport::default();
+        // Pins only ever keep more, so under a keep-everything default only runs that chose a
+        // policy can lose anything; the partial index on those makes the listing cheap.
+        let with_policy_only = self.settings.default_policy == RetentionPolicy::All;
+        let mut after: Option<RunKey> = None;
+        loop {
+            let runs = store
+                .runs_after(after.as_ref(), batch, with_policy_only)
+                .await?;
+            for run in &runs {
+                if stop.is_cancelled() {
+                    return Ok(report);
+                }
+                report.runs_scanned += 1;
+                let Some(plan) = self.plan(run).await? else {
+                    continue;
+                };
+                on_plan(&plan);
+                report.runs_pruned += 1;
+                if dry_run {
+                    report.checkpoints += plan.steps.len() as u64;
+                    continue;
+                }
+                match self.apply(&plan, batch, stop).await {
+                    Ok(deleted) => report.checkpoints += deleted,
+                    Err(Error::FailedPrecondition(_)) => report.runs_fenced += 1,
+                    Err(error) => return Err(error),
+                }
+            }
+            if runs.len() < batch {
+                return Ok(report);
+            }
+            after = runs.last().cloned();
+        }
+    }
+
+    /// Decides what goes from one run; `None` when nothing does.
+    pub async fn plan(&self, run: &RunKey) -> Result<Option<PlannedPrune>> {
+        let store = self.engine.store();
+        let Some(facts) = store.retention_facts(run).await? else {
+            return Ok(None);
+        };
+        let policy = match facts.policy.as_deref().map(str::parse::<RetentionPolicy>) {
+            None => self.settings.default_policy,
+            Some(Ok(policy)) => policy,
+            Some(Err(error)) => {
+                // Only a hand-edited row gets here; keeping everything is the safe reading.
+                tracing::warn!(run_id = %run.run_id, tenant = %run.tenant, %error,
+                    "unreadable retention policy; keeping every checkpoint");
+                return Ok(None);
+            }
+        };
+        let now = SystemTime::now();
+        // A cheap first cut from the listing alone: most runs have nothing to prune, and
+        // those are decided without reading any checkpoint's content.
+        let Some(listed_latest) = facts
+            .checkpoints
+            .iter()
+            .rev()
+            .find(|facts| !facts.quarantined)
+            .map(|facts| facts.step)
+        else {
+            return Ok(None);
+        };
+        let unverified = Protected {
+            latest_valid: listed_latest,
+            journal_base: None,
+        };
+        if retention::prunable(policy, &facts.checkpoints, unverified, now).is_empty() {
+            return Ok(None);
+        }
+        // "Latest valid" means verified, not merely "not quarantined": if the newest
+        // checkpoint were corrupt, Resume would fall back to an older one, which must still
+        // be there.
+        let Some(latest) = self.engine.verified_latest(run).await? else {
+            return Ok(None);
+        };
+        let latest_valid = latest.checkpoint.step;
+        let protected = Protected {
+            latest_valid,
+            journal_base: retention::journal_base(
+                &latest.tools,
+                latest.checkpoint.tool_count,
+                &facts.checkpoints,
+            ),
+        };
+        let steps = retention::prunable(policy, &facts.checkpoints, protected, now);
+        Ok((!steps.is_empty()).then(|| PlannedPrune {
+            run: run.clone(),
+            policy,
+            epoch: facts.epoch,
+            latest_valid,
+            steps,
+        }))
+    }
+
+    /// Deletes a plan's steps, `batch` per transaction; returns how many went.
+    async fn apply(
+        &self,
+        plan: &PlannedPrune,
+        batch: usize,
+        stop: &CancellationToken,
+    ) -> Result<u64> {
+        let mut deleted = 0;
+        for chunk in plan.steps.chunks(batch) {
+            if stop.is_cancelled() {
+                break;
+            }
+            deleted += self
+                .engine
+                .store()
+                .prune(&plan.run, plan.epoch, chunk)
+                .await?;
+        }
+        tracing::info!(
+            run_id = %plan.run.run_id,
+            tenant = %plan.run.tenant,
+            policy = %plan.policy,
+            deleted,
+            "checkpoints pruned"
+        );
+        Ok(deleted)
+    }
+
+    /// Runs a pass every `prune_interval` until `stop` is cancelled; a failed pass is logged
+    /// and retried at the next tick.
+    pub async fn run_periodically(self, stop: CancellationToken) {
+        if self.settings.prune_interval.is_zero() {
+            return;
+        }
+        let mut ticks = tokio::time::interval(self.settings.prune_interval);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = ticks.tick() => {}
+            }
+            match self.pass(false, &stop, |_| {}).await {
+                Ok(report) if report.checkpoints > 0 || report.runs_fenced > 0 => {
+                    tracing::info!(
+                        runs_scanned = report.runs_scanned,
+                        checkpoints = report.checkpoints,
+                        runs_fenced = report.runs_fenced,
+                        "prune pass finished"
+                    );
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "prune pass failed; retrying next interval"),
+            }
+        }
+    }
+}

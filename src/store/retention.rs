@@ -1,0 +1,306 @@
+//! The rules of retention as pure functions, shared by every backend: which checkpoints a
+//! policy lets go, and which are protected whatever the policy says.
+//!
+//! Backends only fetch the facts ([`super::RetentionFacts`]) and delete what the pruner asks,
+//! so every store keeps exactly the same checkpoints.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, SystemTime};
+
+use crate::domain::{Step, ToolRecord};
+use crate::error::{Error, Result};
+
+/// The pin source of an operator's `PinCheckpoint`.
+pub const OPERATOR_PIN: &str = "operator";
+
+/// The pin source of a task waiting for approval: one per task, so two approvals on one run
+/// come and go independently of each other and of the operator's pins.
+pub fn approval_pin(task_id: &str) -> String {
+    format!("approval:{task_id}")
+}
+
+/// How many of a run's checkpoints are kept; the server default applies to runs that set none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetentionPolicy {
+    /// Keep every checkpoint.
+    All,
+    /// Keep only the latest valid checkpoint (plus the protected ones).
+    LatestOnly,
+    /// Keep the N most recent valid checkpoints (plus the protected ones).
+    KeepLast(u32),
+    /// Keep checkpoints younger than this (plus the protected ones).
+    MaxAge(Duration),
+}
+
+impl FromStr for RetentionPolicy {
+    type Err = Error;
+
+    /// Parses `all`, `latest_only`, `keep_last:N` (N >= 1) or `max_age:DURATION` (e.g. `7d`).
+    fn from_str(raw: &str) -> Result<Self> {
+        let invalid = |why: &str| {
+            Error::InvalidArgument(format!(
+                "invalid retention policy {raw:?}: {why}; use all, latest_only, keep_last:N or \
+                 max_age:DURATION"
+            ))
+        };
+        match raw.split_once(':') {
+            None if raw == "all" => Ok(Self::All),
+            None if raw == "latest_only" => Ok(Self::LatestOnly),
+            Some(("keep_last", n)) => match n.parse::<u32>() {
+                Ok(0) | Err(_) => Err(invalid("N must be a whole number of at least 1")),
+                Ok(n) => Ok(Self::KeepLast(n)),
+            },
+            Some(("max_age", age)) => match humantime::parse_duration(age) {
+                Ok(age) if !age.is_zero() => Ok(Self::MaxAge(age)),
+                _ => Err(invalid("DURATION must be positive, like 36h or 7d")),
+            },
+            _ => Err(invalid("unknown policy")),
+        }
+    }
+}
+
+impl fmt::Display for RetentionPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::All => f.write_str("all"),
+            Self::LatestOnly => f.write_str("latest_only"),
+            Self::KeepLast(n) => write!(f, "keep_last:{n}"),
+            Self::MaxAge(age) => write!(f, "max_age:{}", humantime::format_duration(*age)),
+        }
+    }
+}
+
+/// What retention needs to know about one stored checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckpointFacts {
+    pub step: Step,
+    pub created_at: SystemTime,
+    pub quarantined: bool,
+    /// Pinned by any source (an operator, an approval wait).
+    pub pinned: bool,
+}
+
+/// The checkpoints no policy may prune, found by the pruner before it plans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Protected {
+    /// The newest checkpoint that verifies (checksum checked, not merely "not quarantined").
+    /// Nothing at or above it is pruned: it is what Resume restores, and the quarantined ones
+    /// above it are what Resume reports as skipped.
+    pub latest_valid: Step,
+    /// The checkpoint the journal's tail depends on: see [`journal_base`].
+    pub journal_base: Option<Step>,
+}
+
+/// The checkpoint that the tool results journalled after the latest valid checkpoint depend on.
+///
+/// Results with `seq > latest_tool_count` were recorded after the latest valid checkpoint was
+/// saved; Resume returns them and the agent replays them while it re-executes the steps after
+/// the checkpoint it restores. A result recorded for step `t` is replayed on top of the newest
+/// checkpoint before `t`, so that checkpoint stays. Normally it is the latest valid one itself;
+/// it differs only when a result was journalled for an earlier step than the latest checkpoint.
+pub fn journal_base(
+    tools: &[ToolRecord],
+    latest_tool_count: u64,
+    checkpoints: &[CheckpointFacts],
+) -> Option<Step> {
+    let earliest = tools
+        .iter()
+        .filter(|record| record.seq > latest_tool_count)
+        .map(|record| record.step)
+        .min()?;
+    checkpoints
+        .iter()
+        .rev()
+        .find(|facts| !facts.quarantined && facts.step < earliest)
+        .map(|facts| facts.step)
+}
+
+/// The steps a policy lets go, ascending. `checkpoints` is the run's whole list, ascending.
+///
+/// Never returned: the latest valid checkpoint and anything above it, pinned checkpoints, the
+/// journal base. Quarantined checkpoints below the latest valid one count as old checkpoints
+/// (they are never restored) but never towards `keep_last`.
+pub fn prunable(
+    policy: RetentionPolicy,
+    checkpoints: &[CheckpointFacts],
+    protected: Protected,
+    now: SystemTime,
+) -> Vec<Step> {
+    let below_latest = checkpoints
+        .iter()
+        .filter(|facts| facts.step < protected.latest_valid);
+    let candidates: Vec<&CheckpointFacts> = match policy {
+        RetentionPolicy::All => Vec::new(),
+        RetentionPolicy::LatestOnly => below_latest.collect(),
+        RetentionPolicy::KeepLast(n) => {
+            // The latest valid checkpoint is the first of the N kept.
+            let keep_below = n.saturating_sub(1) as usize;
+            let mut kept = 0;
+            let mut candidates: Vec<&CheckpointFacts> = below_latest
+                .rev()
+                .filter(|facts| {
+                    if !facts.quarantined && kept < keep_below {
+                        kept += 1;
+                        return false;
+                    }
+                    true
+                })
+                .collect();
+            candidates.reverse();
+            candidates
+        }
+        RetentionPolicy::MaxAge(age) => {
+            let cutoff = now.checked_sub(age).unwrap_or(SystemTime::UNIX_EPOCH);
+            below_latest
+                .filter(|facts| facts.created_at < cutoff)
+                .collect()
+        }
+    };
+    candidates
+        .into_iter()
+        .filter(|facts| !facts.pinned && Some(facts.step) != protected.journal_base)
+        .map(|facts| facts.step)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::CallId;
+
+    fn facts(step: u64, age_secs: u64, quarantined: bool, pinned: bool) -> CheckpointFacts {
+        CheckpointFacts {
+            step: Step::new(step),
+            created_at: now() - Duration::from_secs(age_secs),
+            quarantined,
+            pinned,
+        }
+    }
+
+    fn now() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000)
+    }
+
+    fn steps(list: Vec<Step>) -> Vec<u64> {
+        list.into_iter().map(Step::get).collect()
+    }
+
+    /// Steps 1..=6, one minute apart (6 is the newest); 2 is quarantined, 3 pinned.
+    fn run() -> Vec<CheckpointFacts> {
+        (1..=6)
+            .map(|step| facts(step, (7 - step) * 60, step == 2, step == 3))
+            .collect()
+    }
+
+    fn protected(latest: u64) -> Protected {
+        Protected {
+            latest_valid: Step::new(latest),
+            journal_base: None,
+        }
+    }
+
+    #[test]
+    fn policies_parse_and_print_round_trip() {
+        for raw in ["all", "latest_only", "keep_last:3", "max_age:7days"] {
+            let policy: RetentionPolicy = raw.parse().unwrap();
+            assert_eq!(
+                policy.to_string().parse::<RetentionPolicy>().unwrap(),
+                policy
+            );
+        }
+        assert_eq!(
+            "max_age:36h".parse::<RetentionPolicy>().unwrap(),
+            RetentionPolicy::MaxAge(Duration::from_secs(36 * 3600))
+        );
+        for bad in [
+            "",
+            "keep_last:0",
+            "keep_last:x",
+            "max_age:0s",
+            "newest",
+            "all:1",
+        ] {
+            assert!(bad.parse::<RetentionPolicy>().is_err(), "{bad:?} parsed");
+        }
+    }
+
+    #[test]
+    fn all_keeps_everything() {
+        assert!(prunable(RetentionPolicy::All, &run(), protected(6), now()).is_empty());
+    }
+
+    #[test]
+    fn latest_only_keeps_the_latest_valid_and_the_pinned() {
+        let pruned = prunable(RetentionPolicy::LatestOnly, &run(), protected(6), now());
+        assert_eq!(steps(pruned), vec![1, 2, 4, 5]);
+    }
+
+    #[test]
+    fn keep_last_counts_valid_checkpoints_only() {
+        // Kept: 6 (latest), 5, 4 (the last three valid), 3 (pinned); 2 is quarantined.
+        let pruned = prunable(RetentionPolicy::KeepLast(3), &run(), protected(6), now());
+        assert_eq!(steps(pruned), vec![1, 2]);
+        let pruned = prunable(RetentionPolicy::KeepLast(1), &run(), protected(6), now());
+        assert_eq!(steps(pruned), vec![1, 2, 4, 5]);
+    }
+
+    #[test]
+    fn max_age_prunes_only_older_checkpoints() {
+        // Ages: step 1 is 6 minutes old ... step 6 is 1 minute old.
+        let policy = RetentionPolicy::MaxAge(Duration::from_secs(150));
+        assert_eq!(
+            steps(prunable(policy, &run(), protected(6), now())),
+            vec![1, 2, 4]
+        );
+    }
+
+    #[test]
+    fn nothing_at_or_above_the_latest_valid_checkpoint_goes() {
+        // 5 and 6 failed verification after they were listed: 4 is the latest valid.
+        let pruned = prunable(RetentionPolicy::LatestOnly, &run(), protected(4), now());
+        assert_eq!(steps(pruned), vec![1, 2]);
+        let old = RetentionPolicy::MaxAge(Duration::from_secs(1));
+        assert_eq!(
+            steps(prunable(old, &run(), protected(4), now())),
+            vec![1, 2]
+        );
+    }
+
+    #[test]
+    fn the_journal_base_survives() {
+        let protected = Protected {
+            latest_valid: Step::new(6),
+            journal_base: Some(Step::new(4)),
+        };
+        let pruned = prunable(RetentionPolicy::LatestOnly, &run(), protected, now());
+        assert_eq!(steps(pruned), vec![1, 2, 5]);
+    }
+
+    fn record(seq: u64, step: u64) -> ToolRecord {
+        ToolRecord {
+            call_id: CallId::parse(&format!("call-{seq}")).unwrap(),
+            tool_name: "t".into(),
+            step: Step::new(step),
+            output: Vec::new(),
+            is_error: false,
+            seq,
+            recorded_at: now(),
+            chain: [0; 32],
+        }
+    }
+
+    #[test]
+    fn journal_base_is_the_newest_valid_checkpoint_before_the_uncovered_results() {
+        let checkpoints = run();
+        // Results 1-2 are covered by the latest checkpoint; none after: no base needed.
+        let tools = [record(1, 1), record(2, 5)];
+        assert_eq!(journal_base(&tools, 2, &checkpoints), None);
+        // Result 3 was recorded for step 7, after the latest checkpoint: it replays on 6.
+        let tools = [record(1, 1), record(2, 5), record(3, 7)];
+        assert_eq!(journal_base(&tools, 2, &checkpoints), Some(Step::new(6)));
+        // Recorded for step 3 after checkpoint 6 was saved: it replays on 1 (2 is quarantined).
+        let tools = [record(1, 1), record(2, 5), record(3, 3)];
+        assert_eq!(journal_base(&tools, 2, &checkpoints), Some(Step::new(1)));
+    }
+}
