@@ -76,6 +76,11 @@ pub struct ServeArgs {
     /// is stale and may be reclaimed [default: 30s].
     #[arg(long, env = "CHECKPOINTD_QUEUE_STALE_THRESHOLD", value_parser = parse_duration)]
     pub queue_stale_threshold: Option<Duration>,
+    /// Admin HTTP address serving `/metrics` and `/healthz` [default: 127.0.0.1:9464].
+    #[arg(long, env = "CHECKPOINTD_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    pub telemetry: crate::telemetry::TelemetryArgs,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -100,6 +105,9 @@ struct FileConfig {
     queue_initial_delay: Option<String>,
     queue_max_delay: Option<String>,
     queue_stale_threshold: Option<String>,
+    admin_listen: Option<SocketAddr>,
+    otlp_endpoint: Option<String>,
+    instance_id: Option<String>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -110,6 +118,8 @@ pub struct ServeConfig {
     pub server: ServerSettings,
     pub store: StoreOptions,
     pub log_format: LogFormat,
+    pub admin_listen: SocketAddr,
+    pub telemetry: crate::telemetry::TelemetrySettings,
 }
 
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
@@ -150,6 +160,7 @@ impl ServeConfig {
             .queue_stale_threshold
             .or(file_duration(&file.queue_stale_threshold)?)
             .unwrap_or(defaults.stale_threshold);
+        let log_format = args.log_format.or(file.log_format).unwrap_or_default();
         Ok(Self {
             listen: args
                 .listen
@@ -178,7 +189,21 @@ impl ServeConfig {
                     .or(file.pool_size)
                     .unwrap_or(StoreOptions::default().pool_size),
             },
-            log_format: args.log_format.or(file.log_format).unwrap_or_default(),
+            log_format,
+            admin_listen: args
+                .admin_listen
+                .or(file.admin_listen)
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 9464))),
+            telemetry: crate::telemetry::TelemetrySettings {
+                log_format,
+                otlp_endpoint: args.telemetry.otlp_endpoint.or(file.otlp_endpoint),
+                instance_id: args
+                    .telemetry
+                    .instance_id
+                    .or(file.instance_id)
+                    .unwrap_or_else(crate::telemetry::default_instance_id),
+                prometheus: true,
+            },
         })
     }
 }

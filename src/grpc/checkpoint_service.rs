@@ -103,6 +103,7 @@ fn parse_tool_result(
 #[tonic::async_trait]
 impl CheckpointService for CheckpointApi {
     #[tracing::instrument(name = "checkpoint.save", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
         checkpoint.step = request.get_ref().step,
         checkpoint.bytes = request.get_ref().state.len(),
@@ -124,6 +125,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.load_latest", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn load_latest(
@@ -140,6 +142,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.load_at_step", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
         checkpoint.step = request.get_ref().step,
     ))]
@@ -157,6 +160,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.validate", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn validate(
@@ -172,6 +176,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.resume", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn resume(
@@ -196,6 +201,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.record_tool_result", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
         checkpoint.step = request.get_ref().step,
     ))]
@@ -214,6 +220,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.list", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn list_checkpoints(
@@ -233,6 +240,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.delete_run", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn delete_run(

@@ -14,4 +14,5 @@ mod queue;
 mod recovery;
 mod roundtrip;
 mod runner;
+mod telemetry;
 mod tool_journal;
