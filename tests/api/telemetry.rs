@@ -304,3 +304,28 @@ async fn metrics_scrape_as_prometheus_text_with_latency_histograms_and_healthz_a
     let (status, body) = http_get(server.admin_addr, "/healthz").await;
     assert_eq!((status, body.trim()), (200, "ok"));
 }
+
+#[tokio::test]
+async fn the_demo_prints_per_save_latency_quantiles_and_bytes() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_checkpointd"))
+        .arg("demo")
+        .env("RUST_LOG", "warn")
+        .output()
+        .await
+        .expect("run checkpointd demo");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let latency = stdout
+        .lines()
+        .find(|line| line.starts_with("per-save latency"))
+        .unwrap_or_else(|| panic!("no latency summary:\n{stdout}"));
+    for quantile in ["p50 ", "p95 ", "p99 "] {
+        assert!(latency.contains(quantile), "{latency}");
+    }
+    let bytes = stdout
+        .lines()
+        .find(|line| line.starts_with("bytes per save"))
+        .unwrap_or_else(|| panic!("no bytes summary:\n{stdout}"));
+    let mean: u64 = bytes.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(mean > 0, "{bytes}");
+}
