@@ -53,6 +53,24 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// Each row with the first row of its group (the baseline its ratios are taken against) and
+/// whether it is the group's last row (where the verdict is read). Rows of a group are adjacent.
+pub fn against_first<T>(rows: &[T], group: impl Fn(&T) -> &str) -> Vec<(&T, &T, bool)> {
+    rows.iter()
+        .enumerate()
+        .map(|(index, row)| {
+            let first = rows
+                .iter()
+                .find(|other| group(other) == group(row))
+                .unwrap_or(row);
+            let last = rows
+                .get(index + 1)
+                .is_none_or(|next| group(next) != group(row));
+            (row, first, last)
+        })
+        .collect()
+}
+
 /// Milliseconds with three decimals, the unit every table uses.
 pub fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
