@@ -114,6 +114,14 @@ async fn each_runner_save_is_one_span_with_the_server_span_as_its_child_and_metr
             runner.duration() > Duration::ZERO,
             "a save span has a latency"
         );
+        let step = by_id
+            .get(runner.parent_span_id.as_slice())
+            .expect("the save belongs to its step's span");
+        assert_eq!(step.name, "agent.step");
+        assert_eq!(
+            step.attributes["checkpoint.step"],
+            runner.attributes["checkpoint.step"]
+        );
         steps.push(runner.attributes["checkpoint.step"].clone());
         let served: Vec<_> = named(&spans, "checkpoint.save", "server-1")
             .into_iter()
