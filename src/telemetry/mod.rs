@@ -120,6 +120,10 @@ pub fn init(settings: &TelemetrySettings) -> Result<Telemetry, String> {
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("checkpointd"))
             .with_tracked_inactivity(false)
+            // Source locations and thread names would add five attributes to every span; the
+            // span name already says where it comes from.
+            .with_location(false)
+            .with_threads(false)
             .with_filter(Targets::new().with_target("checkpointd", tracing::Level::INFO))
     });
     let _ = base_registry(settings.log_format, otel_layer).try_init();
