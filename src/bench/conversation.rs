@@ -10,7 +10,7 @@ use prost::Message as _;
 use super::BoxError;
 use super::clients::checkpoint_client;
 use super::payload::agent_state;
-use super::stats::{against_first, ms, percentile};
+use super::stats::{against_first, ms, percentile, ratio};
 use crate::proto::{Message, SaveRequest};
 
 /// Where the conversation is reported.
@@ -110,8 +110,8 @@ pub fn print(points: &[ConversationPoint], conversations: usize) {
     );
     let mut verdicts = Vec::new();
     for (point, first, is_last) in against_first(points, |p| p.store) {
-        let bytes_ratio = point.bytes / first.bytes.max(f64::MIN_POSITIVE);
-        let latency_ratio = ms(point.p50) / ms(first.p50).max(f64::MIN_POSITIVE);
+        let bytes_ratio = ratio(point.bytes, first.bytes);
+        let latency_ratio = ratio(ms(point.p50), ms(first.p50));
         println!(
             "{:<10} {:>8} {:>12.0} {:>10.3} {:>10.3} {:>10.2} {:>10.2}",
             point.store,

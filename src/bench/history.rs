@@ -12,7 +12,7 @@ use super::BoxError;
 use super::clients::checkpoint_client;
 use super::payload::agent_state;
 use super::scenario::Effort;
-use super::stats::{Samples, Summary, against_first, ms};
+use super::stats::{Samples, Summary, against_first, ms, ratio};
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::{LoadLatestRequest, ResumeRequest, SaveRequest};
 
@@ -157,8 +157,8 @@ pub fn print(results: &[HistoryResult], effort: Effort) {
     );
     let mut verdicts = Vec::new();
     for (r, first, is_longest) in against_first(results, |r| r.store) {
-        let load_ratio = ms(r.load_latest.p50) / ms(first.load_latest.p50).max(f64::MIN_POSITIVE);
-        let resume_ratio = ms(r.resume.p50) / ms(first.resume.p50).max(f64::MIN_POSITIVE);
+        let load_ratio = ratio(ms(r.load_latest.p50), ms(first.load_latest.p50));
+        let resume_ratio = ratio(ms(r.resume.p50), ms(first.resume.p50));
         println!(
             "{:<10} {:>11} {:>10.3} {:>10.3} {:>8.2} {:>10.3} {:>10.3} {:>8.2}",
             r.store,

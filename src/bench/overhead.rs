@@ -10,7 +10,7 @@ use super::clients::{BenchClient, GrpcClient};
 use super::payload::agent_state;
 use super::scenario::Effort;
 use super::server_process::ServerProcess;
-use super::stats::{Samples, Summary, ms};
+use super::stats::{Samples, Summary, ms, ratio};
 use crate::telemetry::receiver::OtlpReceiver;
 
 /// The target: Save p50 with export on at most 5% above export off.
@@ -34,7 +34,7 @@ pub struct Overhead {
 
 impl Overhead {
     pub fn ratio(&self) -> f64 {
-        ms(self.on.p50) / ms(self.off.p50).max(f64::MIN_POSITIVE)
+        ratio(ms(self.on.p50), ms(self.off.p50))
     }
 }
 

@@ -108,3 +108,15 @@ pub async fn run_conversation(
     )
     .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_lengths_run_from_ten_to_the_longest() {
+        assert_eq!(history_lengths(10_000), vec![10, 1000, 10_000]);
+        assert_eq!(history_lengths(1000), vec![10, 100, 1000]);
+        assert_eq!(history_lengths(10), vec![1, 10]);
+    }
+}

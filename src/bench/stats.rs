@@ -116,6 +116,31 @@ mod tests {
     }
 
     #[test]
+    fn each_row_is_paired_with_its_groups_first_and_the_last_is_marked() {
+        let rows = [
+            ("pg", 1),
+            ("pg", 2),
+            ("sqlite", 3),
+            ("sqlite", 4),
+            ("sqlite", 5),
+        ];
+        let paired: Vec<_> = against_first(&rows, |row| row.0)
+            .into_iter()
+            .map(|(row, first, last)| (row.1, first.1, last))
+            .collect();
+        assert_eq!(
+            paired,
+            vec![
+                (1, 1, false),
+                (2, 1, true),
+                (3, 3, false),
+                (4, 3, false),
+                (5, 3, true)
+            ]
+        );
+    }
+
+    #[test]
     fn ratio_of_zero_is_missing_not_infinite() {
         assert!(ratio(1.0, 0.0).is_nan());
         assert!((ratio(3.0, 2.0) - 1.5).abs() < 1e-12);

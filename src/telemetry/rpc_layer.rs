@@ -83,3 +83,34 @@ fn grpc_status<R>(response: &Response<R>) -> i64 {
         .and_then(|value| value.parse().ok())
         .unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_served_paths_become_method_labels() {
+        let save = "/checkpoint.v1.CheckpointService/Save";
+        assert_eq!(method_label(save), save);
+        assert_eq!(
+            method_label("/grpc.health.v1.Health/Check"),
+            "/grpc.health.v1.Health/Check"
+        );
+        assert_eq!(method_label("/attacker.Chosen/Name"), "other");
+        assert_eq!(
+            method_label(&format!("/checkpoint.v1.{}", "x".repeat(200))),
+            "other"
+        );
+    }
+
+    #[test]
+    fn a_missing_status_header_reads_as_ok() {
+        let ok = Response::new(());
+        assert_eq!(grpc_status(&ok), 0);
+        let mut failed = Response::new(());
+        failed
+            .headers_mut()
+            .insert("grpc-status", "9".parse().unwrap());
+        assert_eq!(grpc_status(&failed), 9);
+    }
+}

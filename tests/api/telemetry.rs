@@ -282,6 +282,36 @@ async fn metrics_scrape_as_prometheus_text_with_latency_histograms_and_healthz_a
             .await
             .unwrap();
     }
+    // Step 3 rots on disk: LoadLatest skips it, and a Resume recovers from step 2.
+    let db = dir.path().join("checkpointd.db");
+    tokio::task::spawn_blocking(move || {
+        let conn = rusqlite::Connection::open(db).unwrap();
+        let changed = conn
+            .execute(
+                "UPDATE checkpoints SET state = X'00' || substr(state, 2) \
+                 WHERE run_id = 'scraped' AND step = 3",
+                [],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    })
+    .await
+    .unwrap();
+    let restored = client
+        .load_latest(checkpointd::proto::LoadLatestRequest {
+            run_id: "scraped".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(restored.skipped_steps, vec![3]);
+    client
+        .resume(checkpointd::proto::ResumeRequest {
+            run_id: "scraped".into(),
+        })
+        .await
+        .unwrap();
+
     let (status, body) = http_get(server.admin_addr, "/metrics").await;
     assert_eq!(status, 200, "{body}");
     let types = parse_prometheus(&body);
@@ -302,11 +332,28 @@ async fn metrics_scrape_as_prometheus_text_with_latency_histograms_and_healthz_a
             );
         }
     }
-    let saves = body
-        .lines()
-        .find(|line| line.starts_with("checkpointd_saves_total"))
-        .unwrap_or_else(|| panic!("no saves counter:\n{body}"));
-    assert!(saves.ends_with(" 3"), "{saves}");
+    let sample = |name: &str, label: &str| -> f64 {
+        let line = body
+            .lines()
+            .find(|line| line.starts_with(name) && line.contains(label))
+            .unwrap_or_else(|| panic!("no {name} with {label}:\n{body}"));
+        line.rsplit_once(' ').unwrap().1.parse().unwrap()
+    };
+    assert_eq!(
+        sample("checkpointd_saves_total{", "db_system=\"sqlite\""),
+        3.0
+    );
+    assert_eq!(
+        sample("checkpointd_checkpoints_corrupt_skipped_total", ""),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            "checkpointd_recoveries_total{",
+            "resumed_from=\"checkpoint\""
+        ),
+        1.0
+    );
     assert!(body.contains("checkpointd_queue_depth{"), "{body}");
 
     let (status, body) = http_get(server.admin_addr, "/healthz").await;
