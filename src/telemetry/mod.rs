@@ -120,10 +120,15 @@ pub fn init(settings: &TelemetrySettings) -> Result<Telemetry, String> {
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("checkpointd"))
             .with_tracked_inactivity(false)
-            // Source locations and thread names would add five attributes to every span; the
-            // span name already says where it comes from.
+            // Source locations, thread names and targets would add six attributes to every
+            // span; the span name already says where it comes from.
             .with_location(false)
             .with_threads(false)
+            .with_target(false)
+            // Parents come from the tracing span tree (and, for an RPC, from the caller's
+            // context the server layer sets), so entering a span need not also make its
+            // context current, which an async span would pay on every poll.
+            .with_context_activation(false)
             .with_filter(Targets::new().with_target("checkpointd", tracing::Level::INFO))
     });
     let _ = base_registry(settings.log_format, otel_layer).try_init();
