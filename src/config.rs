@@ -97,6 +97,11 @@ pub struct ServeArgs {
     /// Checkpoints larger than this (state plus messages, bytes) are not cached [default: 1048576].
     #[arg(long, env = "CHECKPOINTD_CACHE_MAX_BYTES")]
     pub cache_max_bytes: Option<usize>,
+    /// Admin HTTP address serving `/metrics` and `/healthz` [default: 127.0.0.1:9464].
+    #[arg(long, env = "CHECKPOINTD_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    pub telemetry: crate::telemetry::TelemetryArgs,
     #[command(flatten)]
     pub retention: RetentionArgs,
 }
@@ -183,6 +188,9 @@ struct FileConfig {
     retention: Option<String>,
     prune_interval: Option<String>,
     prune_batch_size: Option<u32>,
+    admin_listen: Option<SocketAddr>,
+    otlp_endpoint: Option<String>,
+    instance_id: Option<String>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -195,6 +203,8 @@ pub struct ServeConfig {
     pub log_format: LogFormat,
     /// The Redis cache, when `--redis` is set.
     pub cache: Option<CacheSettings>,
+    pub admin_listen: SocketAddr,
+    pub telemetry: crate::telemetry::TelemetrySettings,
 }
 
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {
@@ -256,6 +266,7 @@ impl ServeConfig {
             .queue_stale_threshold
             .or(file_duration(&file.queue_stale_threshold)?)
             .unwrap_or(defaults.stale_threshold);
+        let log_format = args.log_format.or(file.log_format).unwrap_or_default();
         Ok(Self {
             listen: args
                 .listen
@@ -289,7 +300,21 @@ impl ServeConfig {
                     .or(file.pool_size)
                     .unwrap_or(StoreOptions::default().pool_size),
             },
-            log_format: args.log_format.or(file.log_format).unwrap_or_default(),
+            log_format,
+            admin_listen: args
+                .admin_listen
+                .or(file.admin_listen)
+                .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 9464))),
+            telemetry: crate::telemetry::TelemetrySettings {
+                log_format,
+                otlp_endpoint: args.telemetry.otlp_endpoint.or(file.otlp_endpoint),
+                instance_id: args
+                    .telemetry
+                    .instance_id
+                    .or(file.instance_id)
+                    .unwrap_or_else(crate::telemetry::default_instance_id),
+                prometheus: true,
+            },
             cache,
         })
     }

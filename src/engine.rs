@@ -181,6 +181,7 @@ impl Engine {
             skipped = skipped_steps.len(),
             "run resumed"
         );
+        crate::telemetry::metrics::record_recovery(checkpoint.is_some());
         Ok(Resumed {
             checkpoint,
             skipped_steps,
@@ -271,6 +272,7 @@ impl Engine {
             reason,
             "corrupt checkpoint quarantined"
         );
+        crate::telemetry::metrics::record_corrupt_skipped();
         self.store.quarantine(run, step, reason).await
     }
 }

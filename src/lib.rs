@@ -14,7 +14,8 @@
 //!   whole store; [`store::retention`] holds the retention rules every backend shares.
 //! - [`grpc`]: the server: one thin adapter per service, health and reflection.
 //! - [`config`]: layered configuration and the command line.
-//! - [`telemetry`]: logging and tracing setup.
+//! - [`telemetry`]: logs, OpenTelemetry traces and metrics (OTLP), `traceparent` propagation,
+//!   the admin port (`/metrics`, `/healthz`), and an in-process OTLP receiver.
 //! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
 //! - [`cli`]: the operator commands (`tasks`, `runs`, `health`), gRPC clients of a running server.
 //! - [`queue`]: the task queue contract, its rules, and the in-memory queue.

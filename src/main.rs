@@ -35,8 +35,14 @@ async fn main() -> ExitCode {
 
 async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServeConfig::resolve(args)?;
-    telemetry::init(config.log_format);
+    let telemetry = telemetry::init(&config.telemetry)?;
+    telemetry::metrics::register();
     let opened = store::open_with_queue(&config.database, &config.store).await?;
+    let admin_listener = TcpListener::bind(config.admin_listen).await?;
+    println!(
+        "checkpointd admin listening on {}",
+        admin_listener.local_addr()?
+    );
     let listener = TcpListener::bind(config.listen).await?;
     // A plain line on stdout tells scripts and tests the bound address (useful with port 0).
     println!("checkpointd listening on {}", listener.local_addr()?);
@@ -45,6 +51,17 @@ async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::
         database = %store::redact_url(&config.database),
         "checkpointd serving"
     );
+    let stop = tokio_util::sync::CancellationToken::new();
+    let admin = tokio::spawn(telemetry::admin::serve(
+        admin_listener,
+        telemetry.prometheus_registry().unwrap_or_default(),
+        Some(opened.store.clone()),
+        stop.clone().cancelled_owned(),
+    ));
+    let queue_depth = tokio::spawn(telemetry::queue_depth::poll(
+        opened.queue.clone(),
+        stop.clone(),
+    ));
     let mut backends = grpc::Backends::from(opened);
     if let Some(settings) = config.cache.clone() {
         tracing::info!(redis = %store::redact_url(&settings.url), prefix = %settings.prefix, "redis cache enabled");
@@ -52,14 +69,18 @@ async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::
         backends.cache_status = Some(cached.status());
         backends.engine = Engine::new(cached);
     }
-    grpc::run(
+    let served = grpc::run(
         listener,
         backends,
         config.server,
         checkpointd::shutdown::signal(),
     )
-    .await
-    .map_err(|error| error.to_string())?;
+    .await;
+    stop.cancel();
+    let _ = admin.await;
+    let _ = queue_depth.await;
+    telemetry.shutdown().await;
+    served.map_err(|error| error.to_string())?;
     tracing::info!("checkpointd stopped");
     Ok(())
 }

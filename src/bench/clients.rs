@@ -95,6 +95,17 @@ impl InProcessServer {
     }
 }
 
+/// A checkpoint client over its own HTTP/2 connection.
+pub async fn checkpoint_client(
+    addr: SocketAddr,
+) -> Result<CheckpointServiceClient<Channel>, BoxError> {
+    let channel = Channel::from_shared(format!("http://{addr}"))?
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await?;
+    Ok(CheckpointServiceClient::new(channel))
+}
+
 /// A tonic client over its own HTTP/2 connection, as a separate agent process would have.
 pub struct GrpcClient {
     client: CheckpointServiceClient<Channel>,
@@ -109,12 +120,8 @@ impl GrpcClient {
         run_id: String,
         state: Arc<Vec<u8>>,
     ) -> Result<Self, BoxError> {
-        let channel = Channel::from_shared(format!("http://{addr}"))?
-            .connect_timeout(Duration::from_secs(5))
-            .connect()
-            .await?;
         Ok(Self {
-            client: CheckpointServiceClient::new(channel),
+            client: checkpoint_client(addr).await?,
             run_id,
             next_step: 0,
             state,

@@ -1,5 +1,6 @@
 //! `checkpointd bench`: Save and LoadLatest measured side by side with raw SQL, then the task
-//! queue: claim-to-complete throughput, and recovery from a SIGKILLed worker.
+//! queue: claim-to-complete throughput, and recovery from a SIGKILLed worker; then scaling:
+//! tracing overhead, history length and long conversations.
 //!
 //! Every contender runs in this process against the same Postgres: raw tokio-postgres
 //! statements, and checkpointd servers on `127.0.0.1:0` (Postgres, SQLite, memory) reached by
@@ -10,12 +11,17 @@
 mod cache;
 mod claimer;
 mod clients;
+mod conversation;
+mod history;
+mod overhead;
 mod payload;
 mod queue;
 mod recovery;
 mod report;
+mod scaling;
 mod scenario;
 mod schemas;
+mod server_process;
 mod stats;
 mod storage;
 mod tasks;
@@ -49,6 +55,12 @@ pub enum Scenario {
     Recovery,
     /// LoadLatest and Save with the Redis cache against Postgres alone.
     Cache,
+    /// Save p50 with OTLP trace and metric export on against off.
+    Tracing,
+    /// LoadLatest and Resume on runs of 10, 1,000 and 10,000 checkpoints.
+    History,
+    /// Bytes and latency per Save along a 1,000-message conversation.
+    Conversation,
 }
 
 /// Flags of `checkpointd bench`.
@@ -65,7 +77,7 @@ pub struct BenchArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "core,queue,recovery,cache"
+        default_value = "core,queue,recovery,cache,tracing,history,conversation"
     )]
     pub scenarios: Vec<Scenario>,
     /// Operations per contender per measurement with one client (four times that, split
@@ -100,6 +112,13 @@ pub struct BenchArgs {
     /// Recovery scenario: crashes measured [default: 5, or 2 with --quick].
     #[arg(long)]
     pub recovery_runs: Option<usize>,
+    /// History scenario: checkpoints in the longest run; the others hold 10 and a tenth of it
+    /// [default: 10000, or 1000 with --quick].
+    #[arg(long)]
+    pub longest_history: Option<usize>,
+    /// Conversation scenario: conversations of 1,000 messages [default: 3, or 1 with --quick].
+    #[arg(long)]
+    pub conversations: Option<usize>,
 }
 
 pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -130,6 +149,18 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
             .max(1),
         lease: Duration::from_secs(1),
         step_delay: Duration::from_millis(100),
+    };
+    let scaling_effort = scaling::ScalingEffort {
+        reads: effort,
+        longest_history: args
+            .longest_history
+            .unwrap_or(if args.quick { 1000 } else { 10_000 })
+            .max(10),
+        conversations: args
+            .conversations
+            .unwrap_or(if args.quick { 1 } else { 3 })
+            .max(1),
+        conversation_length: 1000,
     };
     let mut scenarios = args.scenarios.clone();
     scenarios.sort();
@@ -189,6 +220,17 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
             Scenario::Cache => cache::run_cache(&schemas, &options, effort, &args.redis)
                 .await
                 .map(|results| cache::print_cache(&results)),
+            Scenario::Tracing => scaling::run_tracing(&schemas, effort)
+                .await
+                .map(|results| overhead::print(&results, effort)),
+            Scenario::History => scaling::run_history(&schemas, &scratch, &options, scaling_effort)
+                .await
+                .map(|results| history::print(&results, effort)),
+            Scenario::Conversation => {
+                scaling::run_conversation(&schemas, &scratch, &options, scaling_effort)
+                    .await
+                    .map(|points| conversation::print(&points, scaling_effort.conversations))
+            }
         };
         if let Err(error) = result {
             outcome = Err(format!("scenario {scenario:?}: {error}").into());

@@ -53,6 +53,24 @@ pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
+/// Each row with the first row of its group (the baseline its ratios are taken against) and
+/// whether it is the group's last row (where the verdict is read). Rows of a group are adjacent.
+pub fn against_first<T>(rows: &[T], group: impl Fn(&T) -> &str) -> Vec<(&T, &T, bool)> {
+    rows.iter()
+        .enumerate()
+        .map(|(index, row)| {
+            let first = rows
+                .iter()
+                .find(|other| group(other) == group(row))
+                .unwrap_or(row);
+            let last = rows
+                .get(index + 1)
+                .is_none_or(|next| group(next) != group(row));
+            (row, first, last)
+        })
+        .collect()
+}
+
 /// Milliseconds with three decimals, the unit every table uses.
 pub fn ms(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1e3
@@ -95,6 +113,31 @@ mod tests {
         assert_eq!(summary.p50, Duration::from_millis(20));
         assert_eq!(summary.p99, Duration::from_millis(40));
         assert!((summary.ops_per_sec - 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn each_row_is_paired_with_its_groups_first_and_the_last_is_marked() {
+        let rows = [
+            ("pg", 1),
+            ("pg", 2),
+            ("sqlite", 3),
+            ("sqlite", 4),
+            ("sqlite", 5),
+        ];
+        let paired: Vec<_> = against_first(&rows, |row| row.0)
+            .into_iter()
+            .map(|(row, first, last)| (row.1, first.1, last))
+            .collect();
+        assert_eq!(
+            paired,
+            vec![
+                (1, 1, false),
+                (2, 1, true),
+                (3, 3, false),
+                (4, 3, false),
+                (5, 3, true)
+            ]
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ use async_trait::async_trait;
 use tokio::sync::watch;
 
 pub use keys::RunKeys;
-pub use stats::{CacheCounts, CacheStats};
+pub use stats::{CacheCounts, CacheStats, Lookup};
 
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
@@ -101,7 +101,7 @@ impl CachedStore {
     /// The latest checkpoint: from Redis when it matches the store's head, else from the store.
     async fn load_latest(&self, run: &RunKey) -> Result<Option<Snapshot>> {
         let Some(mut connection) = self.link.connection() else {
-            CacheStats::bump(&self.link.stats.bypassed);
+            self.link.stats.record(Lookup::Bypassed);
             return self.inner.load(run, Which::LatestBelow(None)).await;
         };
         let keys = self.keys(run);
@@ -112,16 +112,16 @@ impl CachedStore {
         match cached {
             Ok(Ok(entry)) => {
                 if let Some(snapshot) = self.judge(run, &keys, head.as_ref(), entry) {
-                    CacheStats::bump(&self.link.stats.hits);
+                    self.link.stats.record(Lookup::Hit);
                     return Ok(Some(snapshot));
                 }
             }
             Ok(Err(error)) => {
-                CacheStats::bump(&self.link.stats.bypassed);
+                self.link.stats.record(Lookup::Bypassed);
                 self.link.failed("read", &error);
             }
             Err(_) => {
-                CacheStats::bump(&self.link.stats.bypassed);
+                self.link.stats.record(Lookup::Bypassed);
                 self.link.failed("read", &"timed out");
             }
         }
@@ -142,21 +142,21 @@ impl CachedStore {
     ) -> Option<Snapshot> {
         let stats = &self.link.stats;
         let Some(header) = entry.header else {
-            CacheStats::bump(&stats.misses);
+            stats.record(Lookup::Miss);
             return None;
         };
         let Some(snapshot) = codec::snapshot(run, &header, &entry.messages, &entry.tools) else {
-            CacheStats::bump(&stats.corrupt);
+            stats.record(Lookup::Corrupt);
             self.writer.send(CacheWrite::Evicted { keys: keys.clone() });
             return None;
         };
         if !matches_head(&snapshot, head) {
-            CacheStats::bump(&stats.stale);
+            stats.record(Lookup::Stale);
             return None;
         }
         if let Err(reason) = snapshot.checkpoint.verify(&snapshot.tools) {
             tracing::warn!(run_id = %run.run_id, %reason, "dropping a corrupt cache entry");
-            CacheStats::bump(&stats.corrupt);
+            stats.record(Lookup::Corrupt);
             self.writer.send(CacheWrite::Evicted { keys: keys.clone() });
             return None;
         }

@@ -2,6 +2,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::telemetry::metrics;
+
 /// Monotonic counters; every lookup lands in exactly one of the first five.
 #[derive(Debug, Default)]
 pub struct CacheStats {
@@ -33,9 +35,35 @@ pub struct CacheCounts {
     pub writes_dropped: u64,
 }
 
+/// How one lookup ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Hit,
+    Miss,
+    Stale,
+    Corrupt,
+    Bypassed,
+}
+
 impl CacheStats {
     pub fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a lookup here and in the exported metrics.
+    pub fn record(&self, lookup: Lookup) {
+        let counter = match lookup {
+            Lookup::Hit => &self.hits,
+            Lookup::Miss => &self.misses,
+            Lookup::Stale => &self.stale,
+            Lookup::Corrupt => &self.corrupt,
+            Lookup::Bypassed => &self.bypassed,
+        };
+        Self::bump(counter);
+        match lookup {
+            Lookup::Bypassed => metrics::record_cache_bypass(),
+            lookup => metrics::record_cache_lookup(lookup == Lookup::Hit),
+        }
     }
 
     pub fn counts(&self) -> CacheCounts {

@@ -104,6 +104,7 @@ fn parse_tool_result(
 #[tonic::async_trait]
 impl CheckpointService for CheckpointApi {
     #[tracing::instrument(name = "checkpoint.save", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
         checkpoint.step = request.get_ref().step,
         checkpoint.bytes = request.get_ref().state.len(),
@@ -125,6 +126,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.load_latest", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn load_latest(
@@ -141,6 +143,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.load_at_step", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
         checkpoint.step = request.get_ref().step,
     ))]
@@ -158,6 +161,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.validate", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn validate(
@@ -173,6 +177,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.resume", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn resume(
@@ -197,6 +202,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.record_tool_result", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
         checkpoint.step = request.get_ref().step,
     ))]
@@ -215,6 +221,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.list", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn list_checkpoints(
@@ -234,6 +241,7 @@ impl CheckpointService for CheckpointApi {
     }
 
     #[tracing::instrument(name = "checkpoint.delete_run", skip_all, fields(
+        otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,
     ))]
     async fn delete_run(

@@ -170,6 +170,7 @@ pub async fn run(
         .max_decoding_message_size(decode_ceiling)
     });
     let serve = Server::builder()
+        .layer(crate::telemetry::rpc_layer::RpcLayer)
         .add_service(health_service)
         .add_service(reflection)
         .add_service(checkpoints)

@@ -39,6 +39,16 @@ impl MemoryQueue {
 
 #[async_trait]
 impl TaskQueue for MemoryQueue {
+    async fn depth(&self) -> Result<Vec<(TaskState, u64)>> {
+        self.with(|tasks| {
+            let mut counts: HashMap<TaskState, u64> = HashMap::new();
+            for task in tasks.by_id.values() {
+                *counts.entry(task.state).or_default() += 1;
+            }
+            Ok(counts.into_iter().collect())
+        })
+    }
+
     async fn enqueue(&self, tenant: &Tenant, task: NewTask) -> Result<(Task, bool)> {
         self.with(|tasks| {
             if let Some(key) = &task.idempotency_key

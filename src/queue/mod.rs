@@ -55,4 +55,8 @@ pub trait TaskQueue: Send + Sync + 'static {
         after: Option<&TaskId>,
         limit: usize,
     ) -> Result<Vec<Task>>;
+
+    /// How many tasks are in each state, over every tenant: the queue-depth metric. Never
+    /// returns tasks, only counts; states without tasks may be absent.
+    async fn depth(&self) -> Result<Vec<(TaskState, u64)>>;
 }

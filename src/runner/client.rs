@@ -12,7 +12,8 @@ use crate::grpc::tenant::TENANT_HEADER;
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::task_service_client::TaskServiceClient;
 
-/// Adds `x-tenant-id` to each request when a tenant is configured.
+/// Adds `x-tenant-id` to each request when a tenant is configured, and the current span's W3C
+/// `traceparent` when trace export is on.
 #[derive(Clone, Debug, Default)]
 pub struct TenantHeader(Option<MetadataValue<Ascii>>);
 
@@ -21,6 +22,7 @@ impl Interceptor for TenantHeader {
         if let Some(tenant) = &self.0 {
             request.metadata_mut().insert(TENANT_HEADER, tenant.clone());
         }
+        crate::telemetry::propagation::inject_current(request.metadata_mut());
         Ok(request)
     }
 }

@@ -82,6 +82,7 @@ impl<'a> StepContext<'a> {
         *index += 1;
         if let Some(recorded) = self.session.journal.get(&call_id) {
             self.session.stats.tools_replayed += 1;
+            crate::telemetry::metrics::record_tool_call(true);
             tracing::info!(run_id = %self.session.run_id, call_id, "tool result replayed from the journal");
             return Ok(recorded.output.clone());
         }
@@ -104,6 +105,7 @@ impl<'a> StepContext<'a> {
             .result
             .ok_or_else(|| AgentError::Transient("RecordToolResult returned no result".into()))?;
         self.session.stats.tools_executed += 1;
+        crate::telemetry::metrics::record_tool_call(false);
         self.executed_tools = true;
         let output = recorded.output.clone();
         self.session.journal.insert(call_id, recorded);

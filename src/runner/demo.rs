@@ -174,9 +174,29 @@ pub async fn run(args: DemoArgs) -> Result<(), Box<dyn std::error::Error>> {
         resumed_at.saturating_sub(crashed_at),
         args.lease.as_millis()
     );
+    let number = |key: &str| -> u64 {
+        field(&summary, key)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let millis = |key: &str| format!("{:.2} ms", number(key) as f64 / 1000.0);
     println!(
-        "worker 2 saves           {}",
-        summary.trim_start_matches("summary ")
+        "per-save latency         p50 {}  p95 {}  p99 {}  (worker 2, {} saves)",
+        millis("p50_us"),
+        millis("p95_us"),
+        millis("p99_us"),
+        number("saves")
+    );
+    println!(
+        "bytes per save           mean {}  max {}  total {}",
+        number("mean_bytes"),
+        number("max_bytes"),
+        number("total_bytes")
+    );
+    println!(
+        "tool calls               {} executed, {} replayed from the journal",
+        number("tools_executed"),
+        number("tools_replayed")
     );
     println!("email tool executions    {executions}");
     println!("distinct email calls     {distinct}");

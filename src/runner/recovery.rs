@@ -4,6 +4,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio_util::sync::CancellationToken;
 use tonic::Code;
+use tracing::Instrument as _;
 
 use super::agent::{Agent, AgentError, StepOutcome};
 use super::classify::ErrorClassifier;
@@ -219,10 +220,16 @@ async fn run_steps(
             signals.shutdown.cancelled().await;
             tokio::time::sleep(policy.drain_deadline).await;
         };
+        // One trace per step: the step's tool calls and its checkpoint are children of this span.
+        let step_span = tracing::info_span!(
+            "agent.step",
+            checkpoint.run_id = %session.run_id,
+            checkpoint.step = step,
+        );
         let (outcome, executed_tools) = {
             let mut ctx = StepContext::new(session, step);
             let outcome = tokio::select! {
-                outcome = agent.step(&mut ctx) => Some(outcome),
+                outcome = agent.step(&mut ctx).instrument(step_span.clone()) => Some(outcome),
                 _ = signals.lease_lost.cancelled() => {
                     Some(Err(AgentError::Rpc(tonic::Status::failed_precondition("lease lost"))))
                 }
@@ -252,7 +259,7 @@ async fn run_steps(
         match outcome {
             StepOutcome::Continue => {
                 if policy.strategy.saves_after(step, executed_tools) {
-                    session.save_completed().await?;
+                    session.save_completed().instrument(step_span).await?;
                     println!(
                         "event saved run={} step={step} at_ms={}",
                         session.run_id,
@@ -261,7 +268,7 @@ async fn run_steps(
                 }
             }
             StepOutcome::Finished(result) => {
-                session.save_completed().await?;
+                session.save_completed().instrument(step_span).await?;
                 return Ok(Incarnation::Finished(result));
             }
         }

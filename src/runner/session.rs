@@ -3,6 +3,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use tracing::Instrument as _;
+
 use super::agent::AgentError;
 use super::client::Clients;
 use super::strategy::Strategy;
@@ -134,9 +136,23 @@ impl Session {
             epoch: Some(self.epoch),
             checksum: None,
         };
+        // The runner's side of the save: its latency includes the network, and the server's
+        // span joins it through the traceparent the client sends.
+        let span = tracing::info_span!(
+            "checkpoint.save",
+            otel.kind = "client",
+            checkpoint.run_id = %self.run_id,
+            checkpoint.step = step,
+            checkpoint.bytes = bytes,
+        );
         let started = Instant::now();
-        self.clients.checkpoints.save(request).await?;
+        self.clients
+            .checkpoints
+            .save(request)
+            .instrument(span)
+            .await?;
         let latency = started.elapsed();
+        crate::telemetry::metrics::record_runner_save(latency);
         tracing::debug!(run_id = %self.run_id, step, bytes, latency_us = latency.as_micros() as u64, "checkpoint saved");
         self.stats.save_latencies.push(latency);
         self.stats.save_bytes.push(bytes);

@@ -13,8 +13,8 @@ pub fn quantile(sorted: &[Duration], q: f64) -> Duration {
     sorted[index.min(sorted.len() - 1)]
 }
 
-/// One line: `summary saves=N p50_us=.. p95_us=.. p99_us=.. mean_bytes=.. tools_executed=..
-/// tools_replayed=..`, easy for people and scripts to read.
+/// One line: `summary saves=N p50_us=.. p95_us=.. p99_us=.. mean_bytes=.. max_bytes=..
+/// total_bytes=.. tools_executed=.. tools_replayed=..`, easy for people and scripts to read.
 pub fn summary_line(stats: &RunStats) -> String {
     let mut latencies = stats.save_latencies.clone();
     latencies.sort();
@@ -24,12 +24,14 @@ pub fn summary_line(stats: &RunStats) -> String {
         stats.save_bytes.iter().sum::<usize>() / stats.save_bytes.len()
     };
     format!(
-        "summary saves={} p50_us={} p95_us={} p99_us={} mean_bytes={} tools_executed={} tools_replayed={}",
+        "summary saves={} p50_us={} p95_us={} p99_us={} mean_bytes={} max_bytes={} total_bytes={} tools_executed={} tools_replayed={}",
         latencies.len(),
         quantile(&latencies, 0.50).as_micros(),
         quantile(&latencies, 0.95).as_micros(),
         quantile(&latencies, 0.99).as_micros(),
         mean_bytes,
+        stats.save_bytes.iter().max().copied().unwrap_or(0),
+        stats.save_bytes.iter().sum::<usize>(),
         stats.tools_executed,
         stats.tools_replayed,
     )

@@ -1,5 +1,6 @@
 //! `checkpointd worker`: the bundled runner as a process, driving the demo agent.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use super::stats::summary_line;
 use super::strategy::Strategy;
 use super::worker::{WorkerConfig, run_worker};
 use crate::config::{LogFormat, parse_duration};
+use crate::telemetry::TelemetrySettings;
 
 /// Flags of `checkpointd worker`.
 #[derive(Debug, Args)]
@@ -83,10 +85,39 @@ pub struct WorkerArgs {
     /// Demo agent: simulated model latency per step.
     #[arg(long, default_value = "0s", value_parser = parse_duration)]
     pub step_delay: Duration,
+    /// Admin HTTP address serving `/metrics` and `/healthz`; unset: no admin port.
+    #[arg(long, env = "CHECKPOINTD_ADMIN_LISTEN")]
+    pub admin_listen: Option<SocketAddr>,
+    #[command(flatten)]
+    pub telemetry: crate::telemetry::TelemetryArgs,
 }
 
 pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
-    crate::telemetry::init(args.log_format);
+    let telemetry = crate::telemetry::init(&TelemetrySettings {
+        log_format: args.log_format,
+        otlp_endpoint: args.telemetry.otlp_endpoint.clone(),
+        instance_id: args
+            .telemetry
+            .instance_id
+            .clone()
+            .unwrap_or_else(crate::telemetry::default_instance_id),
+        prometheus: args.admin_listen.is_some(),
+    })?;
+    crate::telemetry::metrics::register();
+    let admin_stop = CancellationToken::new();
+    let admin = match (args.admin_listen, telemetry.prometheus_registry()) {
+        (Some(addr), Some(registry)) => {
+            let listener = tokio::net::TcpListener::bind(addr).await?;
+            println!("checkpointd admin listening on {}", listener.local_addr()?);
+            Some(tokio::spawn(crate::telemetry::admin::serve(
+                listener,
+                registry,
+                None,
+                admin_stop.clone().cancelled_owned(),
+            )))
+        }
+        _ => None,
+    };
     let clients = Clients::connect(&args.server, args.tenant.as_deref()).await?;
     let agent = Arc::new(DemoAgent::new(
         Faults {
@@ -127,7 +158,12 @@ pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
         trigger.cancel();
     });
     tracing::info!(worker_id = %config.worker_id, server = %args.server, strategy = %config.recovery.strategy, "worker started");
-    let report = run_worker(agent, clients, config, shutdown).await?;
-    println!("{}", summary_line(&report.stats));
+    let report = run_worker(agent, clients, config, shutdown).await;
+    admin_stop.cancel();
+    if let Some(admin) = admin {
+        let _ = admin.await;
+    }
+    telemetry.shutdown().await;
+    println!("{}", summary_line(&report?.stats));
     Ok(())
 }

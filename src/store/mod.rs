@@ -1,5 +1,6 @@
 //! Storage: the `CheckpointStore` contract and its backends (memory, SQLite, Postgres).
 
+mod instrumented;
 mod memory;
 pub mod plan;
 mod postgres;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+pub use instrumented::InstrumentedStore;
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -204,21 +206,21 @@ pub struct Opened {
 pub async fn open_with_queue(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
         return Ok(Opened {
-            store: Arc::new(MemoryStore::new()),
+            store: InstrumentedStore::wrap(Arc::new(MemoryStore::new()), "memory"),
             queue: Arc::new(MemoryQueue::new()),
         });
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
         let store = Arc::new(SqliteStore::open(path).await?);
         return Ok(Opened {
-            store: store.clone(),
+            store: InstrumentedStore::wrap(store.clone(), "sqlite"),
             queue: store,
         });
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
         return Ok(Opened {
-            store: store.clone(),
+            store: InstrumentedStore::wrap(store.clone(), "postgresql"),
             queue: store,
         });
     }

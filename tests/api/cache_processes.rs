@@ -159,3 +159,45 @@ async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after
         next(&mut client).await;
     }
 }
+
+#[tokio::test]
+async fn a_hit_is_counted_as_a_hit_in_the_exported_metrics() {
+    let schema = PgSchema::create().await;
+    let (redis, prefix) = (redis_url(), unique_prefix());
+    let server = ServerProcess::start(
+        &schema.url(),
+        &["--redis", &redis, "--cache-prefix", &prefix],
+    );
+    let mut client = connect(server.addr).await;
+    client.save(save("metered", 1, b"state")).await.unwrap();
+    let key = RunKeys::new(
+        &prefix,
+        &RunKey::new(Tenant::default_tenant(), RunId::parse("metered").unwrap()),
+    )
+    .checkpoint;
+    wait_until("the save is cached", || async {
+        let held: Option<Vec<u8>> = redis_connection(&redis).await.get(&key).await.unwrap();
+        held.is_some()
+    })
+    .await;
+    for _ in 0..3 {
+        client
+            .load_latest(LoadLatestRequest {
+                run_id: "metered".into(),
+            })
+            .await
+            .unwrap();
+    }
+
+    let (status, body) = crate::telemetry::http_get(server.admin_addr, "/metrics").await;
+    assert_eq!(status, 200);
+    let hits: f64 = body
+        .lines()
+        .filter(|line| {
+            line.starts_with("checkpointd_cache_lookups")
+                && line.contains("checkpoint_cache_hit=\"true\"")
+        })
+        .map(|line| line.rsplit_once(' ').unwrap().1.parse::<f64>().unwrap())
+        .sum();
+    assert_eq!(hits, 3.0, "{body}");
+}

@@ -20,4 +20,5 @@ mod retention_durable;
 mod roundtrip;
 mod runner;
 mod scrub;
+mod telemetry;
 mod tool_journal;

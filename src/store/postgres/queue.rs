@@ -162,6 +162,22 @@ impl TaskQueue for PostgresStore {
         };
         rows.map_err(db)?.iter().map(decode).collect()
     }
+
+    async fn depth(&self) -> Result<Vec<(TaskState, u64)>> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached("SELECT state, count(*) FROM tasks GROUP BY state")
+            .await
+            .map_err(db)?;
+        let rows = client.query(&statement, &[]).await.map_err(db)?;
+        rows.iter()
+            .map(|row| {
+                let state: &str = row.try_get(0).map_err(db)?;
+                let count: i64 = row.try_get(1).map_err(db)?;
+                Ok((TaskState::parse(state)?, count.max(0) as u64))
+            })
+            .collect()
+    }
 }
 
 /// Reads the task under a row lock, applies the transition and writes the outcome back fenced

@@ -79,6 +79,26 @@ impl TaskQueue for SqliteStore {
         self.read(move |conn| list(conn, &tenant, state, after.as_ref(), limit))
             .await
     }
+
+    async fn depth(&self) -> Result<Vec<(TaskState, u64)>> {
+        self.read(|conn| {
+            let mut statement = conn
+                .prepare_cached("SELECT state, count(*) FROM tasks GROUP BY state")
+                .db()?;
+            let rows = statement
+                .query_map([], |row| {
+                    Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+                })
+                .db()?;
+            let mut depth = Vec::new();
+            for row in rows {
+                let (state, count) = row.db()?;
+                depth.push((TaskState::parse(&state)?, count.max(0) as u64));
+            }
+            Ok(depth)
+        })
+        .await
+    }
 }
 
 fn begin(conn: &mut Connection) -> Result<Transaction<'_>> {

@@ -4,40 +4,59 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, ExitStatus, Stdio};
 
-/// A `checkpointd serve` process on an ephemeral port.
+/// A `checkpointd serve` process on ephemeral ports (gRPC and admin).
 pub struct ServerProcess {
     child: Child,
     pub addr: SocketAddr,
+    /// The admin HTTP port (`/metrics`, `/healthz`).
+    pub admin_addr: SocketAddr,
 }
 
 impl ServerProcess {
     pub fn start(database_url: &str, extra_args: &[&str]) -> Self {
+        Self::start_with_env(database_url, extra_args, &[])
+    }
+
+    /// Starts with extra environment variables, e.g. telemetry export intervals.
+    pub fn start_with_env(database_url: &str, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
             .args([
                 "serve",
                 "--listen",
+                "127.0.0.1:0",
+                "--admin-listen",
                 "127.0.0.1:0",
                 "--database",
                 database_url,
             ])
             .args(extra_args)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn checkpointd");
         let stdout = child.stdout.take().unwrap();
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read checkpointd stdout");
-        let addr = line
-            .trim()
-            .strip_prefix("checkpointd listening on ")
-            .unwrap_or_else(|| panic!("checkpointd did not start; it printed {line:?}"))
-            .parse()
-            .expect("parse listen address");
-        Self { child, addr }
+        let mut stdout = BufReader::new(stdout);
+        // The admin address comes first, then the gRPC one.
+        let mut address_after = |prefix: &str| -> SocketAddr {
+            let mut line = String::new();
+            stdout
+                .read_line(&mut line)
+                .expect("read checkpointd stdout");
+            line.trim()
+                .strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("checkpointd did not start; it printed {line:?}"))
+                .parse()
+                .expect("parse a bound address")
+        };
+        let admin_addr = address_after("checkpointd admin listening on ");
+        let addr = address_after("checkpointd listening on ");
+        Self {
+            child,
+            addr,
+            admin_addr,
+        }
     }
 
     /// SIGKILL: no shutdown code runs at all.
@@ -73,11 +92,18 @@ pub struct WorkerProcess {
 
 impl WorkerProcess {
     pub fn start(server: SocketAddr, args: &[&str]) -> Self {
+        Self::start_with_env(server, args, &[])
+    }
+
+    /// Starts with extra environment variables, e.g. telemetry export intervals.
+    pub fn start_with_env(server: SocketAddr, args: &[&str], env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
             .args(["worker", "--server", &format!("http://{server}")])
             .args(["--poll-interval", "50ms", "--cooldown", "50ms"])
+            .args(["--admin-listen", "127.0.0.1:0"])
             .args(args)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -1,0 +1,127 @@
+//! Tracing overhead: Save p50 on a server exporting traces and metrics over OTLP against the
+//! same server with no exporter. Both are `checkpointd serve` processes (telemetry is
+//! process-wide), fed by one client each, taking turns round by round.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::BoxError;
+use super::clients::{BenchClient, GrpcClient};
+use super::payload::agent_state;
+use super::scenario::Effort;
+use super::server_process::ServerProcess;
+use super::stats::{Samples, Summary, ms, ratio};
+use crate::telemetry::receiver::OtlpReceiver;
+
+/// The target: Save p50 with export on at most 5% above export off.
+pub const TARGET_RATIO: f64 = 1.05;
+/// A 5% difference is a few tens of microseconds: more samples and finer interleaving than the
+/// core scenario keep it above the noise.
+const SAMPLES_PER_ITERATION: usize = 4;
+const ROUNDS_PER_ROUND: usize = 8;
+/// State size of every Save.
+const STATE_BYTES: usize = 1024;
+
+/// One store's side-by-side figures.
+#[derive(Clone, Debug)]
+pub struct Overhead {
+    pub store: &'static str,
+    pub off: Summary,
+    pub on: Summary,
+    /// Spans the collector received from the exporting server.
+    pub spans_received: usize,
+}
+
+impl Overhead {
+    pub fn ratio(&self) -> f64 {
+        ratio(ms(self.on.p50), ms(self.off.p50))
+    }
+}
+
+/// Measures each `(store label, database URL pair)`: one URL for the server without export,
+/// one for the server with it.
+pub async fn measure(
+    stores: &[(&'static str, String, String)],
+    effort: Effort,
+) -> Result<Vec<Overhead>, BoxError> {
+    let receiver = OtlpReceiver::start().await?;
+    let endpoint = receiver.endpoint();
+    let mut results = Vec::new();
+    for (store, off_url, on_url) in stores {
+        let spans_before = receiver.spans().len();
+        let off = ServerProcess::start(off_url, &[], &[]).await?;
+        let on = ServerProcess::start(on_url, &["--otlp-endpoint", &endpoint], &[]).await?;
+        let state = Arc::new(agent_state(STATE_BYTES, 11));
+        let mut clients = Vec::new();
+        for (server, name) in [(&off, "off"), (&on, "on")] {
+            let run_id = format!("bench-tracing-{store}-{name}-{}", std::process::id());
+            clients.push(GrpcClient::connect(server.addr, run_id, state.clone()).await?);
+        }
+        // Warm-up: connections, prepared statements, the exporter's first connection.
+        for client in &mut clients {
+            for _ in 0..effort.warmup.max(1) * 5 {
+                client.write_next().await?;
+            }
+        }
+        let mut samples = [Samples::default(), Samples::default()];
+        let rounds = effort.rounds * ROUNDS_PER_ROUND;
+        let per_round = (effort.iterations * SAMPLES_PER_ITERATION)
+            .div_ceil(rounds)
+            .max(1);
+        for round in 0..rounds {
+            // Alternate who goes first, so neither always follows the other's disk flushes.
+            let order: [usize; 2] = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+            for index in order {
+                let started = Instant::now();
+                let mut latencies = Vec::with_capacity(per_round);
+                for _ in 0..per_round {
+                    latencies.push(clients[index].write_next().await?);
+                }
+                samples[index].add_batch(&latencies, started.elapsed());
+            }
+        }
+        off.stop().await?;
+        // Stopping flushes the exporter, so every span of the run reaches the collector.
+        on.stop().await?;
+        results.push(Overhead {
+            store,
+            off: samples[0].summary(),
+            on: samples[1].summary(),
+            spans_received: receiver.spans().len() - spans_before,
+        });
+    }
+    receiver.stop().await;
+    Ok(results)
+}
+
+pub fn print(results: &[Overhead], effort: Effort) {
+    println!();
+    println!("== Tracing overhead: Save, export on against off, 1 client, 1 KB state ==");
+    println!(
+        "(two `checkpointd serve` processes per store, one exporting traces and metrics over OTLP/gRPC to an in-process collector; {} Saves each, in {} alternating rounds)",
+        effort.iterations * SAMPLES_PER_ITERATION,
+        effort.rounds * ROUNDS_PER_ROUND
+    );
+    println!(
+        "{:<10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>7}",
+        "store", "off p50", "on p50", "off p99", "on p99", "on/off", "spans", "target"
+    );
+    for r in results {
+        println!(
+            "{:<10} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8.3} {:>8} {:>7}",
+            r.store,
+            ms(r.off.p50),
+            ms(r.on.p50),
+            ms(r.off.p99),
+            ms(r.on.p99),
+            r.ratio(),
+            r.spans_received,
+            if r.ratio() <= TARGET_RATIO {
+                "met"
+            } else {
+                "MISSED"
+            }
+        );
+    }
+    println!("(times in ms; target: on/off p50 <= {TARGET_RATIO:.2})");
+}

@@ -1,0 +1,183 @@
+//! A wrapper around any store that gives each operation a span and a latency measurement, so
+//! traces show store time under the RPC's span and `/metrics` shows it per operation.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use tracing::Instrument as _;
+
+use super::{CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which};
+use crate::domain::{
+    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
+    Tenant, ToolRecord,
+};
+use crate::error::Result;
+use crate::telemetry::metrics;
+
+/// Forwards every call to `inner`, timed and traced.
+pub struct InstrumentedStore {
+    inner: Arc<dyn CheckpointStore>,
+    /// `db.system`: `postgresql`, `sqlite` or `memory`.
+    system: &'static str,
+}
+
+impl InstrumentedStore {
+    pub fn wrap(inner: Arc<dyn CheckpointStore>, system: &'static str) -> Arc<dyn CheckpointStore> {
+        Arc::new(Self { inner, system })
+    }
+
+    async fn observe<T>(
+        &self,
+        operation: &'static str,
+        work: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let span = tracing::info_span!(
+            "store",
+            otel.name = operation,
+            db.system = self.system,
+            db.operation = operation,
+        );
+        let started = Instant::now();
+        let outcome = work.instrument(span).await;
+        metrics::record_store(operation, self.system, outcome.is_ok(), started.elapsed());
+        outcome
+    }
+}
+
+/// State plus the messages this save appends: what a save writes.
+fn written_bytes(checkpoint: &NewCheckpoint) -> u64 {
+    let messages: usize = checkpoint.messages.iter().map(|m| m.content.len()).sum();
+    (checkpoint.state.len() + messages) as u64
+}
+
+#[async_trait]
+impl CheckpointStore for InstrumentedStore {
+    async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
+        let saved = self
+            .observe("store.save", self.inner.save(checkpoint))
+            .await?;
+        if !saved.already_existed {
+            metrics::record_save(self.system, written_bytes(checkpoint));
+        }
+        Ok(saved)
+    }
+
+    async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
+        self.observe(
+            "store.record_tool_result",
+            self.inner.record_tool_result(result),
+        )
+        .await
+    }
+
+    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+        self.observe("store.load", self.inner.load(run, which))
+            .await
+    }
+
+    async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
+        self.observe("store.tools", self.inner.tools(run)).await
+    }
+
+    async fn steps(&self, run: &RunKey) -> Result<Vec<Step>> {
+        self.observe("store.steps", self.inner.steps(run)).await
+    }
+
+    async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
+        self.observe("store.quarantine", self.inner.quarantine(run, step, reason))
+            .await
+    }
+
+    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+        self.observe("store.begin_resume", self.inner.begin_resume(run))
+            .await
+    }
+
+    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+        self.observe("store.rewind", self.inner.rewind(run, epoch, chain))
+            .await
+    }
+
+    async fn list(
+        &self,
+        run: &RunKey,
+        after: Option<Step>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointSummary>> {
+        self.observe("store.list", self.inner.list(run, after, limit))
+            .await
+    }
+
+    async fn run_exists(&self, run: &RunKey) -> Result<bool> {
+        self.observe("store.run_exists", self.inner.run_exists(run))
+            .await
+    }
+
+    async fn delete_run(&self, run: &RunKey) -> Result<u64> {
+        self.observe("store.delete_run", self.inner.delete_run(run))
+            .await
+    }
+
+    async fn ping(&self) -> Result<()> {
+        // Health polls every second; a span per ping would only add noise to traces.
+        self.inner.ping().await
+    }
+
+    async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
+        self.observe("store.latest_head", self.inner.latest_head(run))
+            .await
+    }
+
+    async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
+        self.observe("store.set_retention", self.inner.set_retention(run, policy))
+            .await
+    }
+
+    async fn pin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<Option<Step>> {
+        self.observe("store.pin", self.inner.pin(run, step, source))
+            .await
+    }
+
+    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
+        self.observe("store.unpin", self.inner.unpin(run, step, source))
+            .await
+    }
+
+    async fn retention_facts(&self, run: &RunKey) -> Result<Option<RetentionFacts>> {
+        self.observe("store.retention_facts", self.inner.retention_facts(run))
+            .await
+    }
+
+    async fn runs_after(
+        &self,
+        after: Option<&RunKey>,
+        limit: usize,
+        with_policy_only: bool,
+    ) -> Result<Vec<RunKey>> {
+        self.observe(
+            "store.runs_after",
+            self.inner.runs_after(after, limit, with_policy_only),
+        )
+        .await
+    }
+
+    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+        self.observe("store.prune", self.inner.prune(run, epoch, steps))
+            .await
+    }
+
+    async fn checkpoints_after(
+        &self,
+        tenant: Option<&Tenant>,
+        after: Option<&CheckpointRef>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointRef>> {
+        self.observe(
+            "store.checkpoints_after",
+            self.inner.checkpoints_after(tenant, after, limit),
+        )
+        .await
+    }
+}
