@@ -156,6 +156,9 @@ pub async fn run(
         async move {
             shutdown.await;
             tracing::info!("shutdown requested; draining in-flight calls");
+            // NOT_SERVING first, so load balancers and health watchers move away while the
+            // in-flight calls drain, instead of learning it when the server is gone.
+            let _ = stop_health.send(true);
             stop_pruner.cancel();
             let _ = began.send(());
         }
@@ -194,7 +197,8 @@ pub async fn run(
     };
     stop_pruner.cancel();
     let _ = pruner_task.await;
-    let _ = stop_health.send(true);
+    // Shutdown told the health tasks to stop; if serving ended otherwise, the finished server
+    // dropped the signal future and the sender in it, which stops them too.
     let _ = health_task.await;
     if let Some(cache_task) = cache_task {
         let _ = cache_task.await;

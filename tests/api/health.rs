@@ -87,3 +87,38 @@ async fn health_is_not_serving_while_postgres_is_unreachable() {
     client.save(save("run-1", 1, b"{}")).await.unwrap();
     drop(schema);
 }
+
+#[tokio::test]
+async fn health_turns_not_serving_as_soon_as_shutdown_begins() {
+    let mut app = serve_on(
+        "memory://",
+        ServerSettings {
+            drain_timeout: Duration::from_secs(60),
+            ..ServerSettings::default()
+        },
+    )
+    .await;
+    let mut health = HealthClient::new(app.channel().await);
+    let mut statuses = health
+        .watch(HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut next_status = async || {
+        let response = tokio::time::timeout(Duration::from_secs(10), statuses.next())
+            .await
+            .expect("no health change within 10 s")
+            .expect("health stream ended")
+            .unwrap();
+        ServingStatus::try_from(response.status).unwrap()
+    };
+    assert_eq!(next_status().await, ServingStatus::Serving);
+
+    app.begin_shutdown();
+
+    // This open Watch stream alone keeps the drain going for a minute, so the change can only
+    // arrive in time if health is told first.
+    assert_eq!(next_status().await, ServingStatus::NotServing);
+}

@@ -125,6 +125,13 @@ async fn serve_backends(url: &str, backends: grpc::Backends, settings: ServerSet
 }
 
 impl TestApp {
+    /// Signals the server to shut down, as SIGTERM does for the binary; it then drains.
+    pub fn begin_shutdown(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+
     pub async fn client(&self) -> CheckpointServiceClient<Channel> {
         connect(self.addr).await
     }
