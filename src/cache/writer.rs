@@ -1,7 +1,10 @@
-//! Cache writes: queued after the store's commit and applied in order by one task, so a Save
-//! never waits for Redis and two writes to a run never land out of order.
+//! Cache writes: queued after the store's commit and applied in order by one task, in batches
+//! of one round trip, so a Save never waits for Redis and two writes to a run never land out of
+//! order.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use redis::Script;
 use tokio::sync::mpsc;
@@ -12,6 +15,9 @@ use super::stats::CacheStats;
 
 /// Writes waiting beyond this are dropped (and counted): the cache may lag, never block.
 const QUEUE_DEPTH: usize = 4096;
+/// How long the writer lets writes gather after the first, and how many it sends at once.
+const BATCH_WINDOW: Duration = Duration::from_millis(1);
+const MAX_BATCH: usize = 256;
 
 /// One change to a run's entry.
 #[derive(Debug)]
@@ -132,36 +138,92 @@ async fn apply_writes(link: Arc<RedisLink>, ttl_ms: u64, mut pending: mpsc::Rece
         tool_recorded: Script::new(TOOL_RECORDED),
         rewound: Script::new(REWOUND),
     };
-    while let Some(write) = pending.recv().await {
-        let Some(mut connection) = link.connection() else {
-            CacheStats::bump(&link.stats.writes_dropped);
-            continue;
-        };
-        let outcome = tokio::time::timeout(
-            link.timeout(),
-            apply(&scripts, &mut connection, ttl_ms, write),
-        )
-        .await;
-        match outcome {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => {
-                CacheStats::bump(&link.stats.writes_dropped);
-                link.failed("write", &error);
-            }
-            Err(_) => {
-                CacheStats::bump(&link.stats.writes_dropped);
-                link.failed("write", &"timed out");
+    // Scripts go to Redis with the first batch and again after any failure (a restarted Redis
+    // has forgotten them).
+    let mut load_scripts = true;
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    loop {
+        if pending.recv_many(&mut batch, MAX_BATCH).await == 0 {
+            return;
+        }
+        // Let writes gather: those queued meanwhile wake nobody, and share one round trip.
+        tokio::time::sleep(BATCH_WINDOW).await;
+        while batch.len() < MAX_BATCH {
+            match pending.try_recv() {
+                Ok(write) => batch.push(write),
+                Err(_) => break,
             }
         }
+        let writes = coalesce(std::mem::take(&mut batch));
+        let count = writes.len() as u64;
+        let Some(mut connection) = link.connection() else {
+            link.stats
+                .writes_dropped
+                .fetch_add(count, Ordering::Relaxed);
+            load_scripts = true;
+            continue;
+        };
+        let mut pipe = redis::pipe();
+        if load_scripts {
+            for script in [
+                &scripts.saved,
+                &scripts.filled,
+                &scripts.tool_recorded,
+                &scripts.rewound,
+            ] {
+                pipe.load_script(script).ignore();
+            }
+        }
+        for write in &writes {
+            add(&mut pipe, &scripts, ttl_ms, write);
+        }
+        let outcome =
+            tokio::time::timeout(link.timeout(), pipe.query_async::<()>(&mut connection)).await;
+        load_scripts = !matches!(outcome, Ok(Ok(())));
+        let failure = match outcome {
+            Ok(Ok(())) => continue,
+            Ok(Err(error)) => error.to_string(),
+            Err(_) => "timed out".to_owned(),
+        };
+        link.stats
+            .writes_dropped
+            .fetch_add(count, Ordering::Relaxed);
+        link.failed("write", &failure);
     }
 }
 
-async fn apply(
-    scripts: &Scripts,
-    connection: &mut redis::aio::ConnectionManager,
-    ttl_ms: u64,
-    write: CacheWrite,
-) -> redis::RedisResult<()> {
+/// Folds a Save into the Save just before it when both are of one run and the second's
+/// messages start where the first's end: one script call then does both.
+fn coalesce(writes: Vec<CacheWrite>) -> Vec<CacheWrite> {
+    let mut folded: Vec<CacheWrite> = Vec::with_capacity(writes.len());
+    for write in writes {
+        if let (
+            Some(CacheWrite::Saved {
+                keys,
+                header,
+                offset,
+                messages,
+            }),
+            CacheWrite::Saved {
+                keys: next_keys,
+                header: next_header,
+                offset: next_offset,
+                messages: next_messages,
+            },
+        ) = (folded.last_mut(), &write)
+            && *keys == *next_keys
+            && *offset + messages.len() as u64 == *next_offset
+        {
+            *header = next_header.clone();
+            messages.extend(next_messages.iter().cloned());
+            continue;
+        }
+        folded.push(write);
+    }
+    folded
+}
+
+fn add(pipe: &mut redis::Pipeline, scripts: &Scripts, ttl_ms: u64, write: &CacheWrite) {
     match write {
         CacheWrite::Saved {
             keys,
@@ -177,7 +239,7 @@ async fn apply(
             for message in messages {
                 call.arg(message);
             }
-            call.invoke_async::<i64>(connection).await?;
+            pipe.invoke_script(&call).ignore();
         }
         CacheWrite::Filled {
             keys,
@@ -190,35 +252,66 @@ async fn apply(
                 .arg(ttl_ms)
                 .arg(header)
                 .arg(messages.len());
-            for item in messages.into_iter().chain(tools) {
+            for item in messages.iter().chain(tools) {
                 call.arg(item);
             }
-            call.invoke_async::<i64>(connection).await?;
+            pipe.invoke_script(&call).ignore();
         }
         CacheWrite::ToolRecorded { keys, seq, tool } => {
-            scripts
-                .tool_recorded
-                .key(keys.all().as_slice())
+            let mut call = scripts.tool_recorded.prepare_invoke();
+            call.key(keys.all().as_slice())
                 .arg(ttl_ms)
                 .arg(seq)
-                .arg(tool)
-                .invoke_async::<i64>(connection)
-                .await?;
+                .arg(tool);
+            pipe.invoke_script(&call).ignore();
         }
         CacheWrite::Rewound { keys, len } => {
-            scripts
-                .rewound
-                .key(keys.all().as_slice())
-                .arg(len)
-                .invoke_async::<i64>(connection)
-                .await?;
+            let mut call = scripts.rewound.prepare_invoke();
+            call.key(keys.all().as_slice()).arg(len);
+            pipe.invoke_script(&call).ignore();
         }
         CacheWrite::Evicted { keys } => {
-            redis::cmd("DEL")
-                .arg(keys.all().as_slice())
-                .query_async::<i64>(connection)
-                .await?;
+            pipe.del(keys.all().as_slice()).ignore();
         }
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::{RunId, RunKey, Tenant};
+
+    fn saved(run: &str, offset: u64, messages: &[&str], header: &str) -> CacheWrite {
+        let run = RunKey::new(Tenant::default_tenant(), RunId::parse(run).unwrap());
+        CacheWrite::Saved {
+            keys: RunKeys::new("p", &run),
+            header: header.as_bytes().to_vec(),
+            offset,
+            messages: messages.iter().map(|m| m.as_bytes().to_vec()).collect(),
+        }
+    }
+
+    #[test]
+    fn consecutive_saves_of_a_run_fold_into_one_and_others_stay_apart() {
+        let folded = coalesce(vec![
+            saved("a", 0, &["m0", "m1"], "h1"),
+            saved("a", 2, &["m2"], "h2"),
+            saved("b", 0, &["x"], "hb"),
+            // After b, and not where a's log ends: kept as is.
+            saved("a", 1, &["r1"], "h3"),
+        ]);
+        assert_eq!(folded.len(), 3);
+        let CacheWrite::Saved {
+            header,
+            offset,
+            messages,
+            ..
+        } = &folded[0]
+        else {
+            panic!("{folded:?}");
+        };
+        assert_eq!((header.as_slice(), *offset), (b"h2".as_slice(), 0));
+        assert_eq!(messages.len(), 3);
+        assert!(matches!(&folded[2], CacheWrite::Saved { offset: 1, .. }));
+    }
 }
