@@ -167,6 +167,10 @@ async fn a_corrupted_cached_payload_is_detected_and_the_store_copy_served() {
     let mut plain = connect(pair.plain.addr).await;
     write_history(&mut client, "run-rot").await;
     load_latest(&mut client, "run-rot").await;
+    // The writer applies writes in order: once this marker is cached, every write queued
+    // before it (a refill after that read, say) has landed and cannot undo the corruption.
+    client.save(save("marker", 1, b"m")).await.unwrap();
+    wait_cached(&pair.prefix, "marker", 1).await;
     wait_cached(&pair.prefix, "run-rot", 3).await;
     let hits_before = pair.cache.stats().counts().hits;
     let key = keys(&pair.prefix, "run-rot").checkpoint;

@@ -105,6 +105,21 @@ async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after
     for _ in 0..10 {
         next(&mut client).await;
     }
+    let key = RunKeys::new(
+        &prefix,
+        &RunKey::new(Tenant::default_tenant(), RunId::parse("stream").unwrap()),
+    )
+    .checkpoint;
+    // Cache writes are asynchronous: let step 10 land before Redis dies holding it.
+    wait_until("step 10 is cached", || async {
+        let held: Option<Vec<u8>> = redis_connection(&redis.url())
+            .await
+            .get(&key)
+            .await
+            .unwrap();
+        held.is_some_and(|held| Checkpoint::decode(held.as_slice()).unwrap().step == 10)
+    })
+    .await;
     redis.kill9();
     for _ in 0..10 {
         next(&mut client).await;
@@ -121,11 +136,6 @@ async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after
         health(server.addr, "checkpointd.cache").await == ServingStatus::Serving
     })
     .await;
-    let key = RunKeys::new(
-        &prefix,
-        &RunKey::new(Tenant::default_tenant(), RunId::parse("stream").unwrap()),
-    )
-    .checkpoint;
     let held: Vec<u8> = redis_connection(&redis.url())
         .await
         .get(&key)
