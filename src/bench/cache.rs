@@ -3,7 +3,7 @@
 
 use super::BoxError;
 use super::clients::{InProcessServer, Op};
-use super::report::size_label;
+use super::report::{size_label, verdict};
 use super::scenario::{self, Contender, Effort, Kind, Measurement, Target};
 use super::schemas::{Schemas, url_with_schema};
 use super::stats::{ms, ratio};
@@ -106,7 +106,7 @@ pub fn print_cache(results: &[Measurement]) {
             verdicts.push(format!(
                 "cache helps LoadLatest at 100 KB (cached/postgres p50 < 1): {:.2}x {}",
                 read_ratio,
-                pass(read_ratio < 1.0)
+                verdict(read_ratio < 1.0)
             ));
         }
         verdicts.push(format!(
@@ -114,15 +114,11 @@ pub fn print_cache(results: &[Measurement]) {
             SAVE_OVERHEAD_BUDGET * 100.0,
             size_label(size),
             overhead * 100.0,
-            pass(overhead <= SAVE_OVERHEAD_BUDGET)
+            verdict(overhead <= SAVE_OVERHEAD_BUDGET)
         ));
     }
     println!();
     for verdict in verdicts {
         println!("- {verdict}");
     }
-}
-
-fn pass(ok: bool) -> &'static str {
-    if ok { "PASS" } else { "MISS" }
 }

@@ -112,7 +112,7 @@ pub fn print_tables(results: &[Measurement], sizes: &[usize], concurrencies: &[u
     }
 }
 
-fn verdict(pass: bool) -> &'static str {
+pub(super) fn verdict(pass: bool) -> &'static str {
     if pass { "PASS" } else { "MISS" }
 }
 

@@ -4,6 +4,7 @@
 use super::clients::InProcessServer;
 use super::queue::{self, QueueEffort, QueueResult};
 use super::recovery::{self, Recovery, RecoveryEffort};
+use super::report;
 use super::stats::ms;
 use super::{BoxError, Schemas};
 use crate::grpc::ServerSettings;
@@ -191,11 +192,7 @@ pub fn print_recovery(runs: &[Recovery], effort: RecoveryEffort) {
         .fold(f64::NAN, f64::max);
     println!(
         "  kill -> resumed beyond the {lease} ms lease: median {beyond:+.1} ms, worst {worst:+.1} ms; target < {RECOVERY_BUDGET_MS} ms  {}",
-        if worst < RECOVERY_BUDGET_MS {
-            "PASS"
-        } else {
-            "MISS"
-        }
+        report::verdict(worst < RECOVERY_BUDGET_MS)
     );
     println!(
         "  lease expiry -> resumed (claim + Resume): median {:.1} ms",

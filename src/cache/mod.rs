@@ -24,8 +24,8 @@ pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 
 use crate::domain::{
-    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    Tenant, ToolRecord,
+    CheckpointSummary, Message, MessageChain, NewCheckpoint, NewToolResult, RunKey,
+    SavedCheckpoint, Step, Tenant, ToolRecord,
 };
 use crate::error::Result;
 use crate::store::{CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which};
@@ -168,13 +168,7 @@ impl CachedStore {
 
     fn fill(&self, keys: &RunKeys, snapshot: &Snapshot) {
         let checkpoint = &snapshot.checkpoint;
-        let bytes = checkpoint.state.len()
-            + checkpoint
-                .messages
-                .iter()
-                .map(|message| message.content.len())
-                .sum::<usize>();
-        if bytes > self.settings.max_entry_bytes {
+        if entry_bytes(&checkpoint.state, &checkpoint.messages) > self.settings.max_entry_bytes {
             CacheStats::bump(&self.link.stats.skipped_large);
             return;
         }
@@ -185,6 +179,15 @@ impl CachedStore {
             tools: snapshot.tools.iter().map(codec::tool).collect(),
         });
     }
+}
+
+/// What the size threshold is judged on: state plus message contents.
+fn entry_bytes(state: &[u8], messages: &[Message]) -> usize {
+    state.len()
+        + messages
+            .iter()
+            .map(|message| message.content.len())
+            .sum::<usize>()
 }
 
 /// Whether a decoded entry is the store's latest checkpoint with the store's whole journal.
@@ -232,13 +235,7 @@ impl CheckpointStore for CachedStore {
     async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
         let saved = self.inner.save(checkpoint).await?;
         let keys = self.keys(&checkpoint.run);
-        let bytes = checkpoint.state.len()
-            + checkpoint
-                .messages
-                .iter()
-                .map(|message| message.content.len())
-                .sum::<usize>();
-        if bytes > self.settings.max_entry_bytes {
+        if entry_bytes(&checkpoint.state, &checkpoint.messages) > self.settings.max_entry_bytes {
             CacheStats::bump(&self.link.stats.skipped_large);
             self.writer.send(CacheWrite::Evicted { keys });
         } else if !saved.already_existed {

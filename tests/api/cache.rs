@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use checkpointd::cache::{CacheSettings, CachedStore, RunKeys};
-use checkpointd::domain::{RunId, RunKey, Tenant};
+use checkpointd::cache::{CacheSettings, CachedStore};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{Checkpoint, LoadLatestRequest, LoadLatestResponse, ResumeRequest};
 use prost::Message as _;
@@ -13,8 +12,8 @@ use tonic::transport::Channel;
 
 use crate::support::requests::{message, save, tool};
 use crate::support::{
-    PgSchema, TestApp, connect, redis_connection, redis_url, serve_cached, serve_on, unique_prefix,
-    wait_until,
+    PgSchema, TestApp, cache_keys, cached_step, connect, redis_connection, redis_url, serve_cached,
+    serve_on, unique_prefix, wait_until,
 };
 
 fn settings(prefix: &str) -> CacheSettings {
@@ -24,21 +23,9 @@ fn settings(prefix: &str) -> CacheSettings {
     }
 }
 
-fn keys(prefix: &str, run_id: &str) -> RunKeys {
-    let run = RunKey::new(Tenant::default_tenant(), RunId::parse(run_id).unwrap());
-    RunKeys::new(prefix, &run)
-}
-
-/// The step of the checkpoint Redis holds for a run, if any.
-async fn cached_step(prefix: &str, run_id: &str) -> Option<i64> {
-    let mut redis = redis_connection(&redis_url()).await;
-    let raw: Option<Vec<u8>> = redis.get(keys(prefix, run_id).checkpoint).await.unwrap();
-    raw.map(|raw| Checkpoint::decode(raw.as_slice()).unwrap().step)
-}
-
 async fn wait_cached(prefix: &str, run_id: &str, step: i64) {
     wait_until(&format!("step {step} of {run_id} is cached"), || async {
-        cached_step(prefix, run_id).await == Some(step)
+        cached_step(&redis_url(), prefix, run_id).await == Some(step)
     })
     .await;
 }
@@ -48,7 +35,7 @@ async fn wait_tools_cached(prefix: &str, run_id: &str, count: usize) {
         &format!("{count} tool results of {run_id} are cached"),
         || async {
             let mut redis = redis_connection(&redis_url()).await;
-            let len: usize = redis.llen(keys(prefix, run_id).tools).await.unwrap();
+            let len: usize = redis.llen(cache_keys(prefix, run_id).tools).await.unwrap();
             len == count
         },
     )
@@ -147,7 +134,7 @@ async fn a_stale_entry_written_by_hand_is_never_served() {
     let mut client = connect(pair.cached.addr).await;
     client.save(save("run-stale", 1, b"old")).await.unwrap();
     wait_cached(&pair.prefix, "run-stale", 1).await;
-    let key = keys(&pair.prefix, "run-stale").checkpoint;
+    let key = cache_keys(&pair.prefix, "run-stale").checkpoint;
     let mut redis = redis_connection(&redis_url()).await;
     let old: Vec<u8> = redis.get(&key).await.unwrap();
     client.save(save("run-stale", 2, b"new")).await.unwrap();
@@ -173,7 +160,7 @@ async fn a_corrupted_cached_payload_is_detected_and_the_store_copy_served() {
     wait_cached(&pair.prefix, "marker", 1).await;
     wait_cached(&pair.prefix, "run-rot", 3).await;
     let hits_before = pair.cache.stats().counts().hits;
-    let key = keys(&pair.prefix, "run-rot").checkpoint;
+    let key = cache_keys(&pair.prefix, "run-rot").checkpoint;
     let mut redis = redis_connection(&redis_url()).await;
     let raw: Vec<u8> = redis.get(&key).await.unwrap();
     let mut header = Checkpoint::decode(raw.as_slice()).unwrap();
@@ -279,7 +266,7 @@ async fn checkpoints_over_the_size_threshold_are_not_cached() {
     // Writes apply in order, so once the small one is there the big one was decided.
     wait_cached(&prefix, "run-small", 1).await;
 
-    assert_eq!(cached_step(&prefix, "run-big").await, None);
+    assert_eq!(cached_step(&redis_url(), &prefix, "run-big").await, None);
     assert_eq!(
         load_latest(&mut client, "run-big")
             .await

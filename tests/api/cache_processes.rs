@@ -3,19 +3,15 @@
 
 use std::net::SocketAddr;
 
-use checkpointd::cache::RunKeys;
-use checkpointd::domain::{RunId, RunKey, Tenant};
-use checkpointd::proto::{Checkpoint, LoadLatestRequest};
-use prost::Message as _;
-use redis::AsyncCommands;
+use checkpointd::proto::LoadLatestRequest;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
 use crate::support::requests::{message, save};
 use crate::support::{
-    PgSchema, RedisProcess, ServerProcess, channel, connect, redis_connection, redis_url,
-    unique_prefix, wait_until,
+    PgSchema, RedisProcess, ServerProcess, cached_step, channel, connect, redis_url, unique_prefix,
+    wait_until,
 };
 
 async fn health(addr: SocketAddr, service: &str) -> ServingStatus {
@@ -105,19 +101,9 @@ async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after
     for _ in 0..10 {
         next(&mut client).await;
     }
-    let key = RunKeys::new(
-        &prefix,
-        &RunKey::new(Tenant::default_tenant(), RunId::parse("stream").unwrap()),
-    )
-    .checkpoint;
     // Cache writes are asynchronous: let step 10 land before Redis dies holding it.
     wait_until("step 10 is cached", || async {
-        let held: Option<Vec<u8>> = redis_connection(&redis.url())
-            .await
-            .get(&key)
-            .await
-            .unwrap();
-        held.is_some_and(|held| Checkpoint::decode(held.as_slice()).unwrap().step == 10)
+        cached_step(&redis.url(), &prefix, "stream").await == Some(10)
     })
     .await;
     redis.kill9();
@@ -136,12 +122,7 @@ async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after
         health(server.addr, "checkpointd.cache").await == ServingStatus::Serving
     })
     .await;
-    let held: Vec<u8> = redis_connection(&redis.url())
-        .await
-        .get(&key)
-        .await
-        .unwrap();
-    assert_eq!(Checkpoint::decode(held.as_slice()).unwrap().step, 10);
+    assert_eq!(cached_step(&redis.url(), &prefix, "stream").await, Some(10));
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "stream".into(),
@@ -157,12 +138,7 @@ async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after
     );
     // The read refilled the entry, so Redis is back in use.
     wait_until("the entry is refilled", || async {
-        let held: Vec<u8> = redis_connection(&redis.url())
-            .await
-            .get(&key)
-            .await
-            .unwrap();
-        Checkpoint::decode(held.as_slice()).unwrap().step == 20
+        cached_step(&redis.url(), &prefix, "stream").await == Some(20)
     })
     .await;
     for _ in 0..10 {
@@ -180,14 +156,8 @@ async fn a_hit_is_counted_as_a_hit_in_the_exported_metrics() {
     );
     let mut client = connect(server.addr).await;
     client.save(save("metered", 1, b"state")).await.unwrap();
-    let key = RunKeys::new(
-        &prefix,
-        &RunKey::new(Tenant::default_tenant(), RunId::parse("metered").unwrap()),
-    )
-    .checkpoint;
     wait_until("the save is cached", || async {
-        let held: Option<Vec<u8>> = redis_connection(&redis).await.get(&key).await.unwrap();
-        held.is_some()
+        cached_step(&redis, &prefix, "metered").await.is_some()
     })
     .await;
     for _ in 0..3 {

@@ -2,12 +2,12 @@
 
 use checkpointd::proto::{
     ListCheckpointsRequest, LoadAtStepRequest, LoadLatestRequest, ResumeRequest, SaveRequest,
-    ValidateRequest,
 };
 use tonic::Code;
 
 use crate::messages::contents;
 use crate::support::requests::{message, save};
+use crate::support::validate_run;
 use crate::support::{Backend, spawn_app};
 
 async fn a_corrupt_checkpoint_is_reported_quarantined_and_skipped(backend: Backend) {
@@ -25,15 +25,7 @@ async fn a_corrupt_checkpoint_is_reported_quarantined_and_skipped(backend: Backe
     }
     app.corrupt_state("run-1", 6).await;
 
-    let verdicts = client
-        .validate(ValidateRequest {
-            run_id: "run-1".into(),
-            step: None,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .verdicts;
+    let verdicts = validate_run(&mut client, "run-1").await;
     assert_eq!(verdicts.len(), 2);
     assert!(verdicts[0].valid && !verdicts[0].quarantined);
     assert_eq!(verdicts[1].step, 6);

@@ -1,8 +1,9 @@
 //! Durability: every acknowledged Save survives a SIGKILL of the real server process.
 
-use checkpointd::proto::{LoadLatestRequest, SaveRequest, ValidateRequest};
+use checkpointd::proto::{LoadLatestRequest, SaveRequest};
 
 use crate::support::requests::{message, save, tool};
+use crate::support::validate_run;
 use crate::support::{Backend, PgSchema, ServerProcess, connect};
 
 const STEPS: i64 = 25;
@@ -59,15 +60,7 @@ async fn acknowledged_checkpoints_survive_sigkill(backend: Backend) {
     assert_eq!(checkpoint.step, STEPS);
     assert_eq!(checkpoint.messages.len(), STEPS as usize);
     assert_eq!(latest.tool_results.len(), STEPS as usize);
-    let verdicts = client
-        .validate(ValidateRequest {
-            run_id: "crash-run".into(),
-            step: None,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .verdicts;
+    let verdicts = validate_run(&mut client, "crash-run").await;
     assert_eq!(verdicts.len(), STEPS as usize);
     assert!(verdicts.iter().all(|v| v.valid), "{verdicts:?}");
 }

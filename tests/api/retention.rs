@@ -9,13 +9,14 @@ use checkpointd::maintenance::{PruneReport, Pruner, RetentionSettings};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{
     ListCheckpointsRequest, LoadLatestRequest, PinCheckpointRequest, ResumeRequest,
-    SetRetentionRequest, UnpinCheckpointRequest, ValidateRequest,
+    SetRetentionRequest, UnpinCheckpointRequest,
 };
 use checkpointd::store::retention::RetentionPolicy;
 use tokio_util::sync::CancellationToken;
 use tonic::transport::Channel;
 
 use crate::support::requests::{message, save, tool};
+use crate::support::validate_run;
 use crate::support::{Backend, TestApp, spawn_app};
 
 type Client = CheckpointServiceClient<Channel>;
@@ -227,15 +228,7 @@ async fn resume_works_after_pruning(backend: Backend) {
         .unwrap()
         .into_inner();
     assert_eq!(latest.checkpoint.unwrap().messages.len(), 6);
-    let verdicts = client
-        .validate(ValidateRequest {
-            run_id: "run-1".into(),
-            step: None,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .verdicts;
+    let verdicts = validate_run(&mut client, "run-1").await;
     assert!(verdicts.iter().all(|verdict| verdict.valid), "{verdicts:?}");
 }
 

@@ -17,6 +17,7 @@ use checkpointd::engine::Engine;
 use checkpointd::grpc::{self, ServerSettings};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
+use checkpointd::proto::{CheckpointVerdict, ValidateRequest};
 use checkpointd::store::{self, StoreOptions};
 use tokio::net::TcpListener;
 use tonic::transport::Channel;
@@ -24,7 +25,9 @@ use tonic::transport::Channel;
 pub use postgres::{PgSchema, database_url};
 pub use process::{ServerProcess, WorkerProcess};
 pub use proxy::TcpProxy;
-pub use redis::{RedisProcess, redis_connection, redis_url, unique_prefix, wait_until};
+pub use redis::{
+    RedisProcess, cache_keys, cached_step, redis_connection, redis_url, unique_prefix, wait_until,
+};
 
 /// The store a test server runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -225,6 +228,22 @@ pub async fn channel(addr: SocketAddr) -> Channel {
 
 pub async fn connect(addr: SocketAddr) -> CheckpointServiceClient<Channel> {
     CheckpointServiceClient::new(channel(addr).await).max_decoding_message_size(256 << 20)
+}
+
+/// Validates every checkpoint of a run; the verdicts, ascending by step.
+pub async fn validate_run(
+    client: &mut CheckpointServiceClient<Channel>,
+    run_id: &str,
+) -> Vec<CheckpointVerdict> {
+    client
+        .validate(ValidateRequest {
+            run_id: run_id.to_owned(),
+            step: None,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .verdicts
 }
 
 /// Wraps a message in a request for a tenant.

@@ -6,6 +6,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use checkpointd::cache::RunKeys;
+use checkpointd::domain::{RunId, RunKey, Tenant};
+use checkpointd::proto::Checkpoint;
+use prost::Message as _;
+use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 
 /// `TEST_REDIS_URL`, or the local default.
@@ -25,6 +30,22 @@ pub async fn redis_connection(url: &str) -> MultiplexedConnection {
                  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no"
             )
         })
+}
+
+/// The Redis keys of a default-tenant run's cache entry.
+pub fn cache_keys(prefix: &str, run_id: &str) -> RunKeys {
+    let run = RunKey::new(Tenant::default_tenant(), RunId::parse(run_id).unwrap());
+    RunKeys::new(prefix, &run)
+}
+
+/// The step of the checkpoint a Redis holds for a default-tenant run, if any.
+pub async fn cached_step(redis_url: &str, prefix: &str, run_id: &str) -> Option<i64> {
+    let raw: Option<Vec<u8>> = redis_connection(redis_url)
+        .await
+        .get(cache_keys(prefix, run_id).checkpoint)
+        .await
+        .unwrap();
+    raw.map(|raw| Checkpoint::decode(raw.as_slice()).unwrap().step)
 }
 
 /// A key prefix no other test (or earlier run) uses.
