@@ -4,7 +4,7 @@
 #
 # Stage 1 builds the release binary with exactly the command CI runs (.ci/run checks that this
 # file and CI agree). Dependencies are built first, against placeholder sources, so that layer is
-# reused until Cargo.toml, Cargo.lock, build.rs or the proto files change.
+# reused until a manifest, Cargo.lock or the proto files change.
 # Stage 2 is a slim Debian with CA certificates and the binary, run as an unprivileged user.
 
 ARG RUST_VERSION=1.89
@@ -12,19 +12,27 @@ ARG RUST_VERSION=1.89
 FROM rust:${RUST_VERSION}-slim-bookworm AS build
 WORKDIR /src
 
-# Dependency layer: the manifest, the lock file and what build.rs compiles, with empty sources.
-COPY Cargo.toml Cargo.lock build.rs ./
+# Dependency layer: the manifests, the lock file, the protocol crate's build script and the
+# proto files, with placeholder sources for every workspace member.
+COPY Cargo.toml Cargo.lock ./
 COPY proto ./proto
-RUN mkdir src \
- && echo 'fn main() {}' > src/main.rs \
- && touch src/lib.rs
+COPY crates ./crates-src
+RUN for manifest in crates-src/*/Cargo.toml; do \
+      member=crates/$(basename "$(dirname "$manifest")"); \
+      mkdir -p "$member/src"; cp "$manifest" "$member/"; \
+      echo 'fn main() {}' > "$member/src/main.rs"; touch "$member/src/lib.rs"; \
+      for bin in $(sed -n 's/^path = "\(src\/bin\/.*\)"/\1/p' "$manifest"); do \
+        mkdir -p "$member/$(dirname "$bin")"; echo 'fn main() {}' > "$member/$bin"; \
+      done; \
+    done \
+ && cp crates-src/protocol/build.rs crates/protocol/ \
+ && rm -rf crates-src
 RUN cargo build --release --locked
 
-# The real sources. Touching the crate roots makes cargo rebuild the crate itself, whatever
-# timestamps COPY preserved.
-COPY migrations ./migrations
-COPY src ./src
-RUN touch src/main.rs src/lib.rs
+# The real sources. Touching the crate roots makes cargo rebuild the workspace's own crates,
+# whatever timestamps COPY preserved.
+COPY crates ./crates
+RUN find crates -path '*/src/*.rs' -exec touch {} +
 RUN cargo build --release --locked
 
 FROM debian:bookworm-slim AS runtime

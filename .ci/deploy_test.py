@@ -252,7 +252,7 @@ class NotesTest(unittest.TestCase):
 def declared_env():
     """Every CHECKPOINTD_* variable the Rust code reads through clap."""
     names = set()
-    for path in (ROOT / "src").rglob("*.rs"):
+    for path in (ROOT / "crates").rglob("*.rs"):
         names |= set(re.findall(r'env\s*=\s*"(CHECKPOINTD_[A-Z_]+)"', path.read_text()))
     return names
 

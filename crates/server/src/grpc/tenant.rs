@@ -5,8 +5,7 @@ use tonic::metadata::MetadataMap;
 use crate::domain::{RunId, RunKey, Tenant};
 use crate::error::{Error, Result};
 
-/// The metadata header that names the tenant until authentication lands.
-pub const TENANT_HEADER: &str = "x-tenant-id";
+pub use checkpointd_protocol::TENANT_HEADER;
 
 /// The request's tenant: the `x-tenant-id` header, or `default` when absent.
 pub fn tenant_of(metadata: &MetadataMap) -> Result<Tenant> {

@@ -31,9 +31,14 @@ pub mod engine;
 pub mod error;
 pub mod grpc;
 pub mod maintenance;
-pub mod proto;
 pub mod queue;
 pub mod runner;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;
+
+/// The generated `checkpoint.v1` code and descriptor set, from the protocol crate.
+pub mod proto {
+    pub use checkpointd_protocol::FILE_DESCRIPTOR_SET;
+    pub use checkpointd_protocol::v1::*;
+}

@@ -1,0 +1,20 @@
+//! checkpointd's wire contract, for servers and for agents written in Rust.
+//!
+//! - [`v1`]: the generated messages and gRPC code of `checkpoint.v1` (clients behind the
+//!   `client` feature, server traits behind `server`);
+//! - [`FILE_DESCRIPTOR_SET`]: what gRPC reflection serves;
+//! - [`TENANT_HEADER`]: the metadata key that names a call's tenant.
+//!
+//! Nothing here touches a database, a cache or HTTP beyond the gRPC channel itself.
+
+/// Generated protobuf and gRPC code for `checkpoint.v1`; nothing hand-written lives here.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod v1 {
+    tonic::include_proto!("checkpoint.v1");
+}
+
+/// The encoded descriptor set that gRPC reflection serves.
+pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("checkpoint_descriptor");
+
+/// The gRPC metadata key naming the tenant a call works in.
+pub const TENANT_HEADER: &str = "x-tenant-id";
