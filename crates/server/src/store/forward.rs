@@ -2,7 +2,7 @@
 //! out only the methods it changes and names the ones that go to the wrapped store untouched,
 //! so a wrapper states what it intercepts and no forwarding is kept by hand.
 //!
-//! ```ignore
+//! ```text
 //! wrap_checkpoint_store! {
 //!     impl for CachedStore, wrapping self.inner,
 //!     forwarding [tools, steps, begin_resume, list, run_exists, ping, latest_head],
