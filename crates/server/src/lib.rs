@@ -7,12 +7,15 @@
 //! # Layout
 //!
 //! - [`domain`]: wire input parsed once into valid values; checksum v1.
-//! - [`store`]: the [`store::CheckpointStore`] contract and its memory, SQLite and Postgres
-//!   backends; [`store::plan`] holds the write rules every backend shares.
-//! - [`engine`]: verification, fallback past corrupt checkpoints, and recovery.
+//! - [`store`]: the [`store::CheckpointStore`] and [`store::RetentionStore`] contracts and their
+//!   memory, SQLite and Postgres backends; [`store::plan`] holds the write rules every backend
+//!   shares.
+//! - [`service`]: the rules callers go through: the checkpoint engine (verification, fallback
+//!   past corrupt checkpoints, recovery), operator retention, and the task service.
 //! - [`maintenance`]: the retention pruner and the integrity scrub, which page through the
 //!   whole store; [`store::retention`] holds the retention rules every backend shares.
 //! - [`grpc`]: the server: one thin adapter per service, health and reflection.
+//! - [`wire`]: domain records as `checkpoint.v1` messages, shared by the edge and the cache.
 //! - [`config`]: layered configuration and the command line.
 //! - [`telemetry`]: logs, OpenTelemetry traces and metrics (OTLP), `traceparent` propagation,
 //!   the admin port (`/metrics`, `/healthz`), and an in-process OTLP receiver.
@@ -27,15 +30,16 @@ pub mod cache;
 pub mod cli;
 pub mod config;
 pub mod domain;
-pub mod engine;
 pub mod error;
 pub mod grpc;
 pub mod maintenance;
 pub mod queue;
 pub mod runner;
+pub mod service;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;
+pub mod wire;
 
 /// The generated `checkpoint.v1` code and descriptor set, from the protocol crate.
 pub mod proto {

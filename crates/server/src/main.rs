@@ -7,7 +7,6 @@ use tokio::net::TcpListener;
 
 use checkpointd::cache::CachedStore;
 use checkpointd::config::{Cli, Command, ServeConfig};
-use checkpointd::engine::Engine;
 use checkpointd::{grpc, store, telemetry};
 
 #[tokio::main]
@@ -37,7 +36,7 @@ async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::
     let config = ServeConfig::resolve(args)?;
     let telemetry = telemetry::init(&config.telemetry)?;
     telemetry::metrics::register();
-    let opened = store::open_with_queue(&config.database, &config.store).await?;
+    let mut opened = store::open_with_queue(&config.database, &config.store).await?;
     let admin_listener = TcpListener::bind(config.admin_listen).await?;
     println!(
         "checkpointd admin listening on {}",
@@ -62,13 +61,15 @@ async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::
         opened.queue.clone(),
         stop.clone(),
     ));
-    let mut backends = grpc::Backends::from(opened);
+    let mut cache_status = None;
     if let Some(settings) = config.cache.clone() {
         tracing::info!(redis = %store::redact_url(&settings.url), prefix = %settings.prefix, "redis cache enabled");
-        let cached = CachedStore::wrap(backends.engine.store().clone(), settings)?;
-        backends.cache_status = Some(cached.status());
-        backends.engine = Engine::new(cached);
+        let cached = CachedStore::wrap(opened.store.clone(), settings)?;
+        cache_status = Some(cached.status());
+        opened.store = cached;
     }
+    let mut backends = grpc::Backends::from(opened);
+    backends.cache_status = cache_status;
     let served = grpc::run(
         listener,
         backends,

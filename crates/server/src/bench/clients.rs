@@ -66,13 +66,11 @@ impl InProcessServer {
         options: &StoreOptions,
         cache: CacheSettings,
     ) -> Result<Self, BoxError> {
-        let opened = store::open_with_queue(url, options)
+        let mut opened = store::open_with_queue(url, options)
             .await
             .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?;
-        let mut backends = Backends::from(opened);
-        let cached = CachedStore::wrap(backends.engine.store().clone(), cache)?;
-        backends.engine = crate::engine::Engine::new(cached);
-        Self::serve(backends, ServerSettings::default()).await
+        opened.store = CachedStore::wrap(opened.store.clone(), cache)?;
+        Self::serve(Backends::from(opened), ServerSettings::default()).await
     }
 
     async fn serve(backends: Backends, settings: ServerSettings) -> Result<Self, BoxError> {

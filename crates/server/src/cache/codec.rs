@@ -9,9 +9,9 @@ use crate::domain::{
     CallId, Checksum, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step, StoredCheckpoint,
     ToolChain, ToolRecord,
 };
-use crate::grpc::convert::{message_to_wire, timestamp, tool_to_wire};
 use crate::proto;
 use crate::store::Snapshot;
+use crate::wire::{message_from_wire, message_to_wire, timestamp, tool_to_wire};
 
 /// The header of the checkpoint a Save just committed.
 pub fn saved_header(request: &NewCheckpoint, saved: &SavedCheckpoint) -> Vec<u8> {
@@ -88,12 +88,7 @@ pub fn snapshot(
     let messages = messages
         .get(..count)?
         .iter()
-        .map(|raw| {
-            proto::Message::decode(raw.as_slice()).map(|message| Message {
-                role: message.role,
-                content: message.content,
-            })
-        })
+        .map(|raw| proto::Message::decode(raw.as_slice()).map(message_from_wire))
         .collect::<Result<Vec<_>, _>>()
         .ok()?;
     let mut chain = ToolChain::EMPTY;

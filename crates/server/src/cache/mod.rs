@@ -17,18 +17,17 @@ mod writer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use tokio::sync::watch;
 
 pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 
 use crate::domain::{
-    CheckpointSummary, Message, MessageChain, NewCheckpoint, NewToolResult, RunKey,
-    SavedCheckpoint, Step, Tenant, ToolRecord,
+    Message, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
 };
 use crate::error::Result;
-use crate::store::{CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which};
+use crate::store::forward::wrap_checkpoint_store;
+use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
 use link::RedisLink;
 use writer::{CacheWrite, CacheWriter};
 
@@ -230,144 +229,77 @@ async fn fetch(
     })
 }
 
-#[async_trait]
-impl CheckpointStore for CachedStore {
-    async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
-        let saved = self.inner.save(checkpoint).await?;
-        let keys = self.keys(&checkpoint.run);
-        if entry_bytes(&checkpoint.state, &checkpoint.messages) > self.settings.max_entry_bytes {
-            CacheStats::bump(&self.link.stats.skipped_large);
-            self.writer.send(CacheWrite::Evicted { keys });
-        } else if !saved.already_existed {
-            self.writer.send(CacheWrite::Saved {
-                keys,
-                header: codec::saved_header(checkpoint, &saved),
-                offset: checkpoint.message_offset,
-                messages: checkpoint.messages.iter().map(codec::message).collect(),
+// Only writes and the latest-checkpoint read touch Redis; the rest goes to the store as is. That
+// includes `ping`: a Redis outage degrades the server, it never fails the store's health.
+// Retention is not part of this contract: it never removes a run's latest valid checkpoint, so
+// it cannot make a cached entry wrong, and callers reach it on the store itself.
+wrap_checkpoint_store! {
+    impl for CachedStore, wrapping self.inner,
+    forwarding [tools, steps, begin_resume, list, run_exists, ping, latest_head],
+    {
+        async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
+            let saved = self.inner.save(checkpoint).await?;
+            let keys = self.keys(&checkpoint.run);
+            if entry_bytes(&checkpoint.state, &checkpoint.messages) > self.settings.max_entry_bytes {
+                CacheStats::bump(&self.link.stats.skipped_large);
+                self.writer.send(CacheWrite::Evicted { keys });
+            } else if !saved.already_existed {
+                self.writer.send(CacheWrite::Saved {
+                    keys,
+                    header: codec::saved_header(checkpoint, &saved),
+                    offset: checkpoint.message_offset,
+                    messages: checkpoint.messages.iter().map(codec::message).collect(),
+                });
+            }
+            Ok(saved)
+        }
+
+        async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
+            let (record, existed) = self.inner.record_tool_result(result).await?;
+            if !existed {
+                self.writer.send(CacheWrite::ToolRecorded {
+                    keys: self.keys(&result.run),
+                    seq: record.seq,
+                    tool: codec::tool(&record),
+                });
+            }
+            Ok((record, existed))
+        }
+
+        async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+            match which {
+                Which::LatestBelow(None) => self.load_latest(run).await,
+                // Fallbacks past corrupt checkpoints and exact steps are rare: straight to the
+                // store.
+                _ => self.inner.load(run, which).await,
+            }
+        }
+
+        async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
+            // The head check already stops a quarantined checkpoint being served; evicting just
+            // frees the memory sooner.
+            self.inner.quarantine(run, step, reason).await?;
+            self.writer.send(CacheWrite::Evicted {
+                keys: self.keys(run),
             });
+            Ok(())
         }
-        Ok(saved)
-    }
 
-    async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
-        let (record, existed) = self.inner.record_tool_result(result).await?;
-        if !existed {
-            self.writer.send(CacheWrite::ToolRecorded {
-                keys: self.keys(&result.run),
-                seq: record.seq,
-                tool: codec::tool(&record),
+        async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+            self.inner.rewind(run, epoch, chain).await?;
+            self.writer.send(CacheWrite::Rewound {
+                keys: self.keys(run),
+                len: chain.len,
             });
+            Ok(())
         }
-        Ok((record, existed))
-    }
 
-    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
-        match which {
-            Which::LatestBelow(None) => self.load_latest(run).await,
-            // Fallbacks past corrupt checkpoints and exact steps are rare: straight to the store.
-            _ => self.inner.load(run, which).await,
+        async fn delete_run(&self, run: &RunKey) -> Result<u64> {
+            let deleted = self.inner.delete_run(run).await?;
+            self.writer.send(CacheWrite::Evicted {
+                keys: self.keys(run),
+            });
+            Ok(deleted)
         }
-    }
-
-    async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
-        self.inner.tools(run).await
-    }
-
-    async fn steps(&self, run: &RunKey) -> Result<Vec<Step>> {
-        self.inner.steps(run).await
-    }
-
-    async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
-        // The head check already stops a quarantined checkpoint being served; evicting just
-        // frees the memory sooner.
-        self.inner.quarantine(run, step, reason).await?;
-        self.writer.send(CacheWrite::Evicted {
-            keys: self.keys(run),
-        });
-        Ok(())
-    }
-
-    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
-        self.inner.begin_resume(run).await
-    }
-
-    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
-        self.inner.rewind(run, epoch, chain).await?;
-        self.writer.send(CacheWrite::Rewound {
-            keys: self.keys(run),
-            len: chain.len,
-        });
-        Ok(())
-    }
-
-    async fn list(
-        &self,
-        run: &RunKey,
-        after: Option<Step>,
-        limit: usize,
-    ) -> Result<Vec<CheckpointSummary>> {
-        self.inner.list(run, after, limit).await
-    }
-
-    async fn run_exists(&self, run: &RunKey) -> Result<bool> {
-        self.inner.run_exists(run).await
-    }
-
-    async fn delete_run(&self, run: &RunKey) -> Result<u64> {
-        let deleted = self.inner.delete_run(run).await?;
-        self.writer.send(CacheWrite::Evicted {
-            keys: self.keys(run),
-        });
-        Ok(deleted)
-    }
-
-    async fn ping(&self) -> Result<()> {
-        // Redis is not part of the store's health: its outage degrades, never fails.
-        self.inner.ping().await
-    }
-
-    async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
-        self.inner.latest_head(run).await
-    }
-
-    // Retention never removes a run's latest valid checkpoint, so none of these can make a
-    // cached entry wrong; the head check would catch it if one did.
-
-    async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
-        self.inner.set_retention(run, policy).await
-    }
-
-    async fn pin(&self, run: &RunKey, step: Option<Step>, source: &str) -> Result<Option<Step>> {
-        self.inner.pin(run, step, source).await
-    }
-
-    async fn unpin(&self, run: &RunKey, step: Option<Step>, source: Option<&str>) -> Result<u64> {
-        self.inner.unpin(run, step, source).await
-    }
-
-    async fn retention_facts(&self, run: &RunKey) -> Result<Option<RetentionFacts>> {
-        self.inner.retention_facts(run).await
-    }
-
-    async fn runs_after(
-        &self,
-        after: Option<&RunKey>,
-        limit: usize,
-        with_policy_only: bool,
-    ) -> Result<Vec<RunKey>> {
-        self.inner.runs_after(after, limit, with_policy_only).await
-    }
-
-    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
-        self.inner.prune(run, epoch, steps).await
-    }
-
-    async fn checkpoints_after(
-        &self,
-        tenant: Option<&Tenant>,
-        after: Option<&CheckpointRef>,
-        limit: usize,
-    ) -> Result<Vec<CheckpointRef>> {
-        self.inner.checkpoints_after(tenant, after, limit).await
     }
 }

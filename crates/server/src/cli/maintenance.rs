@@ -8,10 +8,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::RetentionArgs;
-use crate::domain::{Step, Tenant};
-use crate::engine::{Engine, MAX_PAGE_SIZE};
+use crate::domain::{PageSize, Step, Tenant};
 use crate::maintenance::{PlannedPrune, Pruner, ScrubItem, scrub};
-use crate::store::{self, StoreOptions};
+use crate::service::Engine;
+use crate::store::{self, Opened, StoreOptions};
 
 /// `checkpointd prune`
 #[derive(Debug, Args)]
@@ -39,7 +39,7 @@ pub struct ScrubArgs {
     #[arg(long)]
     pub tenant: Option<String>,
     /// Checkpoint addresses read per page; memory holds one page at a time.
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=MAX_PAGE_SIZE as i64))]
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=PageSize::MAX.get() as i64))]
     pub page_size: u32,
     /// Print one JSON object per line instead of text.
     #[arg(long)]
@@ -48,15 +48,15 @@ pub struct ScrubArgs {
 
 type Outcome = Result<(), Box<dyn std::error::Error>>;
 
-async fn open(url: &str) -> Result<Engine, Box<dyn std::error::Error>> {
-    let store = store::open(url, &StoreOptions { pool_size: 2 }).await?;
-    Ok(Engine::new(store))
+async fn open(url: &str) -> Result<Opened, Box<dyn std::error::Error>> {
+    Ok(store::open_with_queue(url, &StoreOptions { pool_size: 2 }).await?)
 }
 
 /// Plans every run and, unless `--dry-run`, deletes what its policy lets go.
 pub async fn prune(args: PruneArgs) -> Outcome {
     let settings = args.retention.settings()?;
-    let pruner = Pruner::new(open(&args.database).await?, settings);
+    let opened = open(&args.database).await?;
+    let pruner = Pruner::new(Engine::new(opened.store), opened.retention, settings);
     let json = args.json;
     let verb = if args.dry_run {
         "would prune"
@@ -150,7 +150,8 @@ fn ranges(steps: &[Step]) -> String {
 
 /// Verifies every checkpoint in scope, printing the corrupt ones as they are found.
 pub async fn scrub_store(args: ScrubArgs) -> Outcome {
-    let engine = open(&args.database).await?;
+    let opened = open(&args.database).await?;
+    let engine = Engine::new(opened.store);
     let tenant = args.tenant.as_deref().map(Tenant::parse).transpose()?;
     let (sender, mut receiver) = mpsc::channel::<crate::error::Result<ScrubItem>>(64);
     let json = args.json;
@@ -178,9 +179,10 @@ pub async fn scrub_store(args: ScrubArgs) -> Outcome {
             }
         }
     });
-    let page_size = args.page_size as usize;
+    let page_size = PageSize::parse(args.page_size)?;
     let outcome = scrub(
         &engine,
+        &*opened.retention,
         tenant.as_ref(),
         page_size,
         &sender,
@@ -200,7 +202,7 @@ pub async fn scrub_store(args: ScrubArgs) -> Outcome {
                 "corrupt": stats.corrupt,
                 "pages": stats.pages,
                 "largest_page": stats.largest_page,
-                "page_size": page_size,
+                "page_size": page_size.get(),
                 "peak_rss_kib": peak_rss_kib,
             })
         );

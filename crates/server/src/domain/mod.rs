@@ -1,11 +1,15 @@
 //! Domain types: wire input parsed once at the edge into values that are valid by construction.
 
 mod checksum;
+mod fencing;
 mod ids;
+mod paging;
 mod records;
 
 pub use checksum::{Checksum, Digest32, MessageChain, ToolChain, checkpoint_checksum};
+pub use fencing::{Attempt, Epoch};
 pub use ids::{CallId, RunId, RunKey, Step, Tenant};
+pub use paging::PageSize;
 pub use records::{
     CheckpointSummary, Message, NewCheckpoint, NewToolResult, Quarantine, Restored, Resumed,
     SavedCheckpoint, StoredCheckpoint, ToolRecord, Verdict, verify_tool_journal,

@@ -1,32 +1,48 @@
-//! The `CheckpointService` adapter: parse the request, call the engine, convert the answer.
+//! The `CheckpointService` adapter: parse the request, call the engine (or the retention
+//! service), convert the answer.
+
+use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
 use super::convert::{
-    checkpoint_to_wire, message_from_wire, summary_to_wire, timestamp, tool_to_wire, tools_to_wire,
-    verdict_to_wire,
+    checkpoint_to_wire, step_after_page_token, summary_to_wire, tools_to_wire, verdict_to_wire,
 };
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
-use crate::domain::{CallId, Checksum, NewCheckpoint, NewToolResult, RunKey, Step};
-use crate::engine::Engine;
+use crate::domain::{
+    CallId, Checksum, Epoch, NewCheckpoint, NewToolResult, PageSize, RunKey, Step,
+};
 use crate::error::{Error, Result};
 use crate::proto::{self, checkpoint_service_server::CheckpointService};
+use crate::service::{Engine, RetentionService};
+use crate::store::RetentionStore;
+use crate::wire::{message_from_wire, timestamp, tool_to_wire};
 
 /// Longest content type, tool name or message role accepted, in bytes.
 const MAX_LABEL_BYTES: usize = 256;
 
-/// Serves `checkpoint.v1.CheckpointService` on top of an [`Engine`].
+/// Serves `checkpoint.v1.CheckpointService` on top of an [`Engine`] and a [`RetentionService`].
 #[derive(Clone)]
 pub struct CheckpointApi {
     engine: Engine,
+    retention: RetentionService,
+    /// What ValidateTenant's scrub pages through.
+    scrub_listing: Arc<dyn RetentionStore>,
     max_request_bytes: usize,
 }
 
 impl CheckpointApi {
-    pub fn new(engine: Engine, max_request_bytes: usize) -> Self {
+    /// `retention` is the store itself, never a cache: pins, policies and the scrub's listing.
+    pub fn new(
+        engine: Engine,
+        retention: Arc<dyn RetentionStore>,
+        max_request_bytes: usize,
+    ) -> Self {
         Self {
             engine,
+            retention: RetentionService::new(retention.clone()),
+            scrub_listing: retention,
             max_request_bytes,
         }
     }
@@ -76,7 +92,7 @@ fn parse_save(run: RunKey, request: proto::SaveRequest) -> Result<NewCheckpoint>
             .collect(),
         message_offset: request.message_offset,
         metadata: request.metadata.into_iter().collect(),
-        epoch: request.epoch.unwrap_or(0),
+        epoch: Epoch::from_wire(request.epoch).get(),
         client_checksum,
     })
 }
@@ -97,7 +113,7 @@ fn parse_tool_result(
         step: Step::parse(request.step)?,
         output: request.output,
         is_error: request.is_error,
-        epoch: request.epoch.unwrap_or(0),
+        epoch: Epoch::from_wire(request.epoch).get(),
     })
 }
 
@@ -229,11 +245,9 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::ListCheckpointsRequest>,
     ) -> Result<Response<proto::ListCheckpointsResponse>, Status> {
         let run = run_key(request.metadata(), &request.get_ref().run_id)?;
-        let page_size = request.get_ref().page_size as usize;
-        let (page, next) = self
-            .engine
-            .list(&run, page_size, &request.get_ref().page_token)
-            .await?;
+        let page_size = PageSize::parse(request.get_ref().page_size)?;
+        let after = step_after_page_token(&request.get_ref().page_token)?;
+        let (page, next) = self.engine.list(&run, page_size, after).await?;
         Ok(Response::new(proto::ListCheckpointsResponse {
             checkpoints: page.into_iter().map(summary_to_wire).collect(),
             next_page_token: next.map(|step| step.to_string()).unwrap_or_default(),
@@ -263,7 +277,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::SetRetentionRequest>,
     ) -> Result<Response<proto::SetRetentionResponse>, Status> {
         Ok(Response::new(
-            retention_api::set_retention(&self.engine, request).await?,
+            retention_api::set_retention(&self.retention, request).await?,
         ))
     }
 
@@ -276,7 +290,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::PinCheckpointRequest>,
     ) -> Result<Response<proto::PinCheckpointResponse>, Status> {
         Ok(Response::new(
-            retention_api::pin(&self.engine, request).await?,
+            retention_api::pin(&self.retention, request).await?,
         ))
     }
 
@@ -289,7 +303,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::UnpinCheckpointRequest>,
     ) -> Result<Response<proto::UnpinCheckpointResponse>, Status> {
         Ok(Response::new(
-            retention_api::unpin(&self.engine, request).await?,
+            retention_api::unpin(&self.retention, request).await?,
         ))
     }
 
@@ -302,6 +316,7 @@ impl CheckpointService for CheckpointApi {
     ) -> Result<Response<VerdictStream>, Status> {
         Ok(Response::new(retention_api::validate_tenant(
             &self.engine,
+            &self.scrub_listing,
             request,
         )?))
     }

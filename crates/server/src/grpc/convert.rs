@@ -1,27 +1,10 @@
-//! Conversions between wire messages and domain records.
+//! Conversions between the checkpoint RPCs' wire messages and domain records; the records the
+//! cache shares live in [`crate::wire`].
 
-use std::time::SystemTime;
-
-use crate::domain::{CheckpointSummary, Message, StoredCheckpoint, ToolRecord, Verdict};
+use crate::domain::{CheckpointSummary, Step, StoredCheckpoint, ToolRecord, Verdict};
+use crate::error::{Error, Result};
 use crate::proto;
-
-pub fn timestamp(time: SystemTime) -> prost_types::Timestamp {
-    prost_types::Timestamp::from(time)
-}
-
-pub fn message_to_wire(message: Message) -> proto::Message {
-    proto::Message {
-        role: message.role,
-        content: message.content,
-    }
-}
-
-pub fn message_from_wire(message: proto::Message) -> Message {
-    Message {
-        role: message.role,
-        content: message.content,
-    }
-}
+use crate::wire::{message_to_wire, timestamp, tool_to_wire};
 
 pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {
     proto::Checkpoint {
@@ -41,18 +24,6 @@ pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {
         created_at: Some(timestamp(checkpoint.created_at)),
         message_count: checkpoint.message_count,
         tool_count: checkpoint.tool_count,
-    }
-}
-
-pub fn tool_to_wire(record: ToolRecord) -> proto::ToolResult {
-    proto::ToolResult {
-        call_id: record.call_id.as_str().to_owned(),
-        tool_name: record.tool_name,
-        step: record.step.as_i64(),
-        output: record.output,
-        is_error: record.is_error,
-        seq: record.seq,
-        recorded_at: Some(timestamp(record.recorded_at)),
     }
 }
 
@@ -84,4 +55,15 @@ pub fn verdict_to_wire(verdict: Verdict) -> proto::CheckpointVerdict {
         stored_checksum: verdict.stored_checksum.to_hex(),
         quarantined: verdict.quarantined,
     }
+}
+
+/// A ListCheckpoints `page_token`: the last step of the previous page; empty for the first.
+pub fn step_after_page_token(token: &str) -> Result<Option<Step>> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    let step = token
+        .parse::<i64>()
+        .map_err(|_| Error::InvalidArgument(format!("invalid page_token {token:?}")))?;
+    Step::parse(step).map(Some)
 }

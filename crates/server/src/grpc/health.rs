@@ -1,23 +1,19 @@
 //! Drives the gRPC health status from the store's reachability.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
 use super::CHECKPOINT_SERVICE_NAME;
-use crate::store::CheckpointStore;
+use crate::service::Engine;
 
-/// Pings the store once and publishes the outcome, both for the checkpoint service and for the
-/// server as a whole (the empty service name). Returns whether the store answered.
-pub async fn check_store(
-    store: &Arc<dyn CheckpointStore>,
-    reporter: &HealthReporter,
-    timeout: Duration,
-) -> bool {
+/// Pings the store (through the engine) once and publishes the outcome, both for the checkpoint
+/// service and for the server as a whole (the empty service name). Returns whether the store
+/// answered.
+pub async fn check_store(engine: &Engine, reporter: &HealthReporter, timeout: Duration) -> bool {
     let healthy = matches!(
-        tokio::time::timeout(timeout, store.ping()).await,
+        tokio::time::timeout(timeout, engine.ping()).await,
         Ok(Ok(()))
     );
     publish(reporter, healthy).await;
@@ -39,7 +35,7 @@ async fn publish(reporter: &HealthReporter, healthy: bool) {
 /// Re-checks the store every `interval` until `stop` turns true, logging each change; then
 /// reports NOT_SERVING so load balancers stop routing to a draining server.
 pub async fn watch_store(
-    store: Arc<dyn CheckpointStore>,
+    engine: Engine,
     reporter: HealthReporter,
     interval: Duration,
     mut healthy: bool,
@@ -51,7 +47,7 @@ pub async fn watch_store(
             _ = tokio::time::sleep(interval) => {}
             _ = stop.changed() => break,
         }
-        let now = check_store(&store, &reporter, timeout).await;
+        let now = check_store(&engine, &reporter, timeout).await;
         if now != healthy {
             if now {
                 tracing::info!("store reachable again; health is SERVING");

@@ -19,16 +19,21 @@ use tonic::transport::server::TcpIncoming;
 pub use checkpoint_service::CheckpointApi;
 pub use task_service::TaskApi;
 
-use crate::engine::Engine;
 use crate::maintenance::{Pruner, RetentionSettings};
 use crate::proto::checkpoint_service_server::CheckpointServiceServer;
 use crate::proto::task_service_server::TaskServiceServer;
 use crate::queue::{RetryPolicy, TaskQueue};
+use crate::service::{Engine, TaskService};
+use crate::store::RetentionStore;
 
 /// What the server serves: checkpoints always, the task queue when one is configured.
 #[derive(Clone)]
 pub struct Backends {
+    /// The checkpoint engine over the store, with the cache in front when there is one.
     pub engine: Engine,
+    /// The same database's retention contract, reached around any cache: operator pins and
+    /// policies, approval pins, the pruner and the scrub.
+    pub retention: Arc<dyn RetentionStore>,
     pub queue: Option<Arc<dyn TaskQueue>>,
     /// Whether the Redis cache is reachable, when one is configured; health reports it.
     pub cache_status: Option<tokio::sync::watch::Receiver<bool>>,
@@ -39,18 +44,8 @@ impl From<crate::store::Opened> for Backends {
     fn from(opened: crate::store::Opened) -> Self {
         Self {
             engine: Engine::new(opened.store),
+            retention: opened.retention,
             queue: Some(opened.queue),
-            cache_status: None,
-        }
-    }
-}
-
-impl From<Engine> for Backends {
-    /// Checkpoints only, with no task queue.
-    fn from(engine: Engine) -> Self {
-        Self {
-            engine,
-            queue: None,
             cache_status: None,
         }
     }
@@ -103,12 +98,13 @@ pub async fn run(
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let Backends {
         engine,
+        retention,
         queue,
         cache_status,
     } = backends.into();
     let (reporter, health_service) = tonic_health::server::health_reporter();
     // The first status is known before the first request can ask for it.
-    let healthy = health::check_store(engine.store(), &reporter, Duration::from_secs(2)).await;
+    let healthy = health::check_store(&engine, &reporter, Duration::from_secs(2)).await;
     if !healthy {
         tracing::warn!("store unreachable at startup; health is NOT_SERVING");
     }
@@ -121,7 +117,7 @@ pub async fn run(
         ))
     });
     let health_task = tokio::spawn(health::watch_store(
-        engine.store().clone(),
+        engine.clone(),
         reporter,
         settings.health_interval,
         healthy,
@@ -143,12 +139,15 @@ pub async fn run(
     // leaves nothing half-done, since every batch is its own transaction.
     let stop_pruner = tokio_util::sync::CancellationToken::new();
     let pruner_task = tokio::spawn(
-        Pruner::new(engine.clone(), settings.retention).run_periodically(stop_pruner.clone()),
+        Pruner::new(engine.clone(), retention.clone(), settings.retention)
+            .run_periodically(stop_pruner.clone()),
     );
-    let pins = engine.store().clone();
-    let checkpoints =
-        CheckpointServiceServer::new(CheckpointApi::new(engine, settings.max_request_bytes))
-            .max_decoding_message_size(decode_ceiling);
+    let checkpoints = CheckpointServiceServer::new(CheckpointApi::new(
+        engine,
+        retention.clone(),
+        settings.max_request_bytes,
+    ))
+    .max_decoding_message_size(decode_ceiling);
 
     let (began, shutdown_began) = tokio::sync::oneshot::channel::<()>();
     let signal = {
@@ -164,13 +163,9 @@ pub async fn run(
         }
     };
     let tasks = queue.map(|queue| {
-        TaskServiceServer::new(TaskApi::new(
-            queue,
-            settings.retry_defaults,
-            settings.stale_threshold,
-            Some(pins),
-        ))
-        .max_decoding_message_size(decode_ceiling)
+        let tasks = TaskService::new(queue, settings.retry_defaults, settings.stale_threshold)
+            .with_approval_pins(retention);
+        TaskServiceServer::new(TaskApi::new(tasks)).max_decoding_message_size(decode_ceiling)
     });
     let serve = Server::builder()
         .layer(crate::telemetry::rpc_layer::RpcLayer)

@@ -1,6 +1,7 @@
 //! The retention and scrub RPCs of `CheckpointService`: parse, call, convert.
 
 use std::pin::Pin;
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -10,12 +11,13 @@ use tonic::{Request, Status};
 
 use super::convert::verdict_to_wire;
 use super::tenant::{run_key, tenant_of};
-use crate::domain::Step;
-use crate::engine::{DEFAULT_PAGE_SIZE, Engine, MAX_PAGE_SIZE};
-use crate::error::{Error, Result};
+use crate::domain::{PageSize, Step};
+use crate::error::Result;
 use crate::maintenance::{ScrubItem, scrub};
 use crate::proto;
-use crate::store::retention::{OPERATOR_PIN, RetentionPolicy};
+use crate::service::{Engine, RetentionService};
+use crate::store::RetentionStore;
+use crate::store::retention::RetentionPolicy;
 
 /// The server-streaming answer of ValidateTenant.
 pub type VerdictStream =
@@ -25,70 +27,57 @@ pub type VerdictStream =
 const STREAM_BUFFER: usize = 16;
 
 pub async fn set_retention(
-    engine: &Engine,
+    retention: &RetentionService,
     request: Request<proto::SetRetentionRequest>,
 ) -> Result<proto::SetRetentionResponse> {
     let run = run_key(request.metadata(), &request.get_ref().run_id)?;
     let policy = match request.get_ref().policy.as_str() {
         "" => None,
-        raw => Some(raw.parse::<RetentionPolicy>()?.to_string()),
+        raw => Some(raw.parse::<RetentionPolicy>()?),
     };
-    engine
-        .store()
-        .set_retention(&run, policy.as_deref())
-        .await?;
+    retention.set_policy(&run, policy).await?;
     Ok(proto::SetRetentionResponse {
-        policy: policy.unwrap_or_default(),
+        policy: policy.map(|policy| policy.to_string()).unwrap_or_default(),
     })
 }
 
 pub async fn pin(
-    engine: &Engine,
+    retention: &RetentionService,
     request: Request<proto::PinCheckpointRequest>,
 ) -> Result<proto::PinCheckpointResponse> {
     let run = run_key(request.metadata(), &request.get_ref().run_id)?;
     let step = Step::parse(request.get_ref().step)?;
-    let pinned = engine.store().pin(&run, Some(step), OPERATOR_PIN).await?;
-    let pinned = pinned.ok_or_else(|| Error::Internal("pinning a step answered no step".into()))?;
+    let pinned = retention.pin(&run, step).await?;
     Ok(proto::PinCheckpointResponse {
         step: pinned.as_i64(),
     })
 }
 
 pub async fn unpin(
-    engine: &Engine,
+    retention: &RetentionService,
     request: Request<proto::UnpinCheckpointRequest>,
 ) -> Result<proto::UnpinCheckpointResponse> {
     let run = run_key(request.metadata(), &request.get_ref().run_id)?;
     let step = Step::parse(request.get_ref().step)?;
-    // An operator's own pin, or with `all_sources` every pin (a stale approval pin, say).
-    let source = (!request.get_ref().all_sources).then_some(OPERATOR_PIN);
-    let removed = engine.store().unpin(&run, Some(step), source).await?;
-    Ok(proto::UnpinCheckpointResponse {
-        unpinned: removed > 0,
-    })
+    let unpinned = retention
+        .unpin(&run, step, request.get_ref().all_sources)
+        .await?;
+    Ok(proto::UnpinCheckpointResponse { unpinned })
 }
 
 pub fn validate_tenant(
     engine: &Engine,
+    listing: &Arc<dyn RetentionStore>,
     request: Request<proto::ValidateTenantRequest>,
 ) -> Result<VerdictStream> {
     let tenant = tenant_of(request.metadata())?;
-    let page_size = match request.get_ref().page_size as usize {
-        0 => DEFAULT_PAGE_SIZE,
-        n if n > MAX_PAGE_SIZE => {
-            return Err(Error::InvalidArgument(format!(
-                "page_size {n} is above the limit of {MAX_PAGE_SIZE}"
-            )));
-        }
-        n => n,
-    };
+    let page_size = PageSize::parse(request.get_ref().page_size)?;
     let (sender, receiver) = mpsc::channel::<Result<ScrubItem>>(STREAM_BUFFER);
-    let engine = engine.clone();
+    let (engine, listing) = (engine.clone(), listing.clone());
     tokio::spawn(async move {
         // The scrub stops by itself when the client goes away: its next send fails.
         let stop = CancellationToken::new();
-        let outcome = scrub(&engine, Some(&tenant), page_size, &sender, &stop).await;
+        let outcome = scrub(&engine, &*listing, Some(&tenant), page_size, &sender, &stop).await;
         match outcome {
             Ok(stats) => tracing::info!(
                 tenant = %tenant,

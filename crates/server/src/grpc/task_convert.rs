@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
-use super::convert::timestamp;
 use crate::error::{Error, Result};
 use crate::proto;
 use crate::queue::{Approval, ErrorClass, RetryPolicy, Task, TaskState};
+use crate::service::RetryOverrides;
+use crate::wire::timestamp;
 
 pub fn state_to_wire(state: TaskState) -> proto::TaskState {
     match state {
@@ -78,37 +79,28 @@ fn duration_to_wire(duration: Duration) -> prost_types::Duration {
     })
 }
 
-/// Fills unset fields of a wire policy from the server defaults, then validates it.
-pub fn policy_from_wire(
+/// The fields a wire policy sets; zero, like absence, leaves a field to the server default.
+pub fn retry_overrides_from_wire(
     raw: Option<proto::RetryPolicy>,
-    defaults: &RetryPolicy,
-) -> Result<RetryPolicy> {
+) -> Result<Option<RetryOverrides>> {
     let Some(raw) = raw else {
-        return Ok(*defaults);
+        return Ok(None);
     };
-    let duration = |field: &str, value: Option<prost_types::Duration>, default: Duration| {
-        value.map_or(Ok(default), |value| {
-            Duration::try_from(value)
-                .map_err(|_| Error::InvalidArgument(format!("{field} must not be negative")))
-        })
+    let duration = |field: &str, value: Option<prost_types::Duration>| {
+        value
+            .map(|value| {
+                Duration::try_from(value)
+                    .map_err(|_| Error::InvalidArgument(format!("{field} must not be negative")))
+            })
+            .transpose()
     };
-    let policy = RetryPolicy {
-        initial_delay: duration("initial_delay", raw.initial_delay, defaults.initial_delay)?,
-        multiplier: if raw.multiplier == 0.0 {
-            defaults.multiplier
-        } else {
-            raw.multiplier
-        },
-        max_delay: duration("max_delay", raw.max_delay, defaults.max_delay)?,
-        jitter: raw.jitter.unwrap_or(defaults.jitter),
-        max_attempts: if raw.max_attempts == 0 {
-            defaults.max_attempts
-        } else {
-            raw.max_attempts
-        },
-    };
-    policy.validate()?;
-    Ok(policy)
+    Ok(Some(RetryOverrides {
+        initial_delay: duration("initial_delay", raw.initial_delay)?,
+        multiplier: (raw.multiplier != 0.0).then_some(raw.multiplier),
+        max_delay: duration("max_delay", raw.max_delay)?,
+        jitter: raw.jitter,
+        max_attempts: (raw.max_attempts != 0).then_some(raw.max_attempts),
+    }))
 }
 
 fn policy_to_wire(policy: &RetryPolicy) -> proto::RetryPolicy {

@@ -1,103 +1,33 @@
-//! The `TaskService` adapter: parse the request, call the queue, convert the answer.
+//! The `TaskService` adapter: parse the request, call the task service, convert the answer.
 
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
 use super::task_convert::{
-    error_class_from_wire, policy_from_wire, positive_duration, state_from_wire, task_to_wire,
+    error_class_from_wire, positive_duration, retry_overrides_from_wire, state_from_wire,
+    task_to_wire,
 };
 use super::tenant::tenant_of;
-use crate::domain::{RunId, RunKey, Tenant};
-use crate::engine::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
+use crate::domain::{Attempt, PageSize, RunId, Tenant};
 use crate::error::{Error, Result};
-use crate::proto::{self, task_service_server::TaskService};
-use crate::queue::{NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition};
-use crate::store::CheckpointStore;
-use crate::store::retention::approval_pin;
+use crate::proto;
+use crate::queue::{Task, TaskId, Transition};
+use crate::service::{EnqueueTask, TaskService};
 
-/// Most tasks one Claim may take.
-pub const MAX_CLAIM_BATCH: u32 = 100;
 /// Longest worker id, idempotency key, action or approver name, in bytes.
 const MAX_NAME_BYTES: usize = 256;
 
-/// Serves `checkpoint.v1.TaskService` on top of a [`TaskQueue`].
+/// Serves `checkpoint.v1.TaskService` on top of a [`TaskService`].
 #[derive(Clone)]
 pub struct TaskApi {
-    queue: Arc<dyn TaskQueue>,
-    defaults: RetryPolicy,
-    default_lease: Duration,
-    /// Where approval waits pin their run's latest checkpoint; `None` pins nothing.
-    pins: Option<Arc<dyn CheckpointStore>>,
+    tasks: TaskService,
 }
 
 impl TaskApi {
-    pub fn new(
-        queue: Arc<dyn TaskQueue>,
-        defaults: RetryPolicy,
-        default_lease: Duration,
-        pins: Option<Arc<dyn CheckpointStore>>,
-    ) -> Self {
-        Self {
-            queue,
-            defaults,
-            default_lease,
-            pins,
-        }
-    }
-
-    /// RequestApproval, with the run's latest checkpoint pinned while the task waits.
-    ///
-    /// The pin comes first, so no prune can slip in between the task entering input_required
-    /// and its checkpoint being pinned; a request the queue refuses takes its pin back.
-    async fn request_approval_pinned(
-        &self,
-        metadata: &MetadataMap,
-        task_id: &str,
-        transition: Transition,
-    ) -> Result<Task> {
-        let (tenant, id) = task_key(metadata, task_id)?;
-        let update = |transition| {
-            self.queue
-                .update(&tenant, &id, transition, SystemTime::now())
-        };
-        let (Some(pins), Some(task)) = (&self.pins, self.queue.get(&tenant, &id).await?) else {
-            return update(transition).await;
-        };
-        let run = RunKey::new(tenant.clone(), task.run_id);
-        let source = approval_pin(id.as_str());
-        pins.pin(&run, None, &source).await?;
-        let outcome = update(transition).await;
-        // A task that was already waiting keeps its pin (the refused request was a retry).
-        if outcome.is_err() && task.state != TaskState::InputRequired {
-            let _ = pins.unpin(&run, None, Some(&source)).await;
-        }
-        outcome
-    }
-
-    /// A transition that may take a task out of input_required: its approval pin goes with it.
-    async fn transition_unpinning(
-        &self,
-        metadata: &MetadataMap,
-        task_id: &str,
-        transition: Transition,
-    ) -> Result<Task> {
-        let task = self.transition(metadata, task_id, transition).await?;
-        if let Some(pins) = &self.pins
-            && task.state != TaskState::InputRequired
-        {
-            let run = RunKey::new(tenant_of(metadata)?, task.run_id.clone());
-            let source = approval_pin(task.id.as_str());
-            if let Err(error) = pins.unpin(&run, None, Some(&source)).await {
-                // The decision is committed and must be reported as such; the stale pin only
-                // keeps a checkpoint longer, and `runs unpin RUN STEP --all-sources` removes it.
-                tracing::warn!(task_id = %task.id, run_id = %task.run_id, %error,
-                    "approval pin not removed");
-            }
-        }
-        Ok(task)
+    pub fn new(tasks: TaskService) -> Self {
+        Self { tasks }
     }
 
     async fn transition(
@@ -107,7 +37,7 @@ impl TaskApi {
         transition: Transition,
     ) -> Result<Task> {
         let (tenant, id) = task_key(metadata, task_id)?;
-        self.queue
+        self.tasks
             .update(&tenant, &id, transition, SystemTime::now())
             .await
     }
@@ -143,7 +73,7 @@ macro_rules! reply {
 }
 
 #[tonic::async_trait]
-impl TaskService for TaskApi {
+impl proto::task_service_server::TaskService for TaskApi {
     #[tracing::instrument(name = "task.enqueue", skip_all, fields(task.run_id = %request.get_ref().run_id))]
     async fn enqueue(
         &self,
@@ -151,16 +81,16 @@ impl TaskService for TaskApi {
     ) -> Result<Response<proto::EnqueueResponse>, Status> {
         let tenant = tenant(&request)?;
         let request = request.into_inner();
-        let task = NewTask {
+        let task = EnqueueTask {
             run_id: RunId::parse(&request.run_id)?,
             input: request.input,
             idempotency_key: match request.idempotency_key.as_str() {
                 "" => None,
                 key => Some(name("idempotency_key", key)?),
             },
-            retry_policy: policy_from_wire(request.retry_policy, &self.defaults)?,
+            retry_policy: retry_overrides_from_wire(request.retry_policy)?,
         };
-        let (task, already_existed) = self.queue.enqueue(&tenant, task).await?;
+        let (task, already_existed) = self.tasks.enqueue(&tenant, task).await?;
         Ok(Response::new(proto::EnqueueResponse {
             task: Some(task_to_wire(task)),
             already_existed,
@@ -175,23 +105,19 @@ impl TaskService for TaskApi {
         let tenant = tenant(&request)?;
         let request = request.into_inner();
         let worker = name("worker_id", &request.worker_id)?;
-        let lease = match request.lease_duration {
-            None => self.default_lease,
-            Some(lease) => positive_duration("lease_duration", Some(lease))?,
-        };
-        let batch = match request.batch_size {
-            0 => 1,
-            n if n > MAX_CLAIM_BATCH => {
-                return Err(Error::InvalidArgument(format!(
-                    "batch_size {n} is above the limit of {MAX_CLAIM_BATCH}"
-                ))
-                .into());
-            }
-            n => n,
-        };
+        let lease = request
+            .lease_duration
+            .map(|lease| positive_duration("lease_duration", Some(lease)))
+            .transpose()?;
         let tasks = self
-            .queue
-            .claim(&tenant, &worker, lease, batch as usize, SystemTime::now())
+            .tasks
+            .claim(
+                &tenant,
+                &worker,
+                lease,
+                request.batch_size,
+                SystemTime::now(),
+            )
             .await?;
         Ok(Response::new(proto::ClaimResponse {
             tasks: tasks.into_iter().map(task_to_wire).collect(),
@@ -203,7 +129,7 @@ impl TaskService for TaskApi {
         request: Request<proto::HeartbeatRequest>,
     ) -> Result<Response<proto::HeartbeatResponse>, Status> {
         let lease = positive_duration("lease_duration", request.get_ref().lease_duration)?;
-        let attempt = request.get_ref().attempt;
+        let attempt = Attempt::from_wire(request.get_ref().attempt).get();
         let task = self
             .transition(
                 request.metadata(),
@@ -212,7 +138,7 @@ impl TaskService for TaskApi {
             )
             .await?;
         Ok(Response::new(proto::HeartbeatResponse {
-            lease_expires_at: task.lease_expires_at.map(super::convert::timestamp),
+            lease_expires_at: task.lease_expires_at.map(crate::wire::timestamp),
         }))
     }
 
@@ -222,7 +148,7 @@ impl TaskService for TaskApi {
     ) -> Result<Response<proto::CompleteResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
         let transition = Transition::Complete {
-            attempt: request.attempt,
+            attempt: Attempt::from_wire(request.attempt).get(),
             result: request.result,
         };
         reply!(
@@ -238,7 +164,7 @@ impl TaskService for TaskApi {
     ) -> Result<Response<proto::FailResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
         let transition = Transition::Fail {
-            attempt: request.attempt,
+            attempt: Attempt::from_wire(request.attempt).get(),
             class: error_class_from_wire(request.error_class)?,
             error: request.error,
         };
@@ -254,7 +180,7 @@ impl TaskService for TaskApi {
         request: Request<proto::ReleaseRequest>,
     ) -> Result<Response<proto::ReleaseResponse>, Status> {
         let transition = Transition::Release {
-            attempt: request.get_ref().attempt,
+            attempt: Attempt::from_wire(request.get_ref().attempt).get(),
         };
         reply!(
             ReleaseResponse,
@@ -269,13 +195,13 @@ impl TaskService for TaskApi {
     ) -> Result<Response<proto::RequestApprovalResponse>, Status> {
         let (metadata, _, request) = request.into_parts();
         let transition = Transition::RequestApproval {
-            attempt: request.attempt,
+            attempt: Attempt::from_wire(request.attempt).get(),
             action: name("action", &request.action)?,
             details: request.details,
         };
         reply!(
             RequestApprovalResponse,
-            self.request_approval_pinned(&metadata, &request.task_id, transition)
+            self.transition(&metadata, &request.task_id, transition)
                 .await?
         )
     }
@@ -292,7 +218,7 @@ impl TaskService for TaskApi {
         };
         reply!(
             ApproveResponse,
-            self.transition_unpinning(&metadata, &request.task_id, transition)
+            self.transition(&metadata, &request.task_id, transition)
                 .await?
         )
     }
@@ -309,7 +235,7 @@ impl TaskService for TaskApi {
         };
         reply!(
             RejectResponse,
-            self.transition_unpinning(&metadata, &request.task_id, transition)
+            self.transition(&metadata, &request.task_id, transition)
                 .await?
         )
     }
@@ -320,12 +246,7 @@ impl TaskService for TaskApi {
     ) -> Result<Response<proto::GetResponse>, Status> {
         let tenant = tenant(&request)?;
         let id = TaskId::parse(&request.get_ref().task_id)?;
-        let task = self
-            .queue
-            .get(&tenant, &id)
-            .await?
-            .ok_or_else(|| Error::NotFound(format!("task {id} not found")))?;
-        reply!(GetResponse, task)
+        reply!(GetResponse, self.tasks.get(&tenant, &id).await?)
     }
 
     async fn list(
@@ -335,32 +256,16 @@ impl TaskService for TaskApi {
         let tenant = tenant(&request)?;
         let request = request.into_inner();
         let state = state_from_wire(request.state)?;
-        let limit = match request.page_size as usize {
-            0 => DEFAULT_PAGE_SIZE,
-            n if n > MAX_PAGE_SIZE => {
-                return Err(Error::InvalidArgument(format!(
-                    "page_size {n} is above the limit of {MAX_PAGE_SIZE}"
-                ))
-                .into());
-            }
-            n => n,
-        };
+        let page_size = PageSize::parse(request.page_size)?;
         let after = match request.page_token.as_str() {
             "" => None,
             token => Some(TaskId::parse(token)?),
         };
-        let tasks = self
-            .queue
-            .list_tasks(&tenant, state, after.as_ref(), limit)
+        let (tasks, next) = self
+            .tasks
+            .list(&tenant, state, after.as_ref(), page_size)
             .await?;
-        let next_page_token = if tasks.len() == limit {
-            tasks
-                .last()
-                .map(|task| task.id.to_string())
-                .unwrap_or_default()
-        } else {
-            String::new()
-        };
+        let next_page_token = next.map(|id| id.to_string()).unwrap_or_default();
         Ok(Response::new(proto::ListResponse {
             tasks: tasks.into_iter().map(task_to_wire).collect(),
             next_page_token,
@@ -373,7 +278,7 @@ impl TaskService for TaskApi {
     ) -> Result<Response<proto::CancelResponse>, Status> {
         reply!(
             CancelResponse,
-            self.transition_unpinning(
+            self.transition(
                 request.metadata(),
                 &request.get_ref().task_id,
                 Transition::Cancel

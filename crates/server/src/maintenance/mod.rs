@@ -1,8 +1,8 @@
 //! Store maintenance that walks many runs: the retention pruner and the integrity scrub.
 //!
-//! Both page through the store by keyset (a bounded page at a time, never the whole store) and
-//! act on one run or one checkpoint at a time through the [`crate::engine::Engine`], so their
-//! memory stays flat however many checkpoints exist.
+//! Both page through the [`crate::store::RetentionStore`] by keyset (a bounded page at a time,
+//! never the whole store) and act on one run or one checkpoint at a time, verifying through the
+//! [`crate::service::Engine`], so their memory stays flat however many checkpoints exist.
 
 pub mod pruner;
 pub mod scrub;

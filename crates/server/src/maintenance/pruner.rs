@@ -5,9 +5,12 @@ use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
+use std::sync::Arc;
+
 use crate::domain::{RunKey, Step};
-use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::service::Engine;
+use crate::store::RetentionStore;
 use crate::store::retention::{self, Protected, RetentionPolicy};
 
 /// How the server retains checkpoints.
@@ -60,13 +63,24 @@ pub struct PruneReport {
 /// Applies retention policies to every run of a store.
 #[derive(Clone)]
 pub struct Pruner {
+    /// Finds each run's latest valid checkpoint, which no policy prunes.
     engine: Engine,
+    /// The store itself (never a cache): the runs, their facts, and the fenced deletes.
+    store: Arc<dyn RetentionStore>,
     settings: RetentionSettings,
 }
 
 impl Pruner {
-    pub fn new(engine: Engine, settings: RetentionSettings) -> Self {
-        Self { engine, settings }
+    pub fn new(
+        engine: Engine,
+        store: Arc<dyn RetentionStore>,
+        settings: RetentionSettings,
+    ) -> Self {
+        Self {
+            engine,
+            store,
+            settings,
+        }
     }
 
     /// One pass over every run. A dry run deletes nothing and reports what would go.
@@ -78,14 +92,14 @@ impl Pruner {
         mut on_plan: impl FnMut(&PlannedPrune),
     ) -> Result<PruneReport> {
         let batch = self.settings.batch_size.max(1);
-        let store = self.engine.store();
         let mut report = PruneReport::default();
         // Pins only ever keep more, so under a keep-everything default only runs that chose a
         // policy can lose anything; the partial index on those makes the listing cheap.
         let with_policy_only = self.settings.default_policy == RetentionPolicy::All;
         let mut after: Option<RunKey> = None;
         loop {
-            let runs = store
+            let runs = self
+                .store
                 .runs_after(after.as_ref(), batch, with_policy_only)
                 .await?;
             for run in &runs {
@@ -117,8 +131,7 @@ impl Pruner {
 
     /// Decides what goes from one run; `None` when nothing does.
     pub async fn plan(&self, run: &RunKey) -> Result<Option<PlannedPrune>> {
-        let store = self.engine.store();
-        let Some(facts) = store.retention_facts(run).await? else {
+        let Some(facts) = self.store.retention_facts(run).await? else {
             return Ok(None);
         };
         let policy = match facts.policy.as_deref().map(str::parse::<RetentionPolicy>) {
@@ -187,11 +200,7 @@ impl Pruner {
             if stop.is_cancelled() {
                 break;
             }
-            deleted += self
-                .engine
-                .store()
-                .prune(&plan.run, plan.epoch, chunk)
-                .await?;
+            deleted += self.store.prune(&plan.run, plan.epoch, chunk).await?;
         }
         tracing::info!(
             run_id = %plan.run.run_id,

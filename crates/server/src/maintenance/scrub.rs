@@ -4,9 +4,10 @@
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::domain::{RunKey, Tenant, Verdict};
-use crate::engine::Engine;
+use crate::domain::{PageSize, RunKey, Tenant, Verdict};
 use crate::error::Result;
+use crate::service::Engine;
+use crate::store::RetentionStore;
 
 /// One verified checkpoint.
 #[derive(Clone, Debug)]
@@ -25,8 +26,8 @@ pub struct ScrubStats {
     pub largest_page: usize,
 }
 
-/// Verifies every checkpoint of `tenant` (every tenant when `None`), `page_size` addresses
-/// per page, and sends each verdict to `out` as it is made. Errors are returned, not sent:
+/// Verifies every checkpoint of `tenant` (every tenant when `None`), listing `page_size`
+/// addresses per page from `listing` and verifying each through `engine`, and sends each verdict to `out` as it is made. Errors are returned, not sent:
 /// the caller decides how to report them (the gRPC adapter sends them down the same channel).
 ///
 /// Memory is one page of addresses plus one checkpoint at a time, and `out` is bounded, so a
@@ -34,17 +35,17 @@ pub struct ScrubStats {
 /// so far, when `out` is closed or `stop` is cancelled.
 pub async fn scrub(
     engine: &Engine,
+    listing: &dyn RetentionStore,
     tenant: Option<&Tenant>,
-    page_size: usize,
+    page_size: PageSize,
     out: &mpsc::Sender<Result<ScrubItem>>,
     stop: &CancellationToken,
 ) -> Result<ScrubStats> {
-    let page_size = page_size.max(1);
+    let page_size = page_size.get();
     let mut stats = ScrubStats::default();
     let mut after = None;
     loop {
-        let page = engine
-            .store()
+        let page = listing
             .checkpoints_after(tenant, after.as_ref(), page_size)
             .await?;
         stats.pages += 1;

@@ -1,5 +1,6 @@
-//! A wrapper around any store that gives each operation a span and a latency measurement, so
-//! traces show store time under the RPC's span and `/metrics` shows it per operation.
+//! A wrapper around any backend that gives each operation of both store contracts a span and a
+//! latency measurement, so traces show store time under the RPC's span and `/metrics` shows it
+//! per operation.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -8,7 +9,9 @@ use std::time::Instant;
 use async_trait::async_trait;
 use tracing::Instrument as _;
 
-use super::{CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which};
+use super::{
+    CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot, Which,
+};
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
     Tenant, ToolRecord,
@@ -16,16 +19,17 @@ use crate::domain::{
 use crate::error::Result;
 use crate::telemetry::metrics;
 
-/// Forwards every call to `inner`, timed and traced.
-pub struct InstrumentedStore {
-    inner: Arc<dyn CheckpointStore>,
+/// Forwards every call to `inner`, timed and traced; a [`CheckpointStore`] and a
+/// [`RetentionStore`] wherever `inner` is.
+pub struct InstrumentedStore<S: ?Sized> {
+    inner: Arc<S>,
     /// `db.system`: `postgresql`, `sqlite` or `memory`.
     system: &'static str,
 }
 
-impl InstrumentedStore {
-    pub fn wrap(inner: Arc<dyn CheckpointStore>, system: &'static str) -> Arc<dyn CheckpointStore> {
-        Arc::new(Self { inner, system })
+impl<S: ?Sized + Send + Sync> InstrumentedStore<S> {
+    pub fn new(inner: Arc<S>, system: &'static str) -> Self {
+        Self { inner, system }
     }
 
     async fn observe<T>(
@@ -53,7 +57,7 @@ fn written_bytes(checkpoint: &NewCheckpoint) -> u64 {
 }
 
 #[async_trait]
-impl CheckpointStore for InstrumentedStore {
+impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
     async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
         let saved = self
             .observe("store.save", self.inner.save(checkpoint))
@@ -129,7 +133,10 @@ impl CheckpointStore for InstrumentedStore {
         self.observe("store.latest_head", self.inner.latest_head(run))
             .await
     }
+}
 
+#[async_trait]
+impl<S: RetentionStore + ?Sized> RetentionStore for InstrumentedStore<S> {
     async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
         self.observe("store.set_retention", self.inner.set_retention(run, policy))
             .await

@@ -11,7 +11,8 @@ use super::plan::{
 };
 use super::retention::CheckpointFacts;
 use super::{
-    CheckpointHead, CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which,
+    CheckpointHead, CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore,
+    Snapshot, Which,
 };
 use crate::domain::{
     CheckpointSummary, Checksum, Digest32, Message, MessageChain, NewCheckpoint, NewToolResult,
@@ -339,6 +340,10 @@ impl CheckpointStore for MemoryStore {
             }))
         })
     }
+}
+
+#[async_trait]
+impl RetentionStore for MemoryStore {
     async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
         self.with_runs(|runs| {
             let data = runs.entry(run.clone()).or_insert_with(RunData::new);

@@ -1,5 +1,7 @@
-//! Storage: the `CheckpointStore` contract and its backends (memory, SQLite, Postgres).
+//! Storage: the `CheckpointStore` and `RetentionStore` contracts and their backends (memory,
+//! SQLite, Postgres), every one implementing both.
 
+pub(crate) mod forward;
 mod instrumented;
 mod memory;
 pub mod plan;
@@ -62,11 +64,13 @@ pub struct CheckpointHead {
     pub checksum: Checksum,
 }
 
-/// A durable home for checkpoints, message logs and tool journals.
+/// A durable home for checkpoints, message logs and tool journals: what serving a run needs.
 ///
 /// Every method is scoped to one tenant's run and never reads across tenants. Backends store
 /// and fetch; the rules (what a Save may do, what counts as valid) live in [`plan`] and in
-/// [`crate::engine`], so every backend keeps them identically.
+/// [`crate::service::checkpoints`], so every backend keeps them identically. Retention, pins
+/// and the store-wide listings of maintenance are apart, in [`RetentionStore`]: a wrapper
+/// such as the cache wraps this contract alone.
 #[async_trait]
 pub trait CheckpointStore: Send + Sync + 'static {
     /// Stores a checkpoint, or recognises an identical retry.
@@ -83,7 +87,7 @@ pub trait CheckpointStore: Send + Sync + 'static {
 
     /// Reads one checkpoint with the messages it covers and the run's tool journal.
     ///
-    /// Performs no verification: the engine verifies what it restores. `None` when no
+    /// Performs no verification: the checkpoint engine verifies what it restores. `None` when no
     /// checkpoint matches.
     async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>>;
 
@@ -123,6 +127,18 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// The run's [`LatestHead`], read in one snapshot by primary key and without payloads;
     /// `None` when the run does not exist. Far cheaper than `load`, which is the point.
     async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>>;
+}
+
+/// Retention and maintenance: policies, pins, pruning and the store-wide keyset listings the
+/// pruner and the scrub page through.
+///
+/// Every backend implements it beside [`CheckpointStore`], on the same database. None of it
+/// can make a cached latest checkpoint wrong: `prune` never removes a run's highest
+/// non-quarantined checkpoint and the rest only reads or marks, so callers reach it on the
+/// backend itself, around any cache (a run is deleted through [`CheckpointStore::delete_run`],
+/// which the cache sees).
+#[async_trait]
+pub trait RetentionStore: Send + Sync + 'static {
     /// Sets the run's retention policy (`None`: the server default), creating the run if needed.
     /// The policy is stored as its text form ([`retention::RetentionPolicy`]'s `Display`).
     async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()>;
@@ -173,7 +189,7 @@ pub trait CheckpointStore: Send + Sync + 'static {
     ) -> Result<Vec<CheckpointRef>>;
 }
 
-/// What [`CheckpointStore::retention_facts`] returns.
+/// What [`RetentionStore::retention_facts`] returns.
 #[derive(Clone, Debug)]
 pub struct RetentionFacts {
     pub epoch: u64,
@@ -195,34 +211,49 @@ pub async fn open(url: &str, options: &StoreOptions) -> Result<Arc<dyn Checkpoin
     Ok(open_with_queue(url, options).await?.store)
 }
 
-/// A checkpoint store and the task queue that shares its database.
+/// One database seen through each contract it serves, every one instrumented.
 #[derive(Clone)]
 pub struct Opened {
+    /// Checkpoints, logs and journals: what the checkpoint engine (and any cache) wraps.
     pub store: Arc<dyn CheckpointStore>,
+    /// Retention, pins and maintenance listings, on the same database and never cached.
+    pub retention: Arc<dyn RetentionStore>,
+    /// The task queue that shares the database.
     pub queue: Arc<dyn TaskQueue>,
+}
+
+impl Opened {
+    /// `backend` as both store contracts, instrumented as `system` (`db.system`).
+    fn instrumented<S>(backend: Arc<S>, system: &'static str, queue: Arc<dyn TaskQueue>) -> Self
+    where
+        S: CheckpointStore + RetentionStore,
+    {
+        let instrumented = Arc::new(InstrumentedStore::new(backend, system));
+        Self {
+            store: instrumented.clone(),
+            retention: instrumented,
+            queue,
+        }
+    }
 }
 
 /// Opens the store and the queue a `--database` URL names; both live in the same database.
 pub async fn open_with_queue(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
-        return Ok(Opened {
-            store: InstrumentedStore::wrap(Arc::new(MemoryStore::new()), "memory"),
-            queue: Arc::new(MemoryQueue::new()),
-        });
+        let queue = Arc::new(MemoryQueue::new());
+        return Ok(Opened::instrumented(
+            Arc::new(MemoryStore::new()),
+            "memory",
+            queue,
+        ));
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
         let store = Arc::new(SqliteStore::open(path).await?);
-        return Ok(Opened {
-            store: InstrumentedStore::wrap(store.clone(), "sqlite"),
-            queue: store,
-        });
+        return Ok(Opened::instrumented(store.clone(), "sqlite", store));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
-        return Ok(Opened {
-            store: InstrumentedStore::wrap(store.clone(), "postgresql"),
-            queue: store,
-        });
+        return Ok(Opened::instrumented(store.clone(), "postgresql", store));
     }
     Err(Error::InvalidArgument(format!(
         "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",

@@ -78,7 +78,7 @@ fn pruner(app: &TestApp, default_policy: RetentionPolicy) -> Pruner {
         prune_interval: Duration::ZERO,
         batch_size: 2,
     };
-    Pruner::new(app.engine.clone(), settings)
+    Pruner::new(app.engine.clone(), app.retention.clone(), settings)
 }
 
 pub async fn prune(app: &TestApp, default_policy: RetentionPolicy) -> PruneReport {
@@ -120,8 +120,8 @@ async fn keep_last_keeps_the_last_n_and_unpinning_releases(backend: Backend) {
     assert_eq!(steps(&mut client, "run-1").await, vec![1, 4, 5, 6]);
 
     // A second source pins the same step, as an approval wait would.
-    let store = app.engine.store();
-    let pinned = store
+    let pinned = app
+        .retention
         .pin(&key("run-1"), Some(Step::new(1)), "approval:t1")
         .await;
     assert_eq!(pinned.unwrap(), Some(Step::new(1)));
@@ -252,8 +252,7 @@ async fn a_resume_in_flight_fences_the_pruner(backend: Backend) {
         .await
         .unwrap();
     let refused = app
-        .engine
-        .store()
+        .retention
         .prune(&plan.run, plan.epoch, &plan.steps)
         .await;
     assert!(
@@ -286,7 +285,7 @@ async fn the_store_refuses_to_delete_the_latest_or_a_pinned_checkpoint(backend: 
     let mut client = app.client().await;
     seed(&mut client, "run-1", 1, 3).await;
     pin(&mut client, "run-1", 1).await;
-    let store = app.engine.store();
+    let store = &app.retention;
     let facts = store.retention_facts(&key("run-1")).await.unwrap().unwrap();
     let all: Vec<_> = facts.checkpoints.iter().map(|facts| facts.step).collect();
     // Whatever a buggy plan asks, only the unpinned step below the latest goes.

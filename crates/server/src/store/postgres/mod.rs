@@ -36,8 +36,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod
 use tokio_postgres::NoTls;
 
 use super::{
-    CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, StoreOptions, Which,
-    redact_url,
+    CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot,
+    StoreOptions, Which, redact_url,
 };
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
@@ -241,7 +241,10 @@ impl CheckpointStore for PostgresStore {
                 )))
             })
     }
+}
 
+#[async_trait]
+impl RetentionStore for PostgresStore {
     async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
         self.store_retention(run, policy).await
     }

@@ -30,7 +30,9 @@ use async_trait::async_trait;
 use rusqlite::{Connection, TransactionBehavior};
 
 use self::error::DbResultExt;
-use super::{CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, Snapshot, Which};
+use super::{
+    CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot, Which,
+};
 use crate::domain::{
     CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
     Tenant, ToolRecord,
@@ -216,7 +218,10 @@ impl CheckpointStore for SqliteStore {
         })
         .await
     }
+}
 
+#[async_trait]
+impl RetentionStore for SqliteStore {
     async fn set_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
         let (run, policy) = (run.clone(), policy.map(str::to_owned));
         self.write(move |conn| retention::set_retention(conn, &run, policy.as_deref()))

@@ -13,11 +13,12 @@ use std::time::Duration;
 
 use checkpointd::cache::{CacheSettings, CachedStore};
 
-use checkpointd::engine::Engine;
 use checkpointd::grpc::{self, ServerSettings};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{CheckpointVerdict, ValidateRequest};
+use checkpointd::service::Engine;
+use checkpointd::store::RetentionStore;
 use checkpointd::store::{self, StoreOptions};
 use tokio::net::TcpListener;
 use tonic::transport::Channel;
@@ -47,6 +48,8 @@ pub struct TestApp {
     pub url: String,
     /// The server's own engine, for driving maintenance (the pruner) in-process.
     pub engine: Engine,
+    /// The server's retention contract on its store, for the pruner and for pins in-process.
+    pub retention: Arc<dyn RetentionStore>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     _server: tokio::task::JoinHandle<()>,
     _dir: Option<tempfile::TempDir>,
@@ -89,13 +92,13 @@ pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
 
 /// Starts a server in-process on an existing database URL with a Redis cache in front.
 pub async fn serve_cached(url: &str, cache: CacheSettings) -> (TestApp, Arc<CachedStore>) {
-    let opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
+    let mut opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
         .await
         .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
+    let cached = CachedStore::wrap(opened.store.clone(), cache).expect("wrap store");
+    opened.store = cached.clone();
     let mut backends = grpc::Backends::from(opened);
-    let cached = CachedStore::wrap(backends.engine.store().clone(), cache).expect("wrap store");
     backends.cache_status = Some(cached.status());
-    backends.engine = Engine::new(cached.clone());
     (
         serve_backends(url, backends, ServerSettings::default()).await,
         cached,
@@ -104,6 +107,7 @@ pub async fn serve_cached(url: &str, cache: CacheSettings) -> (TestApp, Arc<Cach
 
 async fn serve_backends(url: &str, backends: grpc::Backends, settings: ServerSettings) -> TestApp {
     let engine = backends.engine.clone();
+    let retention = backends.retention.clone();
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
     let addr = listener.local_addr().unwrap();
     let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
@@ -121,6 +125,7 @@ async fn serve_backends(url: &str, backends: grpc::Backends, settings: ServerSet
         pg: None,
         url: url.to_owned(),
         engine,
+        retention,
         shutdown: Some(shutdown),
         _server: server,
         _dir: None,

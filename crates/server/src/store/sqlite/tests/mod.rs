@@ -15,8 +15,8 @@ use super::SqliteStore;
 use crate::domain::{
     CallId, Message, MessageChain, NewCheckpoint, NewToolResult, RunId, RunKey, Step, Tenant,
 };
-use crate::engine::Engine;
 use crate::error::Error;
+use crate::service::Engine;
 use crate::store::{CheckpointStore, Which};
 
 struct Db {

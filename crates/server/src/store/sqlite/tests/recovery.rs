@@ -64,8 +64,8 @@ async fn two_tenants_with_the_same_run_id_never_see_each_others_data() {
 #[tokio::test]
 async fn resume_rewinds_the_log_and_a_newer_epoch_may_rewrite_a_step() {
     let db = Db::new();
-    let engine = Engine::new(Arc::new(db.open().await));
-    let store = engine.store();
+    let store: Arc<dyn CheckpointStore> = Arc::new(db.open().await);
+    let engine = Engine::new(store.clone());
     let run = run("default", "run-1");
     store
         .save(&checkpoint(&run, 1, 0, vec![message("user", "a")]))

@@ -1,18 +1,15 @@
 //! The checkpoint engine: verification, fallback past corrupt checkpoints, and recovery, on top
-//! of any [`CheckpointStore`].
+//! of any [`CheckpointStore`]. Every checkpoint RPC and the maintenance jobs go through it; no
+//! caller reaches the store around it.
 
 use std::sync::Arc;
 
 use crate::domain::{
-    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, Restored, Resumed, RunKey,
-    SavedCheckpoint, Step, ToolRecord, Verdict, verify_tool_journal,
+    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, PageSize, Restored, Resumed,
+    RunKey, SavedCheckpoint, Step, ToolRecord, Verdict, verify_tool_journal,
 };
 use crate::error::{Error, Result};
 use crate::store::{CheckpointStore, Snapshot, Which};
-
-/// Default and largest page sizes of ListCheckpoints.
-pub const DEFAULT_PAGE_SIZE: usize = 100;
-pub const MAX_PAGE_SIZE: usize = 1000;
 
 /// Everything the RPCs do, independent of gRPC.
 #[derive(Clone)]
@@ -25,8 +22,9 @@ impl Engine {
         Self { store }
     }
 
-    pub fn store(&self) -> &Arc<dyn CheckpointStore> {
-        &self.store
+    /// Checks that the store answers: what health reports.
+    pub async fn ping(&self) -> Result<()> {
+        self.store.ping().await
     }
 
     pub async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
@@ -190,30 +188,15 @@ impl Engine {
         })
     }
 
-    /// One page of a run's checkpoints; `page_token` is the last step of the previous page.
+    /// One page of a run's checkpoints after step `after`, and the step to continue after
+    /// when the page came back full.
     pub async fn list(
         &self,
         run: &RunKey,
-        page_size: usize,
-        page_token: &str,
+        page_size: PageSize,
+        after: Option<Step>,
     ) -> Result<(Vec<CheckpointSummary>, Option<Step>)> {
-        let limit = match page_size {
-            0 => DEFAULT_PAGE_SIZE,
-            n if n > MAX_PAGE_SIZE => {
-                return Err(Error::InvalidArgument(format!(
-                    "page_size {n} is above the limit of {MAX_PAGE_SIZE}"
-                )));
-            }
-            n => n,
-        };
-        let after = if page_token.is_empty() {
-            None
-        } else {
-            let step = page_token.parse::<i64>().map_err(|_| {
-                Error::InvalidArgument(format!("invalid page_token {page_token:?}"))
-            })?;
-            Some(Step::parse(step)?)
-        };
+        let limit = page_size.get();
         let page = self.store.list(run, after, limit).await?;
         if page.is_empty() && after.is_none() && !self.store.run_exists(run).await? {
             return Err(Error::NotFound(format!("run {} not found", run.run_id)));
@@ -254,7 +237,7 @@ impl Engine {
     async fn quarantined_above(&self, run: &RunKey, restored: Option<Step>) -> Result<Vec<Step>> {
         let mut steps: Vec<Step> = self
             .store
-            .list(run, restored, MAX_PAGE_SIZE)
+            .list(run, restored, PageSize::MAX.get())
             .await?
             .into_iter()
             .filter(|summary| summary.quarantine.is_some())

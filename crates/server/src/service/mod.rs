@@ -1,0 +1,15 @@
+//! The service layer: the rules every caller goes through, whatever the transport. The gRPC
+//! adapters convert, call one of these and map the error; the maintenance jobs call them too.
+//!
+//! - [`checkpoints`]: the checkpoint engine (verification, fallback, Resume).
+//! - [`retention`]: an operator's retention policies and pins.
+//! - [`tasks`]: the task queue with its defaults, and the pins that keep an approval's
+//!   checkpoint while the task waits.
+
+pub mod checkpoints;
+pub mod retention;
+pub mod tasks;
+
+pub use checkpoints::Engine;
+pub use retention::RetentionService;
+pub use tasks::{EnqueueTask, RetryOverrides, TaskService};

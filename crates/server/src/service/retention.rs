@@ -1,0 +1,43 @@
+//! An operator's retention controls: a run's policy and the operator's own pins, on top of any
+//! [`RetentionStore`].
+
+use std::sync::Arc;
+
+use crate::domain::{RunKey, Step};
+use crate::error::{Error, Result};
+use crate::store::RetentionStore;
+use crate::store::retention::{OPERATOR_PIN, RetentionPolicy};
+
+/// SetRetention, PinCheckpoint and UnpinCheckpoint, independent of gRPC.
+#[derive(Clone)]
+pub struct RetentionService {
+    store: Arc<dyn RetentionStore>,
+}
+
+impl RetentionService {
+    pub fn new(store: Arc<dyn RetentionStore>) -> Self {
+        Self { store }
+    }
+
+    /// Sets the run's policy (`None`: back to the server default), stored in its canonical
+    /// text form so every reader parses it the same way.
+    pub async fn set_policy(&self, run: &RunKey, policy: Option<RetentionPolicy>) -> Result<()> {
+        let stored = policy.map(|policy| policy.to_string());
+        self.store.set_retention(run, stored.as_deref()).await
+    }
+
+    /// Pins one checkpoint for the operator; pins by other sources are separate.
+    pub async fn pin(&self, run: &RunKey, step: Step) -> Result<Step> {
+        self.store
+            .pin(run, Some(step), OPERATOR_PIN)
+            .await?
+            .ok_or_else(|| Error::Internal("pinning a step answered no step".into()))
+    }
+
+    /// Removes the operator's pin from one checkpoint or, with `every_source`, every pin on
+    /// it (a stale approval pin, say); whether any pin went.
+    pub async fn unpin(&self, run: &RunKey, step: Step, every_source: bool) -> Result<bool> {
+        let source = (!every_source).then_some(OPERATOR_PIN);
+        Ok(self.store.unpin(run, Some(step), source).await? > 0)
+    }
+}

@@ -1,0 +1,432 @@
+//! The task service: the queue with the server's defaults (retry policy, lease), and the
+//! approval pins that keep a waiting task's checkpoint from being pruned.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use crate::domain::{PageSize, RunId, RunKey, Tenant};
+use crate::error::{Error, Result};
+use crate::queue::{NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition};
+use crate::store::RetentionStore;
+use crate::store::retention::approval_pin;
+
+/// Most tasks one Claim may take.
+pub const MAX_CLAIM_BATCH: u32 = 100;
+
+/// The fields of a retry policy a caller set; the rest come from the server's defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RetryOverrides {
+    pub initial_delay: Option<Duration>,
+    pub multiplier: Option<f64>,
+    pub max_delay: Option<Duration>,
+    pub jitter: Option<f64>,
+    pub max_attempts: Option<u32>,
+}
+
+impl RetryOverrides {
+    /// The overrides on top of `defaults`, refused when the result is not a usable policy.
+    pub fn over(self, defaults: &RetryPolicy) -> Result<RetryPolicy> {
+        let policy = RetryPolicy {
+            initial_delay: self.initial_delay.unwrap_or(defaults.initial_delay),
+            multiplier: self.multiplier.unwrap_or(defaults.multiplier),
+            max_delay: self.max_delay.unwrap_or(defaults.max_delay),
+            jitter: self.jitter.unwrap_or(defaults.jitter),
+            max_attempts: self.max_attempts.unwrap_or(defaults.max_attempts),
+        };
+        policy.validate()?;
+        Ok(policy)
+    }
+}
+
+/// An Enqueue as asked: no retry policy means the server's.
+#[derive(Clone, Debug)]
+pub struct EnqueueTask {
+    pub run_id: RunId,
+    pub input: Vec<u8>,
+    pub idempotency_key: Option<String>,
+    pub retry_policy: Option<RetryOverrides>,
+}
+
+/// Everything the TaskService RPCs do, independent of gRPC.
+#[derive(Clone)]
+pub struct TaskService {
+    queue: Arc<dyn TaskQueue>,
+    retry_defaults: RetryPolicy,
+    /// The lease of claims that name none: how long before an unheard-of worker's task is
+    /// stale and may be reclaimed.
+    stale_threshold: Duration,
+    /// Where approval waits pin their run's latest checkpoint; `None` pins nothing.
+    pins: Option<Arc<dyn RetentionStore>>,
+}
+
+impl TaskService {
+    pub fn new(
+        queue: Arc<dyn TaskQueue>,
+        retry_defaults: RetryPolicy,
+        stale_threshold: Duration,
+    ) -> Self {
+        Self {
+            queue,
+            retry_defaults,
+            stale_threshold,
+            pins: None,
+        }
+    }
+
+    /// Pins a run's latest checkpoint in `pins` while one of its tasks waits for approval.
+    pub fn with_approval_pins(mut self, pins: Arc<dyn RetentionStore>) -> Self {
+        self.pins = Some(pins);
+        self
+    }
+
+    /// Inserts a task, or returns the one with the same idempotency key (`true` then).
+    pub async fn enqueue(&self, tenant: &Tenant, request: EnqueueTask) -> Result<(Task, bool)> {
+        let retry_policy = match request.retry_policy {
+            None => self.retry_defaults,
+            Some(overrides) => overrides.over(&self.retry_defaults)?,
+        };
+        let task = NewTask {
+            run_id: request.run_id,
+            input: request.input,
+            idempotency_key: request.idempotency_key,
+            retry_policy,
+        };
+        self.queue.enqueue(tenant, task).await
+    }
+
+    /// Leases up to `batch_size` tasks (`0`: one) to `worker` for `lease`, or for the stale
+    /// threshold when the worker names no lease.
+    pub async fn claim(
+        &self,
+        tenant: &Tenant,
+        worker: &str,
+        lease: Option<Duration>,
+        batch_size: u32,
+        now: SystemTime,
+    ) -> Result<Vec<Task>> {
+        let batch = match batch_size {
+            0 => 1,
+            n if n > MAX_CLAIM_BATCH => {
+                return Err(Error::InvalidArgument(format!(
+                    "batch_size {n} is above the limit of {MAX_CLAIM_BATCH}"
+                )));
+            }
+            n => n,
+        };
+        let lease = lease.unwrap_or(self.stale_threshold);
+        self.queue
+            .claim(tenant, worker, lease, batch as usize, now)
+            .await
+    }
+
+    /// Applies one transition. A task entering input_required gets its run's latest
+    /// checkpoint pinned; one leaving it (decided, cancelled) gives the pin back.
+    pub async fn update(
+        &self,
+        tenant: &Tenant,
+        id: &TaskId,
+        transition: Transition,
+        now: SystemTime,
+    ) -> Result<Task> {
+        let Some(pins) = &self.pins else {
+            return self.queue.update(tenant, id, transition, now).await;
+        };
+        match transition {
+            Transition::RequestApproval { .. } => {
+                self.request_approval_pinned(pins, tenant, id, transition, now)
+                    .await
+            }
+            Transition::Decide { .. } | Transition::Cancel => {
+                self.update_unpinning(pins, tenant, id, transition, now)
+                    .await
+            }
+            _ => self.queue.update(tenant, id, transition, now).await,
+        }
+    }
+
+    /// One task; `NotFound` when the tenant has no such task.
+    pub async fn get(&self, tenant: &Tenant, id: &TaskId) -> Result<Task> {
+        self.queue
+            .get(tenant, id)
+            .await?
+            .ok_or_else(|| Error::NotFound(format!("task {id} not found")))
+    }
+
+    /// One page of tasks created after `after`, oldest first, and the id to continue after
+    /// when the page came back full.
+    pub async fn list(
+        &self,
+        tenant: &Tenant,
+        state: Option<TaskState>,
+        after: Option<&TaskId>,
+        page_size: PageSize,
+    ) -> Result<(Vec<Task>, Option<TaskId>)> {
+        let limit = page_size.get();
+        let tasks = self.queue.list_tasks(tenant, state, after, limit).await?;
+        let next = if tasks.len() == limit {
+            tasks.last().map(|task| task.id.clone())
+        } else {
+            None
+        };
+        Ok((tasks, next))
+    }
+
+    /// The pin comes first, so no prune can slip in between the task entering input_required
+    /// and its checkpoint being pinned; a request the queue refuses takes its pin back.
+    async fn request_approval_pinned(
+        &self,
+        pins: &Arc<dyn RetentionStore>,
+        tenant: &Tenant,
+        id: &TaskId,
+        transition: Transition,
+        now: SystemTime,
+    ) -> Result<Task> {
+        let Some(task) = self.queue.get(tenant, id).await? else {
+            return self.queue.update(tenant, id, transition, now).await;
+        };
+        let run = RunKey::new(tenant.clone(), task.run_id);
+        let source = approval_pin(id.as_str());
+        pins.pin(&run, None, &source).await?;
+        let outcome = self.queue.update(tenant, id, transition, now).await;
+        // A task that was already waiting keeps its pin (the refused request was a retry).
+        if outcome.is_err() && task.state != TaskState::InputRequired {
+            let _ = pins.unpin(&run, None, Some(&source)).await;
+        }
+        outcome
+    }
+
+    async fn update_unpinning(
+        &self,
+        pins: &Arc<dyn RetentionStore>,
+        tenant: &Tenant,
+        id: &TaskId,
+        transition: Transition,
+        now: SystemTime,
+    ) -> Result<Task> {
+        let task = self.queue.update(tenant, id, transition, now).await?;
+        if task.state != TaskState::InputRequired {
+            let run = RunKey::new(tenant.clone(), task.run_id.clone());
+            let source = approval_pin(task.id.as_str());
+            if let Err(error) = pins.unpin(&run, None, Some(&source)).await {
+                // The decision is committed and must be reported as such; the stale pin only
+                // keeps a checkpoint longer, and `runs unpin RUN STEP --all-sources` removes it.
+                tracing::warn!(task_id = %task.id, run_id = %task.run_id, %error,
+                    "approval pin not removed");
+            }
+        }
+        Ok(task)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::queue::MemoryQueue;
+    use crate::store::{CheckpointStore, MemoryStore};
+
+    struct Fixture {
+        store: Arc<MemoryStore>,
+        tasks: TaskService,
+        tenant: Tenant,
+        run: RunKey,
+    }
+
+    /// A run with checkpoints at steps 1 and 2, and a task of it claimed at attempt 1.
+    async fn claimed_task() -> (Fixture, Task) {
+        let store = Arc::new(MemoryStore::new());
+        let tasks = TaskService::new(
+            Arc::new(MemoryQueue::new()),
+            RetryPolicy::default(),
+            Duration::from_secs(30),
+        )
+        .with_approval_pins(store.clone());
+        let tenant = Tenant::default_tenant();
+        let run = RunKey::new(tenant.clone(), RunId::parse("run-1").unwrap());
+        for step in 1..=2 {
+            store
+                .save(&crate::domain::NewCheckpoint {
+                    run: run.clone(),
+                    step: crate::domain::Step::new(step),
+                    content_type: "application/json".into(),
+                    state: b"{}".to_vec(),
+                    messages: Vec::new(),
+                    message_offset: 0,
+                    metadata: BTreeMap::new(),
+                    epoch: 0,
+                    client_checksum: None,
+                })
+                .await
+                .unwrap();
+        }
+        let request = EnqueueTask {
+            run_id: run.run_id.clone(),
+            input: Vec::new(),
+            idempotency_key: None,
+            retry_policy: None,
+        };
+        tasks.enqueue(&tenant, request).await.unwrap();
+        let mut claimed = tasks
+            .claim(&tenant, "worker", None, 1, SystemTime::now())
+            .await
+            .unwrap();
+        let fixture = Fixture {
+            store,
+            tasks,
+            tenant,
+            run,
+        };
+        (fixture, claimed.remove(0))
+    }
+
+    impl Fixture {
+        async fn pinned_steps(&self) -> Vec<u64> {
+            let facts = self.store.retention_facts(&self.run).await.unwrap();
+            facts
+                .unwrap()
+                .checkpoints
+                .into_iter()
+                .filter(|checkpoint| checkpoint.pinned)
+                .map(|checkpoint| checkpoint.step.get())
+                .collect()
+        }
+
+        async fn update(&self, task: &Task, transition: Transition) -> Result<Task> {
+            self.tasks
+                .update(&self.tenant, &task.id, transition, SystemTime::now())
+                .await
+        }
+    }
+
+    fn request_approval(attempt: u64) -> Transition {
+        Transition::RequestApproval {
+            attempt,
+            action: "send the email".into(),
+            details: Vec::new(),
+        }
+    }
+
+    fn decide(approved: bool) -> Transition {
+        Transition::Decide {
+            approved,
+            decided_by: "operator".into(),
+            comment: String::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_task_waiting_for_approval_pins_its_runs_latest_checkpoint() {
+        let (fixture, task) = claimed_task().await;
+
+        let waiting = fixture
+            .update(&task, request_approval(task.attempt))
+            .await
+            .unwrap();
+
+        assert_eq!(waiting.state, TaskState::InputRequired);
+        assert_eq!(fixture.pinned_steps().await, vec![2]);
+    }
+
+    #[tokio::test]
+    async fn a_decision_either_way_gives_the_approval_pin_back() {
+        for approved in [true, false] {
+            let (fixture, task) = claimed_task().await;
+            fixture
+                .update(&task, request_approval(task.attempt))
+                .await
+                .unwrap();
+
+            let decided = fixture.update(&task, decide(approved)).await.unwrap();
+
+            assert_ne!(decided.state, TaskState::InputRequired);
+            assert!(
+                fixture.pinned_steps().await.is_empty(),
+                "approved: {approved}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn cancelling_a_waiting_task_gives_its_pin_back() {
+        let (fixture, task) = claimed_task().await;
+        fixture
+            .update(&task, request_approval(task.attempt))
+            .await
+            .unwrap();
+
+        let cancelled = fixture.update(&task, Transition::Cancel).await.unwrap();
+
+        assert_eq!(cancelled.state, TaskState::Cancelled);
+        assert!(fixture.pinned_steps().await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_approval_request_the_queue_refuses_takes_its_pin_back() {
+        let (fixture, task) = claimed_task().await;
+
+        let stale = fixture
+            .update(&task, request_approval(task.attempt + 1))
+            .await;
+
+        assert!(
+            matches!(stale, Err(Error::FailedPrecondition(_))),
+            "{stale:?}"
+        );
+        assert!(fixture.pinned_steps().await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_refused_retry_of_an_approval_request_keeps_the_waiting_tasks_pin() {
+        let (fixture, task) = claimed_task().await;
+        fixture
+            .update(&task, request_approval(task.attempt))
+            .await
+            .unwrap();
+
+        let retried = fixture.update(&task, request_approval(task.attempt)).await;
+
+        assert!(retried.is_err(), "{retried:?}");
+        assert_eq!(fixture.pinned_steps().await, vec![2]);
+    }
+
+    #[tokio::test]
+    async fn other_pins_on_the_run_outlive_an_approval() {
+        let (fixture, task) = claimed_task().await;
+        let operator = crate::store::retention::OPERATOR_PIN;
+        let step = Some(crate::domain::Step::new(2));
+        fixture
+            .store
+            .pin(&fixture.run, step, operator)
+            .await
+            .unwrap();
+        fixture
+            .update(&task, request_approval(task.attempt))
+            .await
+            .unwrap();
+
+        fixture.update(&task, decide(true)).await.unwrap();
+
+        assert_eq!(fixture.pinned_steps().await, vec![2]);
+    }
+
+    #[test]
+    fn retry_overrides_fill_only_what_they_set_and_refuse_an_unusable_policy() {
+        let defaults = RetryPolicy::default();
+        let overrides = RetryOverrides {
+            max_attempts: Some(9),
+            ..RetryOverrides::default()
+        };
+        let policy = overrides.over(&defaults).unwrap();
+        assert_eq!(policy.max_attempts, 9);
+        assert_eq!(policy.initial_delay, defaults.initial_delay);
+        let unusable = RetryOverrides {
+            jitter: Some(2.0),
+            ..RetryOverrides::default()
+        };
+        assert!(matches!(
+            unusable.over(&defaults),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+}

@@ -1,0 +1,162 @@
+//! `wrap_checkpoint_store!`: implements [`super::CheckpointStore`] for a wrapper that writes
+//! out only the methods it changes and names the ones that go to the wrapped store untouched,
+//! so a wrapper states what it intercepts and no forwarding is kept by hand.
+//!
+//! ```text
+//! wrap_checkpoint_store! {
+//!     impl for CachedStore, wrapping self.inner,
+//!     forwarding [tools, steps, begin_resume, list, run_exists, ping, latest_head],
+//!     {
+//!         async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> { ... }
+//!         // ... every other method of the contract
+//!     }
+//! }
+//! ```
+//!
+//! The forwarded methods are spelled out here before the impl block is handed to
+//! `async_trait`, which only sees finished methods; a method both written and forwarded, or
+//! neither, is the usual "duplicate" or "missing item" error of the impl.
+
+/// See the module documentation.
+macro_rules! wrap_checkpoint_store {
+    (
+        impl for $wrapper:ty, wrapping self.$inner:ident,
+        forwarding [$($forwarded:ident),* $(,)?],
+        { $($own:tt)* }
+    ) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($forwarded)*], [$($own)*]);
+    };
+    (@build $wrapper:ty, $inner:ident, [], [$($methods:tt)*]) => {
+        #[async_trait::async_trait]
+        impl $crate::store::CheckpointStore for $wrapper {
+            $($methods)*
+        }
+    };
+    (@build $wrapper:ty, $inner:ident, [save $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn save(
+                &self,
+                checkpoint: &$crate::domain::NewCheckpoint,
+            ) -> $crate::error::Result<$crate::domain::SavedCheckpoint> {
+                self.$inner.save(checkpoint).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [record_tool_result $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn record_tool_result(
+                &self,
+                result: &$crate::domain::NewToolResult,
+            ) -> $crate::error::Result<($crate::domain::ToolRecord, bool)> {
+                self.$inner.record_tool_result(result).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [load $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn load(
+                &self,
+                run: &$crate::domain::RunKey,
+                which: $crate::store::Which,
+            ) -> $crate::error::Result<Option<$crate::store::Snapshot>> {
+                self.$inner.load(run, which).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [tools $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn tools(
+                &self,
+                run: &$crate::domain::RunKey,
+            ) -> $crate::error::Result<Vec<$crate::domain::ToolRecord>> {
+                self.$inner.tools(run).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [steps $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn steps(
+                &self,
+                run: &$crate::domain::RunKey,
+            ) -> $crate::error::Result<Vec<$crate::domain::Step>> {
+                self.$inner.steps(run).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [quarantine $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn quarantine(
+                &self,
+                run: &$crate::domain::RunKey,
+                step: $crate::domain::Step,
+                reason: &str,
+            ) -> $crate::error::Result<()> {
+                self.$inner.quarantine(run, step, reason).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [begin_resume $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn begin_resume(&self, run: &$crate::domain::RunKey) -> $crate::error::Result<u64> {
+                self.$inner.begin_resume(run).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [rewind $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn rewind(
+                &self,
+                run: &$crate::domain::RunKey,
+                epoch: u64,
+                chain: $crate::domain::MessageChain,
+            ) -> $crate::error::Result<()> {
+                self.$inner.rewind(run, epoch, chain).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [list $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn list(
+                &self,
+                run: &$crate::domain::RunKey,
+                after: Option<$crate::domain::Step>,
+                limit: usize,
+            ) -> $crate::error::Result<Vec<$crate::domain::CheckpointSummary>> {
+                self.$inner.list(run, after, limit).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [run_exists $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn run_exists(&self, run: &$crate::domain::RunKey) -> $crate::error::Result<bool> {
+                self.$inner.run_exists(run).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [delete_run $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn delete_run(&self, run: &$crate::domain::RunKey) -> $crate::error::Result<u64> {
+                self.$inner.delete_run(run).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [ping $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn ping(&self) -> $crate::error::Result<()> {
+                self.$inner.ping().await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [latest_head $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn latest_head(
+                &self,
+                run: &$crate::domain::RunKey,
+            ) -> $crate::error::Result<Option<$crate::store::LatestHead>> {
+                self.$inner.latest_head(run).await
+            }
+        ]);
+    };
+}
+
+pub(crate) use wrap_checkpoint_store;
