@@ -6,14 +6,16 @@
 //!
 //! # Layout
 //!
+//! - [`app`]: the composition root: the one place a server is built and run, with its
+//!   [`shutdown::Shutdown`].
 //! - [`domain`]: wire input parsed once into valid values; checksum v1.
 //! - [`store`]: the [`store::CheckpointStore`] contract and its memory, SQLite and Postgres
 //!   backends; [`store::plan`] holds the write rules every backend shares.
 //! - [`engine`]: verification, fallback past corrupt checkpoints, and recovery.
 //! - [`maintenance`]: the retention pruner and the integrity scrub, which page through the
 //!   whole store; [`store::retention`] holds the retention rules every backend shares.
-//! - [`grpc`]: the server: one thin adapter per service, health and reflection.
-//! - [`config`]: layered configuration and the command line.
+//! - [`grpc`]: one thin adapter per service, health and reflection, as one router.
+//! - [`config`]: layered configuration and the `serve` flags.
 //! - [`telemetry`]: logs, OpenTelemetry traces and metrics (OTLP), `traceparent` propagation,
 //!   the admin port (`/metrics`, `/healthz`), and an in-process OTLP receiver.
 //! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
@@ -22,6 +24,7 @@
 //! - [`runner`]: the bundled runner (`checkpointd worker`, `checkpointd demo`).
 //! - [`error`]: one error type and its mapping to gRPC codes.
 
+pub mod app;
 pub mod bench;
 pub mod cache;
 pub mod cli;

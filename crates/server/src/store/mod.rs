@@ -195,33 +195,39 @@ pub async fn open(url: &str, options: &StoreOptions) -> Result<Arc<dyn Checkpoin
     Ok(open_with_queue(url, options).await?.store)
 }
 
-/// A checkpoint store and the task queue that shares its database.
+/// A checkpoint store and the task queue that shares its database, both unwrapped: the
+/// composition root ([`crate::app`]) adds the instrumentation and the cache.
 #[derive(Clone)]
 pub struct Opened {
     pub store: Arc<dyn CheckpointStore>,
     pub queue: Arc<dyn TaskQueue>,
+    /// `db.system` of the backend: `postgresql`, `sqlite` or `memory`.
+    pub db_system: &'static str,
 }
 
 /// Opens the store and the queue a `--database` URL names; both live in the same database.
 pub async fn open_with_queue(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
         return Ok(Opened {
-            store: InstrumentedStore::wrap(Arc::new(MemoryStore::new()), "memory"),
+            store: Arc::new(MemoryStore::new()),
             queue: Arc::new(MemoryQueue::new()),
+            db_system: "memory",
         });
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
         let store = Arc::new(SqliteStore::open(path).await?);
         return Ok(Opened {
-            store: InstrumentedStore::wrap(store.clone(), "sqlite"),
+            store: store.clone(),
             queue: store,
+            db_system: "sqlite",
         });
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
         return Ok(Opened {
-            store: InstrumentedStore::wrap(store.clone(), "postgresql"),
+            store: store.clone(),
             queue: store,
+            db_system: "postgresql",
         });
     }
     Err(Error::InvalidArgument(format!(
