@@ -1,10 +1,13 @@
 //! Configuration, layered: built-in defaults < config file < `CHECKPOINTD_*` environment < flags.
+//!
+//! The command line that picks a command lives with the binary (`main.rs`): this module knows
+//! only settings, so it depends on none of the commands' modules (runner, bench, cli).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 use serde::Deserialize;
 
 use crate::cache::CacheSettings;
@@ -13,40 +16,6 @@ use crate::maintenance::RetentionSettings;
 use crate::queue::RetryPolicy;
 use crate::store::StoreOptions;
 use crate::store::retention::RetentionPolicy;
-
-/// The `checkpointd` command line.
-#[derive(Debug, Parser)]
-#[command(
-    name = "checkpointd",
-    version,
-    about = "Crash recovery for long-running AI agents"
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run the gRPC server.
-    Serve(ServeArgs),
-    /// Run the bundled runner: claim tasks and drive the demo agent through crashes.
-    Worker(crate::runner::worker_command::WorkerArgs),
-    /// Run the reference scenario end to end: a worker crashes at step 5, another resumes at 3.
-    Demo(crate::runner::demo::DemoArgs),
-    /// Measure Save and LoadLatest against raw database statements.
-    Bench(crate::bench::BenchArgs),
-    /// Inspect and steer queued tasks: list, approve, reject, requeue, cancel.
-    Tasks(crate::cli::TasksArgs),
-    /// Inspect and recover runs: show checkpoints with validity, resume.
-    Runs(crate::cli::RunsArgs),
-    /// Ask a server's gRPC health service once; exit 0 only when it is SERVING.
-    Health(crate::cli::HealthArgs),
-    /// Apply retention policies once, straight on the database; `--dry-run` only reports.
-    Prune(crate::cli::PruneArgs),
-    /// Verify every checkpoint (of one tenant or all), quarantining the corrupt ones.
-    Scrub(crate::cli::ScrubArgs),
-}
 
 /// Flags of `checkpointd serve`; each also reads a `CHECKPOINTD_*` variable.
 #[derive(Debug, Default, Args)]
@@ -205,6 +174,30 @@ pub struct ServeConfig {
     pub cache: Option<CacheSettings>,
     pub admin_listen: SocketAddr,
     pub telemetry: crate::telemetry::TelemetrySettings,
+}
+
+impl Default for ServeConfig {
+    /// An in-process server: an in-memory store, ephemeral loopback ports for gRPC and the
+    /// admin port, no cache and default settings. The command line's own defaults (fixed
+    /// ports, a SQLite file) are applied by [`ServeConfig::resolve`].
+    fn default() -> Self {
+        let loopback_any_port = SocketAddr::from(([127, 0, 0, 1], 0));
+        Self {
+            listen: loopback_any_port,
+            database: "memory://".to_owned(),
+            server: ServerSettings::default(),
+            store: StoreOptions::default(),
+            log_format: LogFormat::default(),
+            cache: None,
+            admin_listen: loopback_any_port,
+            telemetry: crate::telemetry::TelemetrySettings {
+                log_format: LogFormat::default(),
+                otlp_endpoint: None,
+                instance_id: crate::telemetry::default_instance_id(),
+                prometheus: true,
+            },
+        }
+    }
 }
 
 pub fn parse_duration(raw: &str) -> Result<Duration, String> {

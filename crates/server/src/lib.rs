@@ -6,6 +6,8 @@
 //!
 //! # Layout
 //!
+//! - [`app`]: the composition root: the one place a server is built and run, with its
+//!   [`shutdown::Shutdown`].
 //! - [`domain`]: wire input parsed once into valid values; checksum v1.
 //! - [`store`]: the [`store::CheckpointStore`] and [`store::RetentionStore`] contracts and their
 //!   memory, SQLite and Postgres backends; [`store::plan`] holds the write rules every backend
@@ -14,9 +16,9 @@
 //!   past corrupt checkpoints, recovery), operator retention, and the task service.
 //! - [`maintenance`]: the retention pruner and the integrity scrub, which page through the
 //!   whole store; [`store::retention`] holds the retention rules every backend shares.
-//! - [`grpc`]: the server: one thin adapter per service, health and reflection.
+//! - [`grpc`]: one thin adapter per service, health and reflection, as one router.
 //! - [`wire`]: domain records as `checkpoint.v1` messages, shared by the edge and the cache.
-//! - [`config`]: layered configuration and the command line.
+//! - [`config`]: layered configuration and the `serve` flags.
 //! - [`telemetry`]: logs, OpenTelemetry traces and metrics (OTLP), `traceparent` propagation,
 //!   the admin port (`/metrics`, `/healthz`), and an in-process OTLP receiver.
 //! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
@@ -25,6 +27,7 @@
 //! - [`runner`]: the bundled runner (`checkpointd worker`, `checkpointd demo`).
 //! - [`error`]: one error type and its mapping to gRPC codes.
 
+pub mod app;
 pub mod bench;
 pub mod cache;
 pub mod cli;

@@ -2,12 +2,45 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use tokio::net::TcpListener;
+use clap::{Parser, Subcommand};
 
-use checkpointd::cache::CachedStore;
-use checkpointd::config::{Cli, Command, ServeConfig};
-use checkpointd::{grpc, store, telemetry};
+use checkpointd::app::App;
+use checkpointd::config::{ServeArgs, ServeConfig};
+use checkpointd::{shutdown, store, telemetry};
+
+/// The `checkpointd` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "checkpointd",
+    version,
+    about = "Crash recovery for long-running AI agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the gRPC server.
+    Serve(ServeArgs),
+    /// Run the bundled runner: claim tasks and drive the demo agent through crashes.
+    Worker(checkpointd::runner::worker_command::WorkerArgs),
+    /// Run the reference scenario end to end: a worker crashes at step 5, another resumes at 3.
+    Demo(checkpointd::runner::demo::DemoArgs),
+    /// Measure Save and LoadLatest against raw database statements.
+    Bench(checkpointd::bench::BenchArgs),
+    /// Inspect and steer queued tasks: list, approve, reject, requeue, cancel.
+    Tasks(checkpointd::cli::TasksArgs),
+    /// Inspect and recover runs: show checkpoints with validity, resume.
+    Runs(checkpointd::cli::RunsArgs),
+    /// Ask a server's gRPC health service once; exit 0 only when it is SERVING.
+    Health(checkpointd::cli::HealthArgs),
+    /// Apply retention policies once, straight on the database; `--dry-run` only reports.
+    Prune(checkpointd::cli::PruneArgs),
+    /// Verify every checkpoint (of one tenant or all), quarantining the corrupt ones.
+    Scrub(checkpointd::cli::ScrubArgs),
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -32,54 +65,22 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn serve(args: checkpointd::config::ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+/// `checkpointd serve`: telemetry for the process, then the app until SIGINT or SIGTERM.
+async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServeConfig::resolve(args)?;
     let telemetry = telemetry::init(&config.telemetry)?;
     telemetry::metrics::register();
-    let mut opened = store::open_with_queue(&config.database, &config.store).await?;
-    let admin_listener = TcpListener::bind(config.admin_listen).await?;
-    println!(
-        "checkpointd admin listening on {}",
-        admin_listener.local_addr()?
-    );
-    let listener = TcpListener::bind(config.listen).await?;
-    // A plain line on stdout tells scripts and tests the bound address (useful with port 0).
-    println!("checkpointd listening on {}", listener.local_addr()?);
-    tracing::info!(
-        listen = %listener.local_addr()?,
-        database = %store::redact_url(&config.database),
-        "checkpointd serving"
-    );
-    let stop = tokio_util::sync::CancellationToken::new();
-    let admin = tokio::spawn(telemetry::admin::serve(
-        admin_listener,
-        telemetry.prometheus_registry().unwrap_or_default(),
-        Some(opened.store.clone()),
-        stop.clone().cancelled_owned(),
-    ));
-    let queue_depth = tokio::spawn(telemetry::queue_depth::poll(
-        opened.queue.clone(),
-        stop.clone(),
-    ));
-    let mut cache_status = None;
-    if let Some(settings) = config.cache.clone() {
-        tracing::info!(redis = %store::redact_url(&settings.url), prefix = %settings.prefix, "redis cache enabled");
-        let cached = CachedStore::wrap(opened.store.clone(), settings)?;
-        cache_status = Some(cached.status());
-        opened.store = cached;
-    }
-    let mut backends = grpc::Backends::from(opened);
-    backends.cache_status = cache_status;
-    let served = grpc::run(
-        listener,
-        backends,
-        config.server,
-        checkpointd::shutdown::signal(),
-    )
-    .await;
-    stop.cancel();
-    let _ = admin.await;
-    let _ = queue_depth.await;
+    let database = store::redact_url(&config.database);
+    let app = App::build(config)
+        .await
+        .map_err(|error| error.to_string())?
+        .with_metrics_registry(telemetry.prometheus_registry().unwrap_or_default());
+    // Plain lines on stdout tell scripts and tests the bound addresses (useful with port 0),
+    // the admin port's first.
+    println!("checkpointd admin listening on {}", app.admin_addr()?);
+    println!("checkpointd listening on {}", app.addr()?);
+    tracing::info!(listen = %app.addr()?, %database, "checkpointd serving");
+    let served = app.run(shutdown::signal()).await;
     telemetry.shutdown().await;
     served.map_err(|error| error.to_string())?;
     tracing::info!("checkpointd stopped");

@@ -6,15 +6,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use tokio::net::TcpListener;
 use tokio_postgres::{NoTls, Statement};
+use tokio_util::sync::DropGuard;
 use tonic::transport::Channel;
 
 use super::BoxError;
-use crate::cache::{CacheSettings, CachedStore};
-use crate::grpc::{self, Backends, ServerSettings};
+use crate::app::App;
+use crate::cache::CacheSettings;
+use crate::config::ServeConfig;
+use crate::grpc::ServerSettings;
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::{LoadLatestRequest, SaveRequest};
+use crate::shutdown::Shutdown;
 use crate::store::{self, StoreOptions};
 
 /// What a batch does: write a new step, or read back the last one written.
@@ -39,8 +42,11 @@ pub trait BenchClient: Send + 'static {
 /// A checkpointd server on `127.0.0.1:0` in this process, over a store URL.
 pub struct InProcessServer {
     pub addr: SocketAddr,
-    stop: tokio::sync::oneshot::Sender<()>,
+    shutdown: Shutdown,
     task: tokio::task::JoinHandle<Result<(), BoxError>>,
+    /// A server dropped without [`InProcessServer::stop`] (an error cut the scenario short)
+    /// still shuts down.
+    _stop_on_drop: DropGuard,
 }
 
 impl InProcessServer {
@@ -54,10 +60,13 @@ impl InProcessServer {
         options: &StoreOptions,
         settings: ServerSettings,
     ) -> Result<Self, BoxError> {
-        let opened = store::open_with_queue(url, options)
-            .await
-            .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?;
-        Self::serve(Backends::from(opened), settings).await
+        Self::serve(ServeConfig {
+            database: url.to_owned(),
+            store: options.clone(),
+            server: settings,
+            ..ServeConfig::default()
+        })
+        .await
     }
 
     /// Serves the store `url` names with a Redis cache in front.
@@ -66,21 +75,26 @@ impl InProcessServer {
         options: &StoreOptions,
         cache: CacheSettings,
     ) -> Result<Self, BoxError> {
-        let mut opened = store::open_with_queue(url, options)
-            .await
-            .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?;
-        opened.store = CachedStore::wrap(opened.store.clone(), cache)?;
-        Self::serve(Backends::from(opened), ServerSettings::default()).await
+        Self::serve(ServeConfig {
+            database: url.to_owned(),
+            store: options.clone(),
+            cache: Some(cache),
+            ..ServeConfig::default()
+        })
+        .await
     }
 
-    async fn serve(backends: Backends, settings: ServerSettings) -> Result<Self, BoxError> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(grpc::run(listener, backends, settings, async {
-            let _ = stopped.await;
-        }));
-        Ok(Self { addr, stop, task })
+    async fn serve(config: ServeConfig) -> Result<Self, BoxError> {
+        let app = App::build(config).await?;
+        let addr = app.addr()?;
+        let shutdown = app.shutdown();
+        let task = tokio::spawn(app.run(std::future::pending()));
+        Ok(Self {
+            addr,
+            _stop_on_drop: shutdown.begin_on_drop(),
+            shutdown,
+            task,
+        })
     }
 
     pub fn url(&self) -> String {
@@ -88,7 +102,7 @@ impl InProcessServer {
     }
 
     pub async fn stop(self) -> Result<(), BoxError> {
-        let _ = self.stop.send(());
+        self.shutdown.begin();
         self.task.await?
     }
 }

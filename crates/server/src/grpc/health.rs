@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use tokio_util::sync::CancellationToken;
 use tonic_health::ServingStatus;
 use tonic_health::server::HealthReporter;
 
@@ -32,20 +33,20 @@ async fn publish(reporter: &HealthReporter, healthy: bool) {
     reporter.set_service_status("", status).await;
 }
 
-/// Re-checks the store every `interval` until `stop` turns true, logging each change; then
+/// Re-checks the store every `interval` until `stop` is cancelled, logging each change; then
 /// reports NOT_SERVING so load balancers stop routing to a draining server.
 pub async fn watch_store(
     engine: Engine,
     reporter: HealthReporter,
     interval: Duration,
     mut healthy: bool,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    stop: CancellationToken,
 ) {
     let timeout = interval.max(Duration::from_millis(500));
     loop {
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}
-            _ = stop.changed() => break,
+            () = stop.cancelled() => break,
         }
         let now = check_store(&engine, &reporter, timeout).await;
         if now != healthy {
@@ -61,11 +62,11 @@ pub async fn watch_store(
 }
 
 /// Mirrors the cache's reachability as the status of [`super::CACHE_SERVICE_NAME`] until
-/// `stop` turns true. The server as a whole stays SERVING: without Redis it is slower, not down.
+/// `stop` is cancelled. The server as a whole stays SERVING: without Redis it is slower, not down.
 pub async fn watch_cache(
     reporter: HealthReporter,
     mut cache_up: tokio::sync::watch::Receiver<bool>,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    stop: CancellationToken,
 ) {
     loop {
         let status = if *cache_up.borrow_and_update() {
@@ -78,7 +79,7 @@ pub async fn watch_cache(
             .await;
         tokio::select! {
             changed = cache_up.changed() => if changed.is_err() { break },
-            _ = stop.changed() => break,
+            () = stop.cancelled() => break,
         }
     }
     reporter

@@ -12,13 +12,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use tokio::net::TcpListener;
 
 use super::client::Clients;
-use crate::config::parse_duration;
-use crate::grpc::{self, Backends, ServerSettings};
+use crate::app::App;
+use crate::config::{ServeConfig, parse_duration};
 use crate::proto::{EnqueueRequest, GetRequest, TaskState};
-use crate::store::{self, StoreOptions};
 
 /// Flags of `checkpointd demo`.
 #[derive(Debug, Args)]
@@ -219,24 +217,19 @@ fn tempfile_dir() -> Result<std::path::PathBuf, String> {
     Ok(dir)
 }
 
-/// Serves checkpoints and tasks on a SQLite file, in this process, on an ephemeral port.
+/// Serves checkpoints and tasks on a SQLite file, in this process, on an ephemeral port,
+/// until the returned guard is dropped.
 async fn start_server(
     path: &Path,
-) -> Result<(String, tokio::sync::oneshot::Sender<()>), Box<dyn std::error::Error>> {
-    let opened = store::open_with_queue(
-        &format!("sqlite://{}", path.display()),
-        &StoreOptions::default(),
-    )
-    .await?;
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}", listener.local_addr()?);
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let backends = Backends::from(opened);
-    tokio::spawn(async move {
-        let _ = grpc::run(listener, backends, ServerSettings::default(), async {
-            let _ = stopped.await;
-        })
-        .await;
-    });
+) -> Result<(String, tokio_util::sync::DropGuard), Box<dyn std::error::Error>> {
+    let app = App::build(ServeConfig {
+        database: format!("sqlite://{}", path.display()),
+        ..ServeConfig::default()
+    })
+    .await
+    .map_err(|error| error.to_string())?;
+    let url = format!("http://{}", app.addr()?);
+    let stop = app.shutdown().begin_on_drop();
+    tokio::spawn(app.run(std::future::pending()));
     Ok((url, stop))
 }

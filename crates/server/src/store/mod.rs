@@ -211,7 +211,9 @@ pub async fn open(url: &str, options: &StoreOptions) -> Result<Arc<dyn Checkpoin
     Ok(open_with_queue(url, options).await?.store)
 }
 
-/// One database seen through each contract it serves, every one instrumented.
+/// One database seen through each contract it serves, as the backend opened it: the
+/// composition root ([`crate::app`]) adds the instrumentation ([`Opened::instrumented`]) and the
+/// cache.
 #[derive(Clone)]
 pub struct Opened {
     /// Checkpoints, logs and journals: what the checkpoint engine (and any cache) wraps.
@@ -220,19 +222,30 @@ pub struct Opened {
     pub retention: Arc<dyn RetentionStore>,
     /// The task queue that shares the database.
     pub queue: Arc<dyn TaskQueue>,
+    /// `db.system` of the backend: `postgresql`, `sqlite` or `memory`.
+    pub db_system: &'static str,
 }
 
 impl Opened {
-    /// `backend` as both store contracts, instrumented as `system` (`db.system`).
-    fn instrumented<S>(backend: Arc<S>, system: &'static str, queue: Arc<dyn TaskQueue>) -> Self
+    /// `backend` as both store contracts, tagged with its `db.system`.
+    fn of<S>(backend: Arc<S>, db_system: &'static str, queue: Arc<dyn TaskQueue>) -> Self
     where
         S: CheckpointStore + RetentionStore,
     {
-        let instrumented = Arc::new(InstrumentedStore::new(backend, system));
         Self {
-            store: instrumented.clone(),
-            retention: instrumented,
+            store: backend.clone(),
+            retention: backend,
             queue,
+            db_system,
+        }
+    }
+
+    /// The same database with every call of both store contracts timed and traced.
+    pub fn instrumented(self) -> Self {
+        Self {
+            store: Arc::new(InstrumentedStore::new(self.store, self.db_system)),
+            retention: Arc::new(InstrumentedStore::new(self.retention, self.db_system)),
+            ..self
         }
     }
 }
@@ -241,19 +254,16 @@ impl Opened {
 pub async fn open_with_queue(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
         let queue = Arc::new(MemoryQueue::new());
-        return Ok(Opened::instrumented(
-            Arc::new(MemoryStore::new()),
-            "memory",
-            queue,
-        ));
+        let store = Arc::new(MemoryStore::new());
+        return Ok(Opened::of(store, "memory", queue));
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
         let store = Arc::new(SqliteStore::open(path).await?);
-        return Ok(Opened::instrumented(store.clone(), "sqlite", store));
+        return Ok(Opened::of(store.clone(), "sqlite", store));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
-        return Ok(Opened::instrumented(store.clone(), "postgresql", store));
+        return Ok(Opened::of(store.clone(), "postgresql", store));
     }
     Err(Error::InvalidArgument(format!(
         "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",

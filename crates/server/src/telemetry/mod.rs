@@ -4,7 +4,6 @@
 pub mod admin;
 pub mod metrics;
 pub mod propagation;
-pub mod queue_depth;
 pub mod receiver;
 pub mod rpc_layer;
 

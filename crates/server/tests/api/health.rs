@@ -4,13 +4,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use checkpointd::grpc::ServerSettings;
-use tokio_stream::StreamExt;
-use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
-use tonic_health::pb::health_client::HealthClient;
 
 use crate::support::requests::save;
-use crate::support::{PgSchema, TcpProxy, TestApp, serve_on};
+use crate::support::{
+    PgSchema, TcpProxy, TestApp, next_status, serve_draining, serve_on, watch_health,
+};
 
 fn postgres_addr() -> SocketAddr {
     let url = crate::support::database_url();
@@ -53,26 +52,11 @@ pub(crate) async fn serve_through_proxy() -> (TestApp, TcpProxy, PgSchema) {
 #[tokio::test]
 async fn health_is_not_serving_while_postgres_is_unreachable() {
     let (app, mut proxy, schema) = serve_through_proxy().await;
-    let mut health = HealthClient::new(app.channel().await);
-    let mut statuses = health
-        .watch(HealthCheckRequest {
-            service: "checkpoint.v1.CheckpointService".into(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut next_status = async || {
-        let response = tokio::time::timeout(Duration::from_secs(20), statuses.next())
-            .await
-            .expect("no health change within 20 s")
-            .expect("health stream ended")
-            .unwrap();
-        ServingStatus::try_from(response.status).unwrap()
-    };
-    assert_eq!(next_status().await, ServingStatus::Serving);
+    let mut statuses = watch_health(&app, "checkpoint.v1.CheckpointService").await;
+    assert_eq!(next_status(&mut statuses).await, ServingStatus::Serving);
 
     proxy.cut().await;
-    assert_eq!(next_status().await, ServingStatus::NotServing);
+    assert_eq!(next_status(&mut statuses).await, ServingStatus::NotServing);
     let mut client = app.client().await;
     let error = client.save(save("run-1", 1, b"{}")).await.unwrap_err();
     assert_eq!(error.code(), tonic::Code::Unavailable, "{error:?}");
@@ -83,42 +67,20 @@ async fn health_is_not_serving_while_postgres_is_unreachable() {
     );
 
     proxy.restore().await;
-    assert_eq!(next_status().await, ServingStatus::Serving);
+    assert_eq!(next_status(&mut statuses).await, ServingStatus::Serving);
     client.save(save("run-1", 1, b"{}")).await.unwrap();
     drop(schema);
 }
 
 #[tokio::test]
 async fn health_turns_not_serving_as_soon_as_shutdown_begins() {
-    let mut app = serve_on(
-        "memory://",
-        ServerSettings {
-            drain_timeout: Duration::from_secs(60),
-            ..ServerSettings::default()
-        },
-    )
-    .await;
-    let mut health = HealthClient::new(app.channel().await);
-    let mut statuses = health
-        .watch(HealthCheckRequest {
-            service: String::new(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut next_status = async || {
-        let response = tokio::time::timeout(Duration::from_secs(10), statuses.next())
-            .await
-            .expect("no health change within 10 s")
-            .expect("health stream ended")
-            .unwrap();
-        ServingStatus::try_from(response.status).unwrap()
-    };
-    assert_eq!(next_status().await, ServingStatus::Serving);
+    let mut app = serve_draining(Duration::from_secs(60)).await;
+    let mut statuses = watch_health(&app, "").await;
+    assert_eq!(next_status(&mut statuses).await, ServingStatus::Serving);
 
     app.begin_shutdown();
 
     // This open Watch stream alone keeps the drain going for a minute, so the change can only
     // arrive in time if health is told first.
-    assert_eq!(next_status().await, ServingStatus::NotServing);
+    assert_eq!(next_status(&mut statuses).await, ServingStatus::NotServing);
 }

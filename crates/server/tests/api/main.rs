@@ -20,5 +20,6 @@ mod retention_durable;
 mod roundtrip;
 mod runner;
 mod scrub;
+mod startup;
 mod telemetry;
 mod tool_journal;

@@ -1,5 +1,6 @@
-//! Test support: a real server on port 0 over a chosen backend, a real client, raw database access.
+//! Test support: the real app on port 0 over a chosen backend, a real client, raw database access.
 
+mod health;
 mod postgres;
 mod process;
 mod proxy;
@@ -11,18 +12,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use checkpointd::app::App;
 use checkpointd::cache::{CacheSettings, CachedStore};
-
-use checkpointd::grpc::{self, ServerSettings};
+use checkpointd::config::ServeConfig;
+use checkpointd::grpc::ServerSettings;
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{CheckpointVerdict, ValidateRequest};
 use checkpointd::service::Engine;
-use checkpointd::store::RetentionStore;
-use checkpointd::store::{self, StoreOptions};
-use tokio::net::TcpListener;
+use checkpointd::shutdown::Shutdown;
+use checkpointd::store::{RetentionStore, StoreOptions};
 use tonic::transport::Channel;
 
+pub use health::{next_status, serve_draining, watch_health};
 pub use postgres::{PgSchema, database_url};
 pub use process::{ServerProcess, WorkerProcess};
 pub use proxy::TcpProxy;
@@ -38,9 +40,13 @@ pub enum Backend {
     Postgres,
 }
 
-/// A checkpointd server running in this process on an ephemeral port.
+/// The checkpointd app running in this process on ephemeral ports (gRPC and admin).
 pub struct TestApp {
     pub addr: SocketAddr,
+    /// The admin HTTP port (`/metrics`, `/healthz`).
+    pub admin_addr: SocketAddr,
+    /// What `/metrics` renders; a test may register its own collectors in it.
+    pub metrics: prometheus::Registry,
     pub backend: Backend,
     pub sqlite_path: Option<PathBuf>,
     pub pg: Option<PgSchema>,
@@ -48,10 +54,11 @@ pub struct TestApp {
     pub url: String,
     /// The server's own engine, for driving maintenance (the pruner) in-process.
     pub engine: Engine,
-    /// The server's retention contract on its store, for the pruner and for pins in-process.
+    /// The server's retention contract (around the cache), for pins and policies in-process.
     pub retention: Arc<dyn RetentionStore>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    _server: tokio::task::JoinHandle<()>,
+    /// The app's one shutdown: beginning it is what SIGTERM does to the binary.
+    pub shutdown: Shutdown,
+    server: Option<tokio::task::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -82,61 +89,83 @@ pub async fn spawn_app_with(backend: Backend, settings: ServerSettings) -> TestA
     app
 }
 
-/// Starts a server in-process on an existing database URL.
+/// Starts the app in-process on an existing database URL.
 pub async fn serve_on(url: &str, settings: ServerSettings) -> TestApp {
-    let opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
-        .await
-        .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
-    serve_backends(url, grpc::Backends::from(opened), settings).await
+    let (app, _) = serve_config(ServeConfig {
+        server: settings,
+        ..test_config(url)
+    })
+    .await;
+    app
 }
 
-/// Starts a server in-process on an existing database URL with a Redis cache in front.
+/// Starts the app in-process on an existing database URL with a Redis cache in front.
 pub async fn serve_cached(url: &str, cache: CacheSettings) -> (TestApp, Arc<CachedStore>) {
-    let mut opened = store::open_with_queue(url, &StoreOptions { pool_size: 4 })
-        .await
-        .unwrap_or_else(|error| panic!("cannot open store {url}: {error}"));
-    let cached = CachedStore::wrap(opened.store.clone(), cache).expect("wrap store");
-    opened.store = cached.clone();
-    let mut backends = grpc::Backends::from(opened);
-    backends.cache_status = Some(cached.status());
-    (
-        serve_backends(url, backends, ServerSettings::default()).await,
-        cached,
-    )
+    let (app, cached) = serve_config(ServeConfig {
+        cache: Some(cache),
+        ..test_config(url)
+    })
+    .await;
+    (app, cached.expect("the app has the configured cache"))
 }
 
-async fn serve_backends(url: &str, backends: grpc::Backends, settings: ServerSettings) -> TestApp {
-    let engine = backends.engine.clone();
-    let retention = backends.retention.clone();
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind port 0");
-    let addr = listener.local_addr().unwrap();
-    let (shutdown, stop) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        grpc::run(listener, backends, settings, async {
-            let _ = stop.await;
-        })
+/// The app's defaults (ports 0, no cache) over `url`, with a pool small enough for many
+/// tests at once.
+fn test_config(url: &str) -> ServeConfig {
+    ServeConfig {
+        database: url.to_owned(),
+        store: StoreOptions { pool_size: 4 },
+        ..ServeConfig::default()
+    }
+}
+
+/// Builds and runs the app as `checkpointd serve` does; returns it with its cache, if any.
+pub async fn serve_config(config: ServeConfig) -> (TestApp, Option<Arc<CachedStore>>) {
+    let url = config.database.clone();
+    let metrics = prometheus::Registry::new();
+    let app = App::build(config)
         .await
-        .expect("server failed");
+        .unwrap_or_else(|error| panic!("cannot start the app on {url}: {error}"))
+        .with_metrics_registry(metrics.clone());
+    let addr = app.addr().unwrap();
+    let admin_addr = app.admin_addr().unwrap();
+    let engine = app.engine().clone();
+    let retention = app.retention().clone();
+    let shutdown = app.shutdown();
+    let cache = app.cache().cloned();
+    let server = tokio::spawn(async move {
+        app.run(std::future::pending())
+            .await
+            .expect("server failed");
     });
-    TestApp {
+    let test_app = TestApp {
         addr,
+        admin_addr,
+        metrics,
         backend: Backend::Memory,
         sqlite_path: None,
         pg: None,
-        url: url.to_owned(),
+        url,
         engine,
         retention,
-        shutdown: Some(shutdown),
-        _server: server,
+        shutdown,
+        server: Some(server),
         _dir: None,
-    }
+    };
+    (test_app, cache)
 }
 
 impl TestApp {
     /// Signals the server to shut down, as SIGTERM does for the binary; it then drains.
     pub fn begin_shutdown(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
+        self.shutdown.begin();
+    }
+
+    /// Shuts the app down and waits until `run` has returned.
+    pub async fn stop(&mut self) {
+        self.shutdown.begin();
+        if let Some(server) = self.server.take() {
+            server.await.expect("the server task panicked");
         }
     }
 
@@ -216,9 +245,7 @@ impl TestApp {
 
 impl Drop for TestApp {
     fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
+        self.shutdown.begin();
     }
 }
 

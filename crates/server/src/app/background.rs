@@ -1,0 +1,73 @@
+//! The tasks that run beside the gRPC server: health watchers, the admin port and the
+//! maintenance jobs. Each is spawned on the one [`Shutdown`] and ends once it begins.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tonic_health::server::HealthReporter;
+
+use super::queue_depth;
+use crate::grpc::health;
+use crate::maintenance::{Pruner, RetentionSettings};
+use crate::queue::TaskQueue;
+use crate::service::Engine;
+use crate::shutdown::Shutdown;
+use crate::store::{CheckpointStore, RetentionStore};
+use crate::telemetry::admin;
+
+/// Keeps the health statuses current: the store's reachability every `interval` (starting
+/// from `healthy`), and the cache's when one is configured. Both turn NOT_SERVING as soon as
+/// shutdown begins, so load balancers move away while in-flight calls drain.
+pub(super) fn watch_health(
+    shutdown: &Shutdown,
+    reporter: &HealthReporter,
+    engine: Engine,
+    interval: Duration,
+    healthy: bool,
+    cache_up: Option<tokio::sync::watch::Receiver<bool>>,
+) {
+    shutdown.spawn(health::watch_store(
+        engine,
+        reporter.clone(),
+        interval,
+        healthy,
+        shutdown.token(),
+    ));
+    if let Some(cache_up) = cache_up {
+        shutdown.spawn(health::watch_cache(
+            reporter.clone(),
+            cache_up,
+            shutdown.token(),
+        ));
+    }
+}
+
+/// Serves `/metrics` from `registry` and `/healthz` from `store` on `listener`.
+pub(super) fn serve_admin(
+    shutdown: &Shutdown,
+    listener: TcpListener,
+    registry: prometheus::Registry,
+    store: Arc<dyn CheckpointStore>,
+) {
+    let stop = shutdown.token().cancelled_owned();
+    shutdown.spawn(async move {
+        if let Err(error) = admin::serve(listener, registry, Some(store), stop).await {
+            tracing::warn!(%error, "admin port stopped");
+        }
+    });
+}
+
+/// The maintenance jobs, one loop each. A job interrupted by shutdown leaves nothing
+/// half-done: every prune batch is its own transaction, and a depth poll only reads.
+pub(super) fn run_maintenance(
+    shutdown: &Shutdown,
+    engine: Engine,
+    retention: Arc<dyn RetentionStore>,
+    queue: Arc<dyn TaskQueue>,
+    settings: RetentionSettings,
+) {
+    shutdown.spawn(Pruner::new(engine, retention, settings).run_periodically(shutdown.token()));
+    shutdown.spawn(queue_depth::poll(queue, shutdown.token()));
+    // Every further maintenance job (the queue reaper, for one) is spawned here the same way.
+}

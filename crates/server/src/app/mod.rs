@@ -1,0 +1,209 @@
+//! The composition root: the one place that turns a [`ServeConfig`] into a running server.
+//!
+//! `checkpointd serve`, the demo, the benchmark and the black-box tests all start the server
+//! here, so they all exercise the same startup path: the store and its wrappers in one order,
+//! the gRPC services, health, the admin port, the background jobs and one [`Shutdown`].
+
+mod background;
+mod queue_depth;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tonic::transport::server::TcpIncoming;
+use tonic_health::server::HealthReporter;
+
+use crate::cache::CachedStore;
+use crate::config::ServeConfig;
+use crate::grpc::{self, Backends, ServerSettings};
+use crate::queue::TaskQueue;
+use crate::service::Engine;
+use crate::shutdown::Shutdown;
+use crate::store::{self, CheckpointStore, RetentionStore};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How long the startup health check may wait for the store before reporting NOT_SERVING.
+const STARTUP_PING_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A server that is built (store open, listeners bound) but not yet serving.
+pub struct App {
+    listener: TcpListener,
+    admin_listener: TcpListener,
+    settings: ServerSettings,
+    /// The fully wrapped store the engine runs on; `/healthz` pings it.
+    store: Arc<dyn CheckpointStore>,
+    engine: Engine,
+    retention: Arc<dyn RetentionStore>,
+    queue: Arc<dyn TaskQueue>,
+    cache: Option<Arc<CachedStore>>,
+    metrics: prometheus::Registry,
+    shutdown: Shutdown,
+}
+
+impl App {
+    /// Opens the store, composes its wrappers and binds both listeners; nothing is served
+    /// before [`App::run`].
+    pub async fn build(config: ServeConfig) -> Result<Self, BoxError> {
+        let opened = store::open_with_queue(&config.database, &config.store)
+            .await
+            .map_err(|error| {
+                format!(
+                    "cannot open {}: {error}",
+                    store::redact_url(&config.database)
+                )
+            })?
+            // The wrappers, innermost first. Every store call is timed and traced; the cache
+            // sits outside, so a hit costs no store time and only misses show up as store
+            // latency. Retention goes around the cache: it is never cached.
+            .instrumented();
+        let store = opened.store;
+        let (store, cache) = match config.cache {
+            None => (store, None),
+            Some(settings) => {
+                tracing::info!(
+                    redis = %store::redact_url(&settings.url),
+                    prefix = %settings.prefix,
+                    "redis cache enabled"
+                );
+                let cached = CachedStore::wrap(store, settings)?;
+                (cached.clone() as Arc<dyn CheckpointStore>, Some(cached))
+            }
+        };
+        let admin_listener = TcpListener::bind(config.admin_listen).await?;
+        let listener = TcpListener::bind(config.listen).await?;
+        Ok(Self {
+            listener,
+            admin_listener,
+            settings: config.server,
+            engine: Engine::new(store.clone()),
+            store,
+            retention: opened.retention,
+            queue: opened.queue,
+            cache,
+            metrics: prometheus::Registry::new(),
+            shutdown: Shutdown::new(),
+        })
+    }
+
+    /// Serves `registry` on the admin port's `/metrics` (by default an empty registry).
+    pub fn with_metrics_registry(mut self, registry: prometheus::Registry) -> Self {
+        self.metrics = registry;
+        self
+    }
+
+    /// The bound gRPC address (the real port when configured with port 0).
+    pub fn addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// The bound admin address, serving `/metrics` and `/healthz`.
+    pub fn admin_addr(&self) -> std::io::Result<SocketAddr> {
+        self.admin_listener.local_addr()
+    }
+
+    /// The engine the services use, over the fully wrapped store.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The retention contract of the same database, around any cache.
+    pub fn retention(&self) -> &Arc<dyn RetentionStore> {
+        &self.retention
+    }
+
+    /// The Redis cache, when one is configured.
+    pub fn cache(&self) -> Option<&Arc<CachedStore>> {
+        self.cache.as_ref()
+    }
+
+    /// The server's shutdown: beginning it has the same effect as `signal` in [`App::run`].
+    pub fn shutdown(&self) -> Shutdown {
+        self.shutdown.clone()
+    }
+
+    /// Serves until `signal` resolves or the shutdown begins otherwise. Health turns
+    /// NOT_SERVING at once, in-flight calls get up to `drain_timeout` to finish, and `run`
+    /// returns only after every background task has stopped.
+    pub async fn run(
+        self,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), BoxError> {
+        let Self {
+            listener,
+            admin_listener,
+            settings,
+            store,
+            engine,
+            retention,
+            queue,
+            cache,
+            metrics,
+            shutdown,
+        } = self;
+        let health = HealthReporter::new();
+        // The first status is known before the first request can ask for it.
+        let healthy = grpc::health::check_store(&engine, &health, STARTUP_PING_TIMEOUT).await;
+        if !healthy {
+            tracing::warn!("store unreachable at startup; health is NOT_SERVING");
+        }
+        let router = grpc::router(
+            Backends {
+                engine: engine.clone(),
+                retention: retention.clone(),
+                queue: Some(queue.clone()),
+            },
+            &settings,
+            health.clone(),
+        )?;
+        shutdown.spawn(begin_on(signal, shutdown.clone()));
+        background::watch_health(
+            &shutdown,
+            &health,
+            engine.clone(),
+            settings.health_interval,
+            healthy,
+            cache.map(|cache| cache.status()),
+        );
+        background::serve_admin(&shutdown, admin_listener, metrics, store);
+        background::run_maintenance(&shutdown, engine, retention, queue, settings.retention);
+        let serve = router.serve_with_incoming_shutdown(
+            // Nagle's algorithm would hold multi-segment replies for the client's delayed ACK
+            // (~40 ms).
+            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown.token().cancelled_owned(),
+        );
+        let outcome = tokio::select! {
+            outcome = serve => outcome.map_err(Into::into),
+            () = drain_deadline(&shutdown, settings.drain_timeout) => {
+                tracing::warn!(
+                    timeout = ?settings.drain_timeout,
+                    "drain deadline passed; abandoning in-flight calls"
+                );
+                Ok(())
+            }
+        };
+        // Serving can also end on its own (a transport error); the background tasks stop then too.
+        shutdown.begin();
+        shutdown.finished().await;
+        outcome
+    }
+}
+
+/// Begins the shutdown when `signal` resolves; ends early if it begins some other way.
+async fn begin_on(signal: impl Future<Output = ()>, shutdown: Shutdown) {
+    tokio::select! {
+        () = signal => shutdown.begin(),
+        () = shutdown.begun() => {}
+    }
+}
+
+/// Resolves `drain_timeout` after the shutdown begins.
+async fn drain_deadline(shutdown: &Shutdown, drain_timeout: Duration) {
+    shutdown.begun().await;
+    tracing::info!("shutdown requested; draining in-flight calls");
+    tokio::time::sleep(drain_timeout).await;
+}
