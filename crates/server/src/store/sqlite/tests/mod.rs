@@ -1,10 +1,11 @@
-//! Behaviour of the SQLite store against a temporary database file, including what survives a
-//! reopen and what happens when rows are damaged behind its back. This file holds the fixtures.
+//! What only the SQLite store shows, against a temporary database file: what survives a
+//! reopen and what happens when rows are damaged behind its back. The checkpoint-store
+//! behaviours every backend shares run in [`crate::store::tests`]. This file holds the fixtures.
 
+mod damaged_rows;
+mod file;
 mod queue_claims;
 mod queue_transitions;
-mod recovery;
-mod writes;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,12 +13,11 @@ use std::sync::Arc;
 use tempfile::TempDir;
 
 use super::SqliteStore;
-use crate::domain::{
-    CallId, Message, MessageChain, NewCheckpoint, NewToolResult, RunId, RunKey, Step, Tenant,
-};
+use crate::domain::{CallId, Message, NewCheckpoint, NewToolResult, RunId, RunKey, Step, Tenant};
 use crate::engine::Engine;
 use crate::error::Error;
-use crate::store::{CheckpointStore, Which};
+use crate::store::CheckpointStore;
+use crate::store::tests::load_at;
 
 struct Db {
     dir: TempDir,
