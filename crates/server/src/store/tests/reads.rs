@@ -2,9 +2,22 @@
 //! listing, existence, deletion, the latest head, and tenants kept apart.
 
 use super::{TestBackend, checkpoint, load_at, load_latest, run, steps, texts, tool};
-use crate::domain::{Step, ToolChain};
+use crate::domain::{RunKey, Step, ToolChain, ToolRecord};
 use crate::error::Error;
-use crate::store::Which;
+use crate::store::{CheckpointStore, Which};
+
+/// Saves step 1 at message offset 0 and journals call `c1` as new: what only a run with no
+/// history left accepts. Returns the journalled record.
+async fn starts_afresh(store: &dyn CheckpointStore, key: &RunKey, text: &str) -> ToolRecord {
+    store.save(&checkpoint(key, 1, 0, &[text])).await.unwrap();
+    let (record, existed) = store
+        .record_tool_result(&tool(key, "c1", text))
+        .await
+        .unwrap();
+    assert!(!existed, "call c1 is new to {key}");
+    assert_eq!((record.seq, record.output.as_slice()), (1, text.as_bytes()));
+    record
+}
 
 pub(crate) async fn load_picks_the_latest_below_a_step_or_exactly_one(backend: &impl TestBackend) {
     let store = backend.store();
@@ -177,16 +190,7 @@ pub(crate) async fn steps_run_exists_and_delete_run_agree(backend: &impl TestBac
     assert!(matches!(error, Error::NotFound(_)), "{error:?}");
 
     // Nothing of the old run is left: the message log and the journal start again.
-    store
-        .save(&checkpoint(&key, 1, 0, &["fresh"]))
-        .await
-        .unwrap();
-    let (record, existed) = store
-        .record_tool_result(&tool(&key, "c1", "y"))
-        .await
-        .unwrap();
-    assert!(!existed);
-    assert_eq!(record.seq, 1);
+    starts_afresh(&*store, &key, "fresh").await;
     store.ping().await.unwrap();
 }
 
@@ -260,16 +264,7 @@ pub(crate) async fn two_tenants_with_the_same_run_id_never_see_each_others_data(
     ));
 
     // B's own history starts from scratch: offset 0, its own call ids, its own epochs.
-    store
-        .save(&checkpoint(&b, 1, 0, &["from b"]))
-        .await
-        .unwrap();
-    let (record, existed) = store
-        .record_tool_result(&tool(&b, "c1", "b's"))
-        .await
-        .unwrap();
-    assert!(!existed);
-    assert_eq!(record.output, b"b's");
+    let record = starts_afresh(&*store, &b, "from b").await;
     assert_eq!(store.begin_resume(&b).await.unwrap(), 1);
     let b_loaded = load_latest(&*store, &b).await;
     assert_eq!(texts(&b_loaded.checkpoint.messages), ["from b"]);
