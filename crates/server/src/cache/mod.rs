@@ -93,6 +93,12 @@ impl CachedStore {
         self.link.status()
     }
 
+    /// Returns once every cache write queued before this call has reached Redis or been
+    /// dropped, so a caller can look at Redis knowing no earlier write is still on its way.
+    pub async fn flushed(&self) {
+        self.writer.flushed().await;
+    }
+
     fn keys(&self, run: &RunKey) -> RunKeys {
         RunKeys::new(&self.settings.prefix, run)
     }

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use redis::Script;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::keys::RunKeys;
 use super::link::RedisLink;
@@ -46,6 +46,8 @@ pub enum CacheWrite {
     Rewound { keys: RunKeys, len: u64 },
     /// The run is gone, or its entry is not worth keeping.
     Evicted { keys: RunKeys },
+    /// Not a write: answered once every write queued before it has been applied or dropped.
+    Barrier(oneshot::Sender<()>),
 }
 
 /// Appends a Save's messages when the cached log ends exactly where they start; otherwise
@@ -122,6 +124,16 @@ impl CacheWriter {
             CacheStats::bump(&self.stats.writes_dropped);
         }
     }
+
+    /// Returns once every write queued before this call has been applied to Redis or dropped.
+    pub async fn flushed(&self) {
+        let (done, applied) = oneshot::channel();
+        // Waits for room instead of dropping: a barrier that can be lost would promise nothing.
+        if self.queue.send(CacheWrite::Barrier(done)).await.is_ok() {
+            // An error means the writer task is gone, and with it every pending write.
+            let _ = applied.await;
+        }
+    }
 }
 
 struct Scripts {
@@ -154,42 +166,74 @@ async fn apply_writes(link: Arc<RedisLink>, ttl_ms: u64, mut pending: mpsc::Rece
                 Err(_) => break,
             }
         }
-        let writes = coalesce(std::mem::take(&mut batch));
-        let count = writes.len() as u64;
-        let Some(mut connection) = link.connection() else {
-            link.stats
-                .writes_dropped
-                .fetch_add(count, Ordering::Relaxed);
-            load_scripts = true;
-            continue;
-        };
-        let mut pipe = redis::pipe();
-        if load_scripts {
-            for script in [
-                &scripts.saved,
-                &scripts.filled,
-                &scripts.tool_recorded,
-                &scripts.rewound,
-            ] {
-                pipe.load_script(script).ignore();
-            }
+        let (writes, barriers) = split_barriers(coalesce(std::mem::take(&mut batch)));
+        if !writes.is_empty() {
+            load_scripts = apply_batch(&link, &scripts, ttl_ms, load_scripts, &writes).await;
         }
-        for write in &writes {
-            add(&mut pipe, &scripts, ttl_ms, write);
+        // Every write queued before a barrier is in this batch or an earlier one: all settled.
+        for barrier in barriers {
+            let _ = barrier.send(());
         }
-        let outcome =
-            tokio::time::timeout(link.timeout(), pipe.query_async::<()>(&mut connection)).await;
-        load_scripts = !matches!(outcome, Ok(Ok(())));
-        let failure = match outcome {
-            Ok(Ok(())) => continue,
-            Ok(Err(error)) => error.to_string(),
-            Err(_) => "timed out".to_owned(),
-        };
+    }
+}
+
+/// Sends one batch in one round trip; returns whether the scripts must be loaded next time.
+async fn apply_batch(
+    link: &RedisLink,
+    scripts: &Scripts,
+    ttl_ms: u64,
+    load_scripts: bool,
+    writes: &[CacheWrite],
+) -> bool {
+    let count = writes.len() as u64;
+    let Some(mut connection) = link.connection() else {
         link.stats
             .writes_dropped
             .fetch_add(count, Ordering::Relaxed);
-        link.failed("write", &failure);
+        return true;
+    };
+    let mut pipe = redis::pipe();
+    if load_scripts {
+        for script in [
+            &scripts.saved,
+            &scripts.filled,
+            &scripts.tool_recorded,
+            &scripts.rewound,
+        ] {
+            pipe.load_script(script).ignore();
+        }
     }
+    for write in writes {
+        add(&mut pipe, scripts, ttl_ms, write);
+    }
+    let outcome =
+        tokio::time::timeout(link.timeout(), pipe.query_async::<()>(&mut connection)).await;
+    let failure = match outcome {
+        Ok(Ok(())) => return false,
+        Ok(Err(error)) => error.to_string(),
+        Err(_) => "timed out".to_owned(),
+    };
+    link.stats
+        .writes_dropped
+        .fetch_add(count, Ordering::Relaxed);
+    link.failed("write", &failure);
+    true
+}
+
+/// Takes the barriers out of a batch: they write nothing, and are answered once it is sent.
+fn split_barriers(writes: Vec<CacheWrite>) -> (Vec<CacheWrite>, Vec<oneshot::Sender<()>>) {
+    let mut barriers = Vec::new();
+    let writes = writes
+        .into_iter()
+        .filter_map(|write| match write {
+            CacheWrite::Barrier(done) => {
+                barriers.push(done);
+                None
+            }
+            write => Some(write),
+        })
+        .collect();
+    (writes, barriers)
 }
 
 /// Folds a Save into the Save just before it when both are of one run and the second's
@@ -273,6 +317,8 @@ fn add(pipe: &mut redis::Pipeline, scripts: &Scripts, ttl_ms: u64, write: &Cache
         CacheWrite::Evicted { keys } => {
             pipe.del(keys.all().as_slice()).ignore();
         }
+        // Taken out of every batch before it gets here.
+        CacheWrite::Barrier(_) => {}
     }
 }
 

@@ -113,6 +113,18 @@ impl MemoryStore {
         Self::default()
     }
 
+    /// Replaces a stored checkpoint's state behind the store's back, as a bad disk would.
+    #[cfg(test)]
+    pub(crate) fn overwrite_state(&self, run: &RunKey, step: Step, state: &[u8]) {
+        self.with_runs(|runs| {
+            let row = runs
+                .get_mut(run)
+                .and_then(|data| data.checkpoints.get_mut(&step))
+                .unwrap_or_else(|| panic!("no checkpoint at step {step} to overwrite"));
+            row.state = state.to_vec();
+        });
+    }
+
     fn with_runs<T>(&self, f: impl FnOnce(&mut HashMap<RunKey, RunData>) -> T) -> T {
         // A poisoned lock means a panic mid-update elsewhere; the map is still structurally
         // sound, and every update below is planned before it mutates anything.

@@ -8,6 +8,8 @@ pub mod plan;
 mod postgres;
 pub mod retention;
 mod sqlite;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
 
@@ -304,7 +306,7 @@ pub fn redact_url(url: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+mod redact_tests {
     #[test]
     fn redact_url_hides_only_the_password() {
         assert_eq!(

@@ -257,3 +257,6 @@ pub fn check_epoch(requested: u64, current: u64) -> Result<()> {
 pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
+
+#[cfg(test)]
+mod tests;

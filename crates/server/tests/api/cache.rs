@@ -13,7 +13,7 @@ use tonic::transport::Channel;
 use crate::support::requests::{message, save, tool};
 use crate::support::{
     PgSchema, TestApp, cache_keys, cached_step, connect, redis_connection, redis_url, serve_cached,
-    serve_on, unique_prefix, wait_until,
+    serve_on, unique_prefix,
 };
 
 fn settings(prefix: &str) -> CacheSettings {
@@ -23,23 +23,20 @@ fn settings(prefix: &str) -> CacheSettings {
     }
 }
 
-async fn wait_cached(prefix: &str, run_id: &str, step: i64) {
-    wait_until(&format!("step {step} of {run_id} is cached"), || async {
-        cached_step(&redis_url(), prefix, run_id).await == Some(step)
-    })
-    .await;
+/// Waits for the cache writer to apply what is queued, then checks the run's cached step.
+async fn assert_cached(cache: &CachedStore, prefix: &str, run_id: &str, step: i64) {
+    cache.flushed().await;
+    assert_eq!(
+        cached_step(&redis_url(), prefix, run_id).await,
+        Some(step),
+        "the cached step of {run_id}"
+    );
 }
 
-async fn wait_tools_cached(prefix: &str, run_id: &str, count: usize) {
-    wait_until(
-        &format!("{count} tool results of {run_id} are cached"),
-        || async {
-            let mut redis = redis_connection(&redis_url()).await;
-            let len: usize = redis.llen(cache_keys(prefix, run_id).tools).await.unwrap();
-            len == count
-        },
-    )
-    .await;
+/// How many tool results Redis holds for a run; call after the writer has flushed.
+async fn cached_tools(prefix: &str, run_id: &str) -> usize {
+    let mut redis = redis_connection(&redis_url()).await;
+    redis.llen(cache_keys(prefix, run_id).tools).await.unwrap()
 }
 
 async fn load_latest(
@@ -103,8 +100,8 @@ async fn a_cache_hit_returns_exactly_what_the_store_returns() {
     let mut cached = connect(pair.cached.addr).await;
     let mut plain = connect(pair.plain.addr).await;
     write_history(&mut cached, "run-hit").await;
-    wait_cached(&pair.prefix, "run-hit", 3).await;
-    wait_tools_cached(&pair.prefix, "run-hit", 3).await;
+    assert_cached(&pair.cache, &pair.prefix, "run-hit", 3).await;
+    assert_eq!(cached_tools(&pair.prefix, "run-hit").await, 3);
     let hits_before = pair.cache.stats().counts().hits;
 
     let from_cache = load_latest(&mut cached, "run-hit").await;
@@ -121,7 +118,7 @@ async fn a_save_is_cached_after_its_commit_and_served_from_redis() {
     let pair = pair().await;
     let mut client = connect(pair.cached.addr).await;
     client.save(save("run-save", 1, b"one")).await.unwrap();
-    wait_cached(&pair.prefix, "run-save", 1).await;
+    assert_cached(&pair.cache, &pair.prefix, "run-save", 1).await;
     let response = load_latest(&mut client, "run-save").await;
     assert_eq!(response.checkpoint.unwrap().state, b"one");
     let counts = pair.cache.stats().counts();
@@ -133,12 +130,12 @@ async fn a_stale_entry_written_by_hand_is_never_served() {
     let pair = pair().await;
     let mut client = connect(pair.cached.addr).await;
     client.save(save("run-stale", 1, b"old")).await.unwrap();
-    wait_cached(&pair.prefix, "run-stale", 1).await;
+    assert_cached(&pair.cache, &pair.prefix, "run-stale", 1).await;
     let key = cache_keys(&pair.prefix, "run-stale").checkpoint;
     let mut redis = redis_connection(&redis_url()).await;
     let old: Vec<u8> = redis.get(&key).await.unwrap();
     client.save(save("run-stale", 2, b"new")).await.unwrap();
-    wait_cached(&pair.prefix, "run-stale", 2).await;
+    assert_cached(&pair.cache, &pair.prefix, "run-stale", 2).await;
 
     let () = redis.set(&key, old).await.unwrap();
     let response = load_latest(&mut client, "run-stale").await;
@@ -154,11 +151,9 @@ async fn a_corrupted_cached_payload_is_detected_and_the_store_copy_served() {
     let mut plain = connect(pair.plain.addr).await;
     write_history(&mut client, "run-rot").await;
     load_latest(&mut client, "run-rot").await;
-    // The writer applies writes in order: once this marker is cached, every write queued
-    // before it (a refill after that read, say) has landed and cannot undo the corruption.
-    client.save(save("marker", 1, b"m")).await.unwrap();
-    wait_cached(&pair.prefix, "marker", 1).await;
-    wait_cached(&pair.prefix, "run-rot", 3).await;
+    // Every write queued so far (a refill after that read, say) lands before the corruption,
+    // so none can undo it.
+    assert_cached(&pair.cache, &pair.prefix, "run-rot", 3).await;
     let hits_before = pair.cache.stats().counts().hits;
     let key = cache_keys(&pair.prefix, "run-rot").checkpoint;
     let mut redis = redis_connection(&redis_url()).await;
@@ -175,15 +170,12 @@ async fn a_corrupted_cached_payload_is_detected_and_the_store_copy_served() {
     );
     assert_eq!(pair.cache.stats().counts().corrupt, 1);
     // The bad entry is replaced by the store's copy, which then hits.
-    wait_until("the corrupt entry is replaced", || async {
-        let raw: Option<Vec<u8>> = redis_connection(&redis_url())
-            .await
-            .get(&key)
-            .await
-            .unwrap();
-        raw.is_some_and(|raw| raw != header.encode_to_vec())
-    })
-    .await;
+    pair.cache.flushed().await;
+    let refilled: Option<Vec<u8>> = redis.get(&key).await.unwrap();
+    assert!(
+        refilled.is_some_and(|raw| raw != header.encode_to_vec()),
+        "the corrupt entry is replaced"
+    );
     load_latest(&mut client, "run-rot").await;
     assert_eq!(pair.cache.stats().counts().hits, hits_before + 1);
 }
@@ -197,7 +189,7 @@ async fn a_write_by_another_instance_under_a_newer_epoch_is_never_hidden_by_the_
         .save(save("run-fenced", 1, b"first owner"))
         .await
         .unwrap();
-    wait_cached(&pair.prefix, "run-fenced", 1).await;
+    assert_cached(&pair.cache, &pair.prefix, "run-fenced", 1).await;
     assert_eq!(
         load_latest(&mut cached, "run-fenced")
             .await
@@ -236,7 +228,7 @@ async fn a_tool_result_journalled_elsewhere_is_in_the_next_answer() {
     let mut cached = connect(pair.cached.addr).await;
     let mut other = connect(pair.plain.addr).await;
     cached.save(save("run-tools", 1, b"s")).await.unwrap();
-    wait_cached(&pair.prefix, "run-tools", 1).await;
+    assert_cached(&pair.cache, &pair.prefix, "run-tools", 1).await;
     other
         .record_tool_result(tool("run-tools", "c-1", 2, "done"))
         .await
@@ -263,8 +255,7 @@ async fn checkpoints_over_the_size_threshold_are_not_cached() {
     let mut client = connect(app.addr).await;
     client.save(save("run-big", 1, &[7; 4096])).await.unwrap();
     client.save(save("run-small", 1, b"small")).await.unwrap();
-    // Writes apply in order, so once the small one is there the big one was decided.
-    wait_cached(&prefix, "run-small", 1).await;
+    assert_cached(&cache, &prefix, "run-small", 1).await;
 
     assert_eq!(cached_step(&redis_url(), &prefix, "run-big").await, None);
     assert_eq!(

@@ -6,11 +6,10 @@ use std::collections::BTreeMap;
 use super::super::PostgresStore;
 use super::super::batch::write_as_batch;
 use super::super::save::PlannedWrite;
-use super::{TestSchema, checkpoint, run, texts, tool};
+use super::{TestSchema, checkpoint, load_latest, run, texts, tool};
 use crate::domain::{NewCheckpoint, RunKey, Step};
-use crate::error::Error;
+use crate::store::CheckpointStore;
 use crate::store::plan::{self, SaveContext, SavePlan};
-use crate::store::{CheckpointStore, Which};
 
 /// Plans `request` from `store`'s cached run row, as the fast path does.
 fn planned(store: &PostgresStore, request: NewCheckpoint) -> PlannedWrite<'static> {
@@ -81,11 +80,7 @@ async fn a_batch_stores_each_save_whole_with_its_messages_and_metadata() {
         "{outcomes:?}"
     );
     for (index, (key, outcome)) in keys.iter().zip(&outcomes).enumerate() {
-        let latest = store
-            .load(key, Which::LatestBelow(None))
-            .await
-            .unwrap()
-            .unwrap();
+        let latest = load_latest(&store, key).await;
         latest.checkpoint.verify(&latest.tools).unwrap();
         let Ok(Some(written)) = outcome else {
             unreachable!()
@@ -112,7 +107,7 @@ async fn a_batch_applies_nothing_for_a_run_that_moved_on() {
         .collect();
     // Another instance journals a tool result: run-1's row is no longer the planned version.
     other
-        .record_tool_result(&tool(&keys[1], "c1", 1, b"out"))
+        .record_tool_result(&tool(&keys[1], "c1", "out"))
         .await
         .unwrap();
     let outcomes = write_as_batch(&store.pool, writes).await;
@@ -120,11 +115,7 @@ async fn a_batch_applies_nothing_for_a_run_that_moved_on() {
     assert!(matches!(outcomes[1], Ok(None)), "{outcomes:?}");
     assert!(matches!(outcomes[2], Ok(Some(_))), "{outcomes:?}");
     assert_eq!(store.steps(&keys[1]).await.unwrap(), [Step::new(1)]);
-    let latest = store
-        .load(&keys[1], Which::LatestBelow(None))
-        .await
-        .unwrap()
-        .unwrap();
+    let latest = load_latest(&store, &keys[1]).await;
     assert_eq!(texts(&latest.checkpoint.messages), ["hello"]);
     // Through the store, the moved-on run takes the slow path and saves against the truth.
     store
@@ -154,41 +145,4 @@ async fn a_taken_step_fails_the_batch_and_every_save_gets_its_own_answer() {
     assert!(matches!(outcomes[0], Ok(Some(_))), "{outcomes:?}");
     assert!(matches!(outcomes[1], Ok(Some(_))), "{outcomes:?}");
     assert!(matches!(outcomes[2], Ok(None)), "{outcomes:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn concurrent_saves_all_land_durably_and_in_order() {
-    let schema = TestSchema::create().await;
-    let store = std::sync::Arc::new(schema.store().await);
-    let keys = runs_with_one_checkpoint(&store, 24).await;
-    let mut saves = tokio::task::JoinSet::new();
-    for key in keys.clone() {
-        let store = store.clone();
-        saves.spawn(async move {
-            for step in 2..6u64 {
-                let text = format!("m{step}");
-                let request = checkpoint(&key, step, &step.to_be_bytes(), step - 1, &[&text]);
-                let saved = store.save(&request).await?;
-                assert!(!saved.already_existed);
-            }
-            Ok::<_, Error>(())
-        });
-    }
-    while let Some(outcome) = saves.join_next().await {
-        outcome.unwrap().unwrap();
-    }
-    for key in &keys {
-        assert_eq!(store.steps(key).await.unwrap().len(), 5);
-        let latest = store
-            .load(key, Which::LatestBelow(None))
-            .await
-            .unwrap()
-            .unwrap();
-        latest.checkpoint.verify(&latest.tools).unwrap();
-        assert_eq!(latest.checkpoint.step, Step::new(5));
-        assert_eq!(
-            texts(&latest.checkpoint.messages),
-            ["hello", "m2", "m3", "m4", "m5"]
-        );
-    }
 }

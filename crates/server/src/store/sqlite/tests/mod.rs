@@ -1,23 +1,22 @@
-//! Behaviour of the SQLite store against a temporary database file, including what survives a
-//! reopen and what happens when rows are damaged behind its back. This file holds the fixtures.
+//! What only the SQLite store shows, against a temporary database file: what survives a
+//! reopen and what happens when rows are damaged behind its back. The checkpoint-store
+//! behaviours every backend shares run in [`crate::store::tests`]. This file holds the fixtures.
 
+mod damaged_rows;
+mod file;
 mod queue_claims;
 mod queue_transitions;
-mod recovery;
-mod writes;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tempfile::TempDir;
 
 use super::SqliteStore;
-use crate::domain::{
-    CallId, Message, MessageChain, NewCheckpoint, NewToolResult, RunId, RunKey, Step, Tenant,
-};
+use crate::domain::{Message, NewCheckpoint, RunId, RunKey, Step, Tenant};
 use crate::error::Error;
 use crate::service::Engine;
-use crate::store::{CheckpointStore, Which};
+use crate::store::CheckpointStore;
+use crate::store::tests::{load_at, message, run, tool};
 
 struct Db {
     dir: TempDir,
@@ -49,45 +48,10 @@ impl Db {
     }
 }
 
-fn run(tenant: &str, run_id: &str) -> RunKey {
-    RunKey::new(
-        Tenant::parse(tenant).unwrap(),
-        RunId::parse(run_id).unwrap(),
-    )
-}
-
-fn message(role: &str, content: &str) -> Message {
-    Message {
-        role: role.to_owned(),
-        content: content.as_bytes().to_vec(),
-    }
-}
-
+/// The suite's Save with messages of the test's choosing.
 fn checkpoint(run: &RunKey, step: u64, offset: u64, messages: Vec<Message>) -> NewCheckpoint {
     NewCheckpoint {
-        run: run.clone(),
-        step: Step::new(step),
-        content_type: "application/json".to_owned(),
-        state: format!("{{\"step\":{step}}}").into_bytes(),
         messages,
-        message_offset: offset,
-        metadata: BTreeMap::from([
-            ("agent".to_owned(), "planner".to_owned()),
-            ("note".to_owned(), format!("step {step}")),
-        ]),
-        epoch: 0,
-        client_checksum: None,
-    }
-}
-
-fn tool(run: &RunKey, call_id: &str, output: &str) -> NewToolResult {
-    NewToolResult {
-        run: run.clone(),
-        call_id: CallId::parse(call_id).unwrap(),
-        tool_name: "search".to_owned(),
-        step: Step::new(1),
-        output: output.as_bytes().to_vec(),
-        is_error: false,
-        epoch: 0,
+        ..crate::store::tests::checkpoint(run, step, offset, &[])
     }
 }

@@ -1,0 +1,165 @@
+//! The `CheckpointStore` behaviour suite, written once and run against every backend and
+//! wrapper: memory, SQLite, Postgres, the instrumented wrapper and the Redis cache.
+//!
+//! Each behaviour is an async function over a [`TestBackend`]; [`store_behaviours!`] lists them
+//! all, and `backends` instantiates that list once per backend, so a behaviour added here runs
+//! everywhere. What only one backend has (migrations, group commit, SQLSTATE mapping, damaged
+//! SQL columns, reopening a file) stays in that backend's own tests.
+
+// Defined before the modules, so that `backends` sees it.
+/// Expands to one test per behaviour for the backend type given; see `backends`.
+macro_rules! store_behaviours {
+    ($backend:ty) => {
+        store_behaviours!(@tests $backend;
+            writes::a_saved_checkpoint_loads_back_whole_and_verifies,
+            writes::a_run_without_messages_or_tools_loads_whole,
+            writes::an_identical_retry_succeeds_and_changes_nothing,
+            writes::different_content_at_a_saved_step_conflicts_and_changes_nothing,
+            writes::a_message_offset_that_leaves_a_gap_or_overlaps_is_refused,
+            writes::a_step_not_after_the_latest_is_refused,
+            writes::a_retried_tool_result_returns_the_stored_record,
+            writes::concurrent_tool_results_make_a_gapless_journal,
+            writes::concurrent_saves_to_many_runs_all_land_in_order,
+            fencing::a_stale_epoch_is_fenced_and_leaves_no_trace,
+            fencing::an_epoch_never_issued_is_refused,
+            fencing::rewind_is_fenced_by_epoch_and_needs_the_run,
+            fencing::rewind_truncates_the_log_and_a_newer_epoch_replaces_a_step,
+            fencing::a_quarantined_step_may_be_rewritten_by_the_runs_owner,
+            fencing::resume_skips_a_damaged_checkpoint_and_rewinds_to_the_one_before,
+            reads::load_picks_the_latest_below_a_step_or_exactly_one,
+            reads::quarantine_hides_a_checkpoint_and_keeps_its_first_reason,
+            reads::a_damaged_checkpoint_reads_back_and_fails_verification,
+            reads::list_pages_by_step_with_summaries,
+            reads::steps_run_exists_and_delete_run_agree,
+            reads::latest_head_names_the_latest_valid_checkpoint_and_the_journal,
+            reads::two_tenants_with_the_same_run_id_never_see_each_others_data,
+            retention::set_retention_is_read_back_in_the_retention_facts,
+            retention::pins_are_per_source_and_default_to_the_latest_valid_step,
+            retention::unpin_removes_one_source_or_every_source,
+            retention::prune_deletes_only_unpinned_steps_below_the_latest_valid,
+            retention::prune_is_fenced_by_epoch,
+            retention::runs_after_pages_across_tenants_and_filters_by_policy,
+            retention::checkpoints_after_pages_in_one_tenant_or_across_all,
+        );
+    };
+    (@tests $backend:ty; $($group:ident :: $behaviour:ident),* $(,)?) => {
+        $(
+            // Multi-threaded: a Postgres schema is dropped from a blocking Drop, which must not
+            // starve the connection tasks still holding its locks.
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $behaviour() {
+                let backend = <$backend as $crate::store::tests::TestBackend>::create().await;
+                $crate::store::tests::$group::$behaviour(&backend).await;
+            }
+        )*
+    };
+}
+
+mod backends;
+mod fencing;
+mod pg_schema;
+mod reads;
+mod retention;
+mod settled;
+mod writes;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub(crate) use pg_schema::{TestSchema, raw_client};
+
+use super::{CheckpointStore, RetentionStore, Snapshot, Which};
+use crate::domain::{CallId, Message, NewCheckpoint, NewToolResult, RunId, RunKey, Step, Tenant};
+
+/// One fresh, empty store per test, and the means to damage it behind its back.
+pub(crate) trait TestBackend: Sized {
+    async fn create() -> Self;
+
+    fn store(&self) -> Arc<dyn CheckpointStore>;
+
+    /// The same database's retention contract, reached as production reaches it: around any
+    /// cache.
+    fn retention(&self) -> Arc<dyn RetentionStore>;
+
+    /// Overwrites the state of the checkpoint at `step` as a bad disk would, so that it reads
+    /// back but no longer matches its checksum.
+    async fn damage_state(&self, run: &RunKey, step: Step);
+}
+
+pub(crate) fn run(tenant: &str, run_id: &str) -> RunKey {
+    RunKey::new(
+        Tenant::parse(tenant).unwrap(),
+        RunId::parse(run_id).unwrap(),
+    )
+}
+
+pub(crate) fn message(role: &str, content: &str) -> Message {
+    Message {
+        role: role.to_owned(),
+        content: content.as_bytes().to_vec(),
+    }
+}
+
+/// A Save at `step` whose new messages (user turns) start at `offset`, at epoch 0.
+pub(crate) fn checkpoint(run: &RunKey, step: u64, offset: u64, texts: &[&str]) -> NewCheckpoint {
+    NewCheckpoint {
+        run: run.clone(),
+        step: Step::new(step),
+        content_type: "application/json".to_owned(),
+        state: format!("{{\"step\":{step}}}").into_bytes(),
+        messages: texts.iter().map(|text| message("user", text)).collect(),
+        message_offset: offset,
+        metadata: BTreeMap::from([
+            ("agent".to_owned(), "planner".to_owned()),
+            ("note".to_owned(), format!("step {step}")),
+        ]),
+        epoch: 0,
+        client_checksum: None,
+    }
+}
+
+/// A RecordToolResult at step 1, epoch 0.
+pub(crate) fn tool(run: &RunKey, call_id: &str, output: &str) -> NewToolResult {
+    NewToolResult {
+        run: run.clone(),
+        call_id: CallId::parse(call_id).unwrap(),
+        tool_name: "search".to_owned(),
+        step: Step::new(1),
+        output: output.as_bytes().to_vec(),
+        is_error: false,
+        epoch: 0,
+    }
+}
+
+pub(crate) fn texts(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| String::from_utf8(m.content.clone()).unwrap())
+        .collect()
+}
+
+pub(crate) fn steps(numbers: &[u64]) -> Vec<Step> {
+    numbers.iter().copied().map(Step::new).collect()
+}
+
+/// The run's latest checkpoint that is not quarantined; panics when there is none.
+pub(crate) async fn load_latest<S: CheckpointStore + ?Sized>(store: &S, run: &RunKey) -> Snapshot {
+    store
+        .load(run, Which::LatestBelow(None))
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("run {run} has no valid checkpoint"))
+}
+
+/// The run's checkpoint at `step`; panics when there is none.
+pub(crate) async fn load_at<S: CheckpointStore + ?Sized>(
+    store: &S,
+    run: &RunKey,
+    step: u64,
+) -> Snapshot {
+    store
+        .load(run, Which::At(Step::new(step)))
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("run {run} has no checkpoint at step {step}"))
+}

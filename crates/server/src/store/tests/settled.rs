@@ -1,0 +1,87 @@
+//! The Redis cache with its writer caught up after every call, so that a read which follows a
+//! write finds that write in Redis: the suite then runs against cache hits, not only against
+//! misses that fall through to the store while the writer is still busy.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::cache::CachedStore;
+use crate::domain::{
+    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
+    ToolRecord,
+};
+use crate::error::Result;
+use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
+
+/// Forwards to the cache, then waits on its flush barrier before answering.
+pub(crate) struct Settled(pub(crate) Arc<CachedStore>);
+
+impl Settled {
+    async fn settle<T>(&self, call: impl Future<Output = Result<T>>) -> Result<T> {
+        let answer = call.await;
+        self.0.flushed().await;
+        answer
+    }
+}
+
+#[async_trait]
+impl CheckpointStore for Settled {
+    async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
+        self.settle(self.0.save(checkpoint)).await
+    }
+
+    async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
+        self.settle(self.0.record_tool_result(result)).await
+    }
+
+    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+        self.settle(self.0.load(run, which)).await
+    }
+
+    async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
+        self.settle(self.0.tools(run)).await
+    }
+
+    async fn steps(&self, run: &RunKey) -> Result<Vec<Step>> {
+        self.settle(self.0.steps(run)).await
+    }
+
+    async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
+        self.settle(self.0.quarantine(run, step, reason)).await
+    }
+
+    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+        self.settle(self.0.begin_resume(run)).await
+    }
+
+    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+        self.settle(self.0.rewind(run, epoch, chain)).await
+    }
+
+    async fn list(
+        &self,
+        run: &RunKey,
+        after: Option<Step>,
+        limit: usize,
+    ) -> Result<Vec<CheckpointSummary>> {
+        self.settle(self.0.list(run, after, limit)).await
+    }
+
+    async fn run_exists(&self, run: &RunKey) -> Result<bool> {
+        self.settle(self.0.run_exists(run)).await
+    }
+
+    async fn delete_run(&self, run: &RunKey) -> Result<u64> {
+        self.settle(self.0.delete_run(run)).await
+    }
+
+    async fn ping(&self) -> Result<()> {
+        self.settle(self.0.ping()).await
+    }
+
+    async fn latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
+        self.settle(self.0.latest_head(run)).await
+    }
+}
