@@ -31,9 +31,9 @@ pub enum Command {
     /// Run the gRPC server.
     Serve(ServeArgs),
     /// Run the bundled runner: claim tasks and drive the demo agent through crashes.
-    Worker(crate::runner::worker_command::WorkerArgs),
+    Worker(checkpointd_runner::worker_command::WorkerArgs),
     /// Run the reference scenario end to end: a worker crashes at step 5, another resumes at 3.
-    Demo(crate::runner::demo::DemoArgs),
+    Demo(crate::demo::DemoArgs),
     /// Measure Save and LoadLatest against raw database statements.
     Bench(crate::bench::BenchArgs),
     /// Inspect and steer queued tasks: list, approve, reject, requeue, cancel.
@@ -159,13 +159,7 @@ impl RetentionArgs {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
-}
+pub use checkpointd_telemetry::LogFormat;
 
 /// The config file's shape: every key optional, unknown keys rejected.
 #[derive(Debug, Default, Deserialize)]

@@ -14,25 +14,26 @@
 //!   whole store; [`store::retention`] holds the retention rules every backend shares.
 //! - [`grpc`]: the server: one thin adapter per service, health and reflection.
 //! - [`config`]: layered configuration and the command line.
-//! - [`telemetry`]: logs, OpenTelemetry traces and metrics (OTLP), `traceparent` propagation,
-//!   the admin port (`/metrics`, `/healthz`), and an in-process OTLP receiver.
+//! - [`telemetry`]: the shared telemetry crate (logs, OTLP, metrics, `traceparent`, the admin
+//!   port) plus the server's RPC layer, queue-depth poll and an in-process OTLP receiver.
 //! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
 //! - [`cli`]: the operator commands (`tasks`, `runs`, `health`), gRPC clients of a running server.
 //! - [`queue`]: the task queue contract, its rules, and the in-memory queue.
-//! - [`runner`]: the bundled runner (`checkpointd worker`, `checkpointd demo`).
+//! - [`demo`]: `checkpointd demo`, the reference crash scenario with the bundled runner
+//!   (`checkpointd-runner`, which also backs `checkpointd worker`).
 //! - [`error`]: one error type and its mapping to gRPC codes.
 
 pub mod bench;
 pub mod cache;
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod domain;
 pub mod engine;
 pub mod error;
 pub mod grpc;
 pub mod maintenance;
 pub mod queue;
-pub mod runner;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;

@@ -16,8 +16,8 @@ async fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Bench(args) => checkpointd::bench::run(args).await,
-        Command::Worker(args) => checkpointd::runner::worker_command::run(args).await,
-        Command::Demo(args) => checkpointd::runner::demo::run(args).await,
+        Command::Worker(args) => checkpointd_runner::worker_command::run(args).await,
+        Command::Demo(args) => checkpointd::demo::run(args).await,
         Command::Tasks(args) => checkpointd::cli::tasks(args).await,
         Command::Runs(args) => checkpointd::cli::runs(args).await,
         Command::Health(args) => checkpointd::cli::health(args).await,

@@ -14,7 +14,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use clap::Args;
 use tokio::net::TcpListener;
 
-use super::client::Clients;
+use checkpointd_runner::client::Clients;
+
 use crate::config::parse_duration;
 use crate::grpc::{self, Backends, ServerSettings};
 use crate::proto::{EnqueueRequest, GetRequest, TaskState};
