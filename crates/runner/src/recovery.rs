@@ -216,6 +216,8 @@ async fn run_steps(
                 tracing::warn!(run_id = %session.run_id, step, "drain deadline passed mid-step; the step is abandoned");
                 session.state = rollback.0;
                 session.messages.truncate(rollback.1);
+                // The steps before the abandoned one are done: keep them, as a drain promises.
+                session.save_completed().await?;
                 return Ok(Incarnation::Stopped);
             }
         };
