@@ -75,3 +75,56 @@ async fn health(State(admin): State<Admin>) -> (StatusCode, &'static str) {
         _ => (StatusCode::SERVICE_UNAVAILABLE, "store unreachable\n"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    struct Fixed(bool);
+
+    #[async_trait::async_trait]
+    impl Readiness for Fixed {
+        async fn ready(&self) -> bool {
+            self.0
+        }
+    }
+
+    /// The status line of `GET /healthz` from an admin port with `readiness`.
+    async fn healthz_status(readiness: Option<Arc<dyn Readiness>>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = CancellationToken::new();
+        let server = tokio::spawn(serve(
+            listener,
+            prometheus::Registry::new(),
+            readiness,
+            stop.clone().cancelled_owned(),
+        ));
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nhost: admin\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        stop.cancel();
+        server.await.unwrap().unwrap();
+        response.lines().next().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test]
+    async fn healthz_follows_the_readiness_probe_and_answers_ok_without_one() {
+        assert_eq!(healthz_status(None).await, "HTTP/1.1 200 OK");
+        assert_eq!(
+            healthz_status(Some(Arc::new(Fixed(true)))).await,
+            "HTTP/1.1 200 OK"
+        );
+        assert_eq!(
+            healthz_status(Some(Arc::new(Fixed(false)))).await,
+            "HTTP/1.1 503 Service Unavailable"
+        );
+    }
+}
