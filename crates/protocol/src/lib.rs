@@ -3,9 +3,12 @@
 //! - [`v1`]: the generated messages and gRPC code of `checkpoint.v1` (clients behind the
 //!   `client` feature, server traits behind `server`);
 //! - [`FILE_DESCRIPTOR_SET`]: what gRPC reflection serves;
-//! - [`TENANT_HEADER`]: the metadata key that names a call's tenant.
+//! - [`TENANT_HEADER`]: the metadata key that names a call's tenant;
+//! - [`checksum`]: checksum v1, the digest the server verifies on every save and read.
 //!
 //! Nothing here touches a database, a cache or HTTP beyond the gRPC channel itself.
+
+pub mod checksum;
 
 /// Generated protobuf and gRPC code for `checkpoint.v1`; nothing hand-written lives here.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]

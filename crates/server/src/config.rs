@@ -128,13 +128,7 @@ impl RetentionArgs {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum LogFormat {
-    #[default]
-    Text,
-    Json,
-}
+pub use checkpointd_telemetry::LogFormat;
 
 /// The config file's shape: every key optional, unknown keys rejected.
 #[derive(Debug, Default, Deserialize)]

@@ -19,12 +19,13 @@
 //! - [`grpc`]: one thin adapter per service, health and reflection, as one router.
 //! - [`wire`]: domain records as `checkpoint.v1` messages, shared by the edge and the cache.
 //! - [`config`]: layered configuration and the `serve` flags.
-//! - [`telemetry`]: logs, OpenTelemetry traces and metrics (OTLP), `traceparent` propagation,
-//!   the admin port (`/metrics`, `/healthz`), and an in-process OTLP receiver.
+//! - [`telemetry`]: the shared telemetry crate (logs, OTLP, metrics, `traceparent`, the admin
+//!   port) plus the server's RPC layer and an in-process OTLP receiver.
 //! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
 //! - [`cli`]: the operator commands (`tasks`, `runs`, `health`), gRPC clients of a running server.
 //! - [`queue`]: the task queue contract, its rules, and the in-memory queue.
-//! - [`runner`]: the bundled runner (`checkpointd worker`, `checkpointd demo`).
+//! - [`demo`]: `checkpointd demo`, the reference crash scenario with the bundled runner
+//!   (`checkpointd-runner`, which also backs `checkpointd worker`).
 //! - [`error`]: one error type and its mapping to gRPC codes.
 
 pub mod app;
@@ -32,12 +33,12 @@ pub mod bench;
 pub mod cache;
 pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod grpc;
 pub mod maintenance;
 pub mod queue;
-pub mod runner;
 pub mod service;
 pub mod shutdown;
 pub mod store;

@@ -25,9 +25,9 @@ enum Command {
     /// Run the gRPC server.
     Serve(ServeArgs),
     /// Run the bundled runner: claim tasks and drive the demo agent through crashes.
-    Worker(checkpointd::runner::worker_command::WorkerArgs),
+    Worker(checkpointd_runner::worker_command::WorkerArgs),
     /// Run the reference scenario end to end: a worker crashes at step 5, another resumes at 3.
-    Demo(checkpointd::runner::demo::DemoArgs),
+    Demo(checkpointd::demo::DemoArgs),
     /// Measure Save and LoadLatest against raw database statements.
     Bench(checkpointd::bench::BenchArgs),
     /// Inspect and steer queued tasks: list, approve, reject, requeue, cancel.
@@ -48,8 +48,8 @@ async fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Bench(args) => checkpointd::bench::run(args).await,
-        Command::Worker(args) => checkpointd::runner::worker_command::run(args).await,
-        Command::Demo(args) => checkpointd::runner::demo::run(args).await,
+        Command::Worker(args) => checkpointd_runner::worker_command::run(args).await,
+        Command::Demo(args) => checkpointd::demo::run(args).await,
         Command::Tasks(args) => checkpointd::cli::tasks(args).await,
         Command::Runs(args) => checkpointd::cli::runs(args).await,
         Command::Health(args) => checkpointd::cli::health(args).await,

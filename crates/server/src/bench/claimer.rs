@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::BoxError;
 use super::queue::{LEASE, Variant};
 use crate::proto::{ClaimRequest, CompleteRequest, ResumeRequest, SaveRequest};
-use crate::runner::client::Clients;
+use checkpointd_runner::client::Clients;
 
 /// How long a claimer may find nothing to claim while tasks are still unclaimed.
 const IDLE_LIMIT: Duration = Duration::from_secs(30);

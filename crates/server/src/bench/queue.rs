@@ -10,7 +10,7 @@ use super::claimer::{Drained, drain};
 use super::payload::agent_state;
 use super::stats::{Samples, Summary};
 use crate::proto::{EnqueueRequest, ListRequest, TaskState};
-use crate::runner::client::Clients;
+use checkpointd_runner::client::Clients;
 
 /// The lease every claim asks for: long enough that no task is reclaimed while measured.
 pub const LEASE: Duration = Duration::from_secs(30);

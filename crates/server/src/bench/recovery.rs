@@ -11,7 +11,7 @@ use tokio::process::{Child, Command};
 
 use super::BoxError;
 use crate::proto::{EnqueueRequest, GetRequest, ListCheckpointsRequest, Task, TaskState};
-use crate::runner::client::Clients;
+use checkpointd_runner::client::Clients;
 
 /// How the recovery scenario runs.
 #[derive(Clone, Copy, Debug)]

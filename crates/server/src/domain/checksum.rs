@@ -1,17 +1,14 @@
-//! Checksum v1: SHA-256 over a length-prefixed byte framing, documented in checkpoint.proto.
+//! Checksum v1 over the server's domain types. The framing itself lives in the protocol crate
+//! (`checkpointd_protocol::checksum`), so clients compute exactly what the server verifies.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
-use sha2::{Digest, Sha256};
+use checkpointd_protocol::checksum as v1;
+pub use checkpointd_protocol::checksum::Digest32;
 
 use super::{Message, RunId, Step, ToolRecord};
 use crate::error::Error;
-
-const DOMAIN_TAG: &[u8] = b"checkpointd.checksum.v1";
-
-/// A raw 32-byte SHA-256 value: a chain head or a checksum.
-pub type Digest32 = [u8; 32];
 
 /// Checksum v1 of a checkpoint, shown as lower-case hex.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,41 +56,6 @@ fn truncate_for_message(raw: &str) -> String {
     raw.chars().take(80).collect()
 }
 
-/// Writes the v1 framing into a hasher.
-struct Framer(Sha256);
-
-impl Framer {
-    fn new() -> Self {
-        Self(Sha256::new())
-    }
-
-    fn u64(&mut self, value: u64) -> &mut Self {
-        self.0.update(value.to_be_bytes());
-        self
-    }
-
-    fn lp(&mut self, bytes: &[u8]) -> &mut Self {
-        self.u64(bytes.len() as u64);
-        self.0.update(bytes);
-        self
-    }
-
-    fn raw(&mut self, bytes: &[u8]) -> &mut Self {
-        self.0.update(bytes);
-        self
-    }
-
-    fn finish(self) -> Digest32 {
-        self.0.finalize().into()
-    }
-}
-
-fn chain(previous: &Digest32, leaf: &Digest32) -> Digest32 {
-    let mut framer = Framer::new();
-    framer.raw(previous).raw(leaf);
-    framer.finish()
-}
-
 /// The running digest of a run's message log: `d_i = H(d_(i-1) || H(lp(role) || lp(content)))`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MessageChain {
@@ -109,11 +71,10 @@ impl MessageChain {
 
     /// Appends one message and returns the new head, which stores alongside the message.
     pub fn push(&mut self, message: &Message) -> Digest32 {
-        let mut leaf = Framer::new();
-        leaf.lp(message.role.as_bytes()).lp(&message.content);
-        self.head = chain(&self.head, &leaf.finish());
-        self.len += 1;
-        self.head
+        let mut chain = self.to_wire();
+        let head = chain.push(&message.role, &message.content);
+        *self = Self::from_wire(chain);
+        head
     }
 
     /// The chain over a whole log, recomputed from content.
@@ -123,6 +84,20 @@ impl MessageChain {
             chain.push(message);
         }
         chain
+    }
+
+    fn to_wire(self) -> v1::MessageChain {
+        v1::MessageChain {
+            len: self.len,
+            head: self.head,
+        }
+    }
+
+    fn from_wire(chain: v1::MessageChain) -> Self {
+        Self {
+            len: chain.len,
+            head: chain.head,
+        }
     }
 }
 
@@ -148,15 +123,16 @@ impl ToolChain {
         output: &[u8],
         is_error: bool,
     ) -> Digest32 {
-        let mut leaf = Framer::new();
-        leaf.lp(call_id.as_bytes())
-            .lp(tool_name.as_bytes())
-            .u64(step.get())
-            .lp(output)
-            .raw(&[u8::from(is_error)]);
-        self.head = chain(&self.head, &leaf.finish());
-        self.len += 1;
-        self.head
+        let mut chain = self.to_wire();
+        let head = chain.push(v1::ToolEntry {
+            call_id,
+            tool_name,
+            step: step.get(),
+            output,
+            is_error,
+        });
+        *self = Self::from_wire(chain);
+        head
     }
 
     pub fn push_record(&mut self, record: &ToolRecord) -> Digest32 {
@@ -167,6 +143,20 @@ impl ToolChain {
             &record.output,
             record.is_error,
         )
+    }
+
+    fn to_wire(self) -> v1::ToolChain {
+        v1::ToolChain {
+            len: self.len,
+            head: self.head,
+        }
+    }
+
+    fn from_wire(chain: v1::ToolChain) -> Self {
+        Self {
+            len: chain.len,
+            head: chain.head,
+        }
     }
 }
 
@@ -180,22 +170,15 @@ pub fn checkpoint_checksum(
     messages: &MessageChain,
     tools: &ToolChain,
 ) -> Checksum {
-    let mut framer = Framer::new();
-    framer
-        .lp(DOMAIN_TAG)
-        .lp(run_id.as_str().as_bytes())
-        .u64(step.get())
-        .lp(content_type.as_bytes())
-        .lp(state)
-        .u64(metadata.len() as u64);
-    // BTreeMap iterates in ascending byte order of its String keys.
-    for (key, value) in metadata {
-        framer.lp(key.as_bytes()).lp(value.as_bytes());
-    }
-    framer
-        .u64(messages.len)
-        .raw(&messages.head)
-        .u64(tools.len)
-        .raw(&tools.head);
-    Checksum(framer.finish())
+    Checksum(v1::checkpoint_checksum(
+        v1::CheckpointContent {
+            run_id: run_id.as_str(),
+            step: step.get(),
+            content_type,
+            state,
+        },
+        metadata,
+        &messages.to_wire(),
+        &tools.to_wire(),
+    ))
 }

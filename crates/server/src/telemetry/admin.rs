@@ -1,66 +1,31 @@
-//! The admin HTTP port: `/metrics` in Prometheus text and `/healthz`.
+//! The server's admin port: the shared admin routes, with `/healthz` pinging the store.
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
-use axum::Router;
-use axum::extract::State;
-use axum::http::{StatusCode, header};
-use axum::response::IntoResponse;
-use axum::routing::get;
+use checkpointd_telemetry::admin::Readiness;
 use tokio::net::TcpListener;
 
 use crate::store::CheckpointStore;
 
-/// What the admin routes read.
-#[derive(Clone)]
-struct Admin {
-    registry: prometheus::Registry,
-    /// The store `/healthz` pings; without one `/healthz` answers as long as the process runs.
-    store: Option<Arc<dyn CheckpointStore>>,
+/// Ready while the store answers a ping.
+struct StorePing(Arc<dyn CheckpointStore>);
+
+#[async_trait::async_trait]
+impl Readiness for StorePing {
+    async fn ready(&self) -> bool {
+        self.0.ping().await.is_ok()
+    }
 }
 
-/// Serves the admin routes on `listener` until `shutdown` resolves.
+/// Serves `/metrics` and `/healthz` on `listener` until `shutdown` resolves; without a store
+/// `/healthz` answers as long as the process runs.
 pub async fn serve(
     listener: TcpListener,
     registry: prometheus::Registry,
     store: Option<Arc<dyn CheckpointStore>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let router = Router::new()
-        .route("/metrics", get(render_metrics))
-        .route("/healthz", get(health))
-        .with_state(Admin { registry, store });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-}
-
-async fn render_metrics(State(admin): State<Admin>) -> impl IntoResponse {
-    match prometheus::TextEncoder::new().encode_to_string(&admin.registry.gather()) {
-        Ok(text) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, prometheus::TEXT_FORMAT)],
-            text,
-        ),
-        Err(error) => {
-            tracing::warn!(%error, "cannot render metrics");
-            (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                [(header::CONTENT_TYPE, "text/plain")],
-                "cannot render metrics\n".to_owned(),
-            )
-        }
-    }
-}
-
-async fn health(State(admin): State<Admin>) -> (StatusCode, &'static str) {
-    let Some(store) = admin.store else {
-        return (StatusCode::OK, "ok\n");
-    };
-    match tokio::time::timeout(Duration::from_secs(2), store.ping()).await {
-        Ok(Ok(())) => (StatusCode::OK, "ok\n"),
-        _ => (StatusCode::SERVICE_UNAVAILABLE, "store unreachable\n"),
-    }
+    let readiness = store.map(|store| Arc::new(StorePing(store)) as Arc<dyn Readiness>);
+    checkpointd_telemetry::admin::serve(listener, registry, readiness, shutdown).await
 }

@@ -19,6 +19,7 @@ mod retention;
 mod retention_durable;
 mod roundtrip;
 mod runner;
+mod runner_in_process;
 mod scrub;
 mod startup;
 mod telemetry;

@@ -388,22 +388,21 @@ async fn sigterm_checkpoints_and_releases_the_task_with_no_attempt_spent() {
         server.addr,
         &["--strategy", "every_n:10", "--step-delay", "100ms"],
     );
-    eventually(Duration::from_secs(30), "the task to be running", || {
-        let mut clients = clients.tasks.clone();
-        let id = task.task_id.clone();
-        async move {
-            let task = clients
-                .get(GetRequest { task_id: id })
-                .await
-                .unwrap()
-                .into_inner()
-                .task
-                .unwrap();
-            task.state == TaskState::Running as i32
-        }
-    })
+    // Step 1 finished in the worker: a stop from here on has a step to checkpoint.
+    eventually(
+        Duration::from_secs(30),
+        "the worker to finish step 1",
+        || {
+            let finished_step_one = worker
+                .lines()
+                .iter()
+                .any(|line| line.starts_with("event step_completed run=drain-run step=1 "));
+            async move { finished_step_one }
+        },
+    )
     .await;
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    let running = get(&mut clients, &task.task_id).await;
+    assert_eq!(running.state, TaskState::Running as i32, "{running:?}");
     assert!(worker.terminate().success());
 
     let released = get(&mut clients, &task.task_id).await;

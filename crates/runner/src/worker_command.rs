@@ -8,15 +8,17 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::classify::{DEFAULT_FATAL_PATTERNS, ErrorClassifier};
-use super::client::Clients;
-use super::demo_agent::{DemoAgent, Faults};
-use super::recovery::RecoveryPolicy;
-use super::stats::summary_line;
-use super::strategy::Strategy;
-use super::worker::{WorkerConfig, run_worker};
-use crate::config::{LogFormat, parse_duration};
-use crate::telemetry::TelemetrySettings;
+use checkpointd_telemetry::{LogFormat, TelemetryArgs, TelemetrySettings};
+
+use crate::classify::{DEFAULT_FATAL_PATTERNS, ErrorClassifier};
+use crate::client::Clients;
+use crate::demo_agent::{DemoAgent, Faults};
+use crate::events::{RunnerEvents, StdoutEvents};
+use crate::parse_duration;
+use crate::recovery::RecoveryPolicy;
+use crate::stats::summary_line;
+use crate::strategy::Strategy;
+use crate::worker::{WorkerConfig, run_worker};
 
 /// Flags of `checkpointd worker`.
 #[derive(Debug, Args)]
@@ -89,27 +91,27 @@ pub struct WorkerArgs {
     #[arg(long, env = "CHECKPOINTD_ADMIN_LISTEN")]
     pub admin_listen: Option<SocketAddr>,
     #[command(flatten)]
-    pub telemetry: crate::telemetry::TelemetryArgs,
+    pub telemetry: TelemetryArgs,
 }
 
 pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let telemetry = crate::telemetry::init(&TelemetrySettings {
+    let telemetry = checkpointd_telemetry::init(&TelemetrySettings {
         log_format: args.log_format,
         otlp_endpoint: args.telemetry.otlp_endpoint.clone(),
         instance_id: args
             .telemetry
             .instance_id
             .clone()
-            .unwrap_or_else(crate::telemetry::default_instance_id),
+            .unwrap_or_else(checkpointd_telemetry::default_instance_id),
         prometheus: args.admin_listen.is_some(),
     })?;
-    crate::telemetry::metrics::register();
+    checkpointd_telemetry::metrics::register();
     let admin_stop = CancellationToken::new();
     let admin = match (args.admin_listen, telemetry.prometheus_registry()) {
         (Some(addr), Some(registry)) => {
             let listener = tokio::net::TcpListener::bind(addr).await?;
             println!("checkpointd admin listening on {}", listener.local_addr()?);
-            Some(tokio::spawn(crate::telemetry::admin::serve(
+            Some(tokio::spawn(checkpointd_telemetry::admin::serve(
                 listener,
                 registry,
                 None,
@@ -119,6 +121,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
         _ => None,
     };
     let clients = Clients::connect(&args.server, args.tenant.as_deref()).await?;
+    let events: Arc<dyn RunnerEvents> = Arc::new(StdoutEvents);
     let agent = Arc::new(DemoAgent::new(
         Faults {
             crash_at_step: args.crash_at_step,
@@ -129,6 +132,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
             step_delay: args.step_delay,
         },
         args.side_effect_file,
+        events.clone(),
     ));
     let patterns = DEFAULT_FATAL_PATTERNS
         .iter()
@@ -138,6 +142,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
         worker_id: args
             .worker_id
             .unwrap_or_else(|| format!("worker-{}", std::process::id())),
+        tenant: args.tenant,
         concurrency: args.concurrency.max(1),
         lease: args.lease,
         poll_interval: args.poll_interval,
@@ -158,7 +163,7 @@ pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
         trigger.cancel();
     });
     tracing::info!(worker_id = %config.worker_id, server = %args.server, strategy = %config.recovery.strategy, "worker started");
-    let report = run_worker(agent, clients, config, shutdown).await;
+    let report = run_worker(agent, Arc::new(clients), events, config, shutdown).await;
     admin_stop.cancel();
     if let Some(admin) = admin {
         let _ = admin.await;

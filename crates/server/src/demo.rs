@@ -13,7 +13,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 
-use super::client::Clients;
+use checkpointd_runner::client::Clients;
+
 use crate::app::App;
 use crate::config::{ServeConfig, parse_duration};
 use crate::proto::{EnqueueRequest, GetRequest, TaskState};

@@ -2,13 +2,15 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::agent::{Agent, AgentError, StepOutcome};
-use super::context::StepContext;
+use crate::agent::{Agent, AgentError, StepOutcome};
+use crate::context::StepContext;
+use crate::events::RunnerEvents;
 
 /// Faults the demo agent injects.
 #[derive(Clone, Debug, Default)]
@@ -32,14 +34,21 @@ pub struct Faults {
 pub struct DemoAgent {
     pub faults: Faults,
     pub side_effect_file: Option<PathBuf>,
+    /// Where the crash is announced before the process aborts.
+    events: Arc<dyn RunnerEvents>,
     draws: AtomicU64,
 }
 
 impl DemoAgent {
-    pub fn new(faults: Faults, side_effect_file: Option<PathBuf>) -> Self {
+    pub fn new(
+        faults: Faults,
+        side_effect_file: Option<PathBuf>,
+        events: Arc<dyn RunnerEvents>,
+    ) -> Self {
         Self {
             faults,
             side_effect_file,
+            events,
             draws: AtomicU64::new(0),
         }
     }
@@ -153,8 +162,7 @@ impl Agent for DemoAgent {
         }
 
         if self.faults.crash_at_step == Some(step) {
-            println!("event crashing run={} step={step}", ctx.run_id());
-            let _ = std::io::stdout().flush();
+            self.events.crashing(ctx.run_id(), step);
             std::process::abort();
         }
         if self.faults.fatal_at_step == Some(step) {

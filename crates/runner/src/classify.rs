@@ -2,8 +2,27 @@
 
 use tonic::Code;
 
-use super::agent::AgentError;
-use crate::queue::ErrorClass;
+use crate::agent::AgentError;
+use crate::proto;
+
+/// Whether retrying can help; the queue retries transient failures and parks fatal ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Will fail again on retry.
+    Fatal,
+    /// May succeed on retry.
+    Transient,
+}
+
+impl ErrorClass {
+    /// The class as `Fail` carries it.
+    pub fn to_wire(self) -> proto::ErrorClass {
+        match self {
+            ErrorClass::Fatal => proto::ErrorClass::Fatal,
+            ErrorClass::Transient => proto::ErrorClass::Transient,
+        }
+    }
+}
 
 /// Message fragments that mark an untyped error as fatal by default (matched case-insensitively).
 pub const DEFAULT_FATAL_PATTERNS: &[&str] = &[

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use super::agent::AgentError;
-use super::session::{Decision, Session};
+use crate::agent::AgentError;
 use crate::proto::{Message, RecordToolResultRequest};
+use crate::session::{Decision, Session};
 
 /// The context of one step of one run.
 pub struct StepContext<'a> {
@@ -82,15 +82,14 @@ impl<'a> StepContext<'a> {
         *index += 1;
         if let Some(recorded) = self.session.journal.get(&call_id) {
             self.session.stats.tools_replayed += 1;
-            crate::telemetry::metrics::record_tool_call(true);
+            checkpointd_telemetry::metrics::record_tool_call(true);
             tracing::info!(run_id = %self.session.run_id, call_id, "tool result replayed from the journal");
             return Ok(recorded.output.clone());
         }
         let output = tool().await?;
         let recorded = self
             .session
-            .clients
-            .checkpoints
+            .api
             .record_tool_result(RecordToolResultRequest {
                 run_id: self.session.run_id.clone(),
                 call_id: call_id.clone(),
@@ -100,15 +99,12 @@ impl<'a> StepContext<'a> {
                 is_error: false,
                 epoch: Some(self.session.epoch),
             })
-            .await?
-            .into_inner()
-            .result
-            .ok_or_else(|| AgentError::Transient("RecordToolResult returned no result".into()))?;
+            .await?;
         self.session.stats.tools_executed += 1;
-        crate::telemetry::metrics::record_tool_call(false);
+        checkpointd_telemetry::metrics::record_tool_call(false);
         self.executed_tools = true;
         let output = recorded.output.clone();
-        self.session.journal.insert(call_id, recorded);
+        self.session.journal_recorded(recorded);
         Ok(output)
     }
 

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 
-use super::context::StepContext;
+use crate::context::StepContext;
 
 /// What a step ended with.
 #[derive(Debug)]

@@ -7,16 +7,20 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tonic::Code;
 
-use super::agent::Agent;
-use super::client::Clients;
-use super::recovery::{RecoveryPolicy, Signals, TaskEnd, drive_task};
-use super::session::RunStats;
-use crate::proto::{self, ClaimRequest, HeartbeatRequest};
+use crate::agent::Agent;
+use crate::api::RunnerApi;
+use crate::claimed::ClaimedTask;
+use crate::events::RunnerEvents;
+use crate::proto::{ClaimRequest, Task};
+use crate::recovery::{Driver, RecoveryPolicy, Signals, TaskEnd, drive_task};
+use crate::session::RunStats;
 
 /// How a worker claims and runs tasks.
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
     pub worker_id: String,
+    /// The tenant the worker's calls carry, if any.
+    pub tenant: Option<String>,
     /// Tasks run at once.
     pub concurrency: usize,
     /// Lease asked for on each claim; heartbeats renew it every third of it.
@@ -40,7 +44,8 @@ pub struct WorkerReport {
 /// and releases their tasks with no attempt charged.
 pub async fn run_worker(
     agent: Arc<dyn Agent>,
-    clients: Clients,
+    api: Arc<dyn RunnerApi>,
+    events: Arc<dyn RunnerEvents>,
     config: WorkerConfig,
     shutdown: CancellationToken,
 ) -> Result<WorkerReport, String> {
@@ -54,19 +59,28 @@ pub async fn run_worker(
     while !shutdown.is_cancelled() && !done(&report) {
         let free = config.concurrency.saturating_sub(running.len());
         let claimed = if free > 0 {
-            claim(&clients, &config, free).await
+            claim(&api, &config, free).await
         } else {
             Vec::new()
         };
-        for task in claimed.iter().cloned() {
+        let claimed_any = !claimed.is_empty();
+        for task in claimed {
             tracing::info!(task_id = %task.task_id, run_id = %task.run_id, attempt = task.attempt, "task claimed");
+            let task = ClaimedTask::new(api.clone(), task, config.tenant.clone());
+            let driver = Driver {
+                api: api.clone(),
+                events: events.clone(),
+                policy: config.recovery.clone(),
+                signals: Signals {
+                    shutdown: shutdown.clone(),
+                    lease_lost: CancellationToken::new(),
+                },
+            };
             let agent = agent.clone();
-            let clients = clients.clone();
-            let config = config.clone();
-            let shutdown = shutdown.clone();
-            running.spawn(async move { run_one(agent, clients, task, config, shutdown).await });
+            let lease = config.lease;
+            running.spawn(async move { run_one(agent, driver, task, lease).await });
         }
-        if claimed.is_empty() {
+        if !claimed_any {
             tokio::select! {
                 _ = tokio::time::sleep(config.poll_interval) => {}
                 _ = shutdown.cancelled() => {}
@@ -83,14 +97,14 @@ pub async fn run_worker(
     Ok(report)
 }
 
-async fn claim(clients: &Clients, config: &WorkerConfig, free: usize) -> Vec<proto::Task> {
+async fn claim(api: &Arc<dyn RunnerApi>, config: &WorkerConfig, free: usize) -> Vec<Task> {
     let request = ClaimRequest {
         worker_id: config.worker_id.clone(),
         lease_duration: prost_types::Duration::try_from(config.lease).ok(),
         batch_size: free.min(100) as u32,
     };
-    match clients.tasks.clone().claim(request).await {
-        Ok(reply) => reply.into_inner().tasks,
+    match api.claim(request).await {
+        Ok(tasks) => tasks,
         Err(status) => {
             tracing::warn!(code = ?status.code(), message = status.message(), "claim failed; retrying");
             Vec::new()
@@ -113,43 +127,29 @@ fn collect(
 
 async fn run_one(
     agent: Arc<dyn Agent>,
-    clients: Clients,
-    task: proto::Task,
-    config: WorkerConfig,
-    shutdown: CancellationToken,
+    driver: Driver,
+    task: ClaimedTask,
+    lease: Duration,
 ) -> (String, TaskEnd, RunStats) {
-    let signals = Signals {
-        shutdown,
-        lease_lost: CancellationToken::new(),
-    };
     let finished = CancellationToken::new();
     let heartbeat = tokio::spawn(keep_lease(
-        clients.clone(),
         task.clone(),
-        config.lease,
-        signals.lease_lost.clone(),
+        lease,
+        driver.signals.lease_lost.clone(),
         finished.clone(),
     ));
+    let task_id = task.task_id().to_owned();
     let mut stats = RunStats::default();
-    let end = drive_task(
-        agent.as_ref(),
-        &clients,
-        &task,
-        &config.recovery,
-        &signals,
-        &mut stats,
-    )
-    .await;
+    let end = drive_task(agent.as_ref(), &driver, task, &mut stats).await;
     finished.cancel();
     let _ = heartbeat.await;
-    (task.task_id, end, stats)
+    (task_id, end, stats)
 }
 
 /// Renews the lease every third of its length until the task ends; a fenced heartbeat means
 /// another worker reclaimed the task, and the driver is told to stop.
 async fn keep_lease(
-    clients: Clients,
-    task: proto::Task,
+    task: ClaimedTask,
     lease: Duration,
     lease_lost: CancellationToken,
     finished: CancellationToken,
@@ -160,20 +160,15 @@ async fn keep_lease(
             _ = tokio::time::sleep(interval) => {}
             _ = finished.cancelled() => return,
         }
-        let request = HeartbeatRequest {
-            task_id: task.task_id.clone(),
-            attempt: task.attempt,
-            lease_duration: prost_types::Duration::try_from(lease).ok(),
-        };
-        match clients.tasks.clone().heartbeat(request).await {
-            Ok(_) => {}
+        match task.heartbeat(lease).await {
+            Ok(()) => {}
             Err(status) if status.code() == Code::FailedPrecondition => {
-                tracing::warn!(task_id = %task.task_id, "lease lost; stopping this task");
+                tracing::warn!(task_id = %task.task_id(), "lease lost; stopping this task");
                 lease_lost.cancel();
                 return;
             }
             Err(status) => {
-                tracing::warn!(task_id = %task.task_id, code = ?status.code(), "heartbeat failed; retrying")
+                tracing::warn!(task_id = %task.task_id(), code = ?status.code(), "heartbeat failed; retrying")
             }
         }
     }

@@ -1,14 +1,18 @@
 //! One incarnation of a run: what Resume restored, the tool journal, and the saves since.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use checkpointd_protocol::checksum::{
+    CheckpointContent, MessageChain, ToolChain, ToolEntry, checkpoint_checksum, to_hex,
+};
 use tracing::Instrument as _;
 
-use super::agent::AgentError;
-use super::client::Clients;
-use super::strategy::Strategy;
+use crate::agent::AgentError;
+use crate::api::RunnerApi;
 use crate::proto::{Message, ResumeResponse, SaveRequest, ToolResult};
+use crate::strategy::Strategy;
 
 /// A human decision carried by the task, handed to the agent when it asks again.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +34,7 @@ pub struct RunStats {
 
 /// Everything a session needs besides what Resume returned.
 pub struct SessionSetup {
-    pub clients: Clients,
+    pub api: Arc<dyn RunnerApi>,
     pub run_id: String,
     pub input: Vec<u8>,
     /// The state used when the run restarts from scratch.
@@ -52,29 +56,34 @@ impl RunStats {
 
 /// The live state of a run between Resume and the end of the attempt.
 pub struct Session {
-    pub(super) clients: Clients,
-    pub(super) run_id: String,
-    pub(super) input: Vec<u8>,
-    pub(super) epoch: u64,
-    pub(super) strategy: Strategy,
-    pub(super) content_type: String,
+    pub(crate) api: Arc<dyn RunnerApi>,
+    pub(crate) run_id: String,
+    pub(crate) input: Vec<u8>,
+    pub(crate) epoch: u64,
+    pub(crate) strategy: Strategy,
+    pub(crate) content_type: String,
     /// The last step whose effects are in `state` and `messages`.
-    pub(super) completed_step: u64,
-    pub(super) state: Vec<u8>,
-    pub(super) messages: Vec<Message>,
+    pub(crate) completed_step: u64,
+    pub(crate) state: Vec<u8>,
+    pub(crate) messages: Vec<Message>,
     /// Length of the message log the service holds.
-    pub(super) saved_messages: usize,
-    pub(super) last_saved_step: Option<u64>,
-    pub(super) journal: HashMap<String, ToolResult>,
-    pub(super) decision: Option<Decision>,
-    pub(super) stats: RunStats,
+    pub(crate) saved_messages: usize,
+    /// Checksum v1's chain over the first `saved_messages` messages.
+    saved_chain: MessageChain,
+    /// Checksum v1's chain over the whole tool journal in `seq` order; `None` when the journal
+    /// this session saw has gaps, and the save then leaves the checksum to the server.
+    tool_chain: Option<ToolChain>,
+    pub(crate) last_saved_step: Option<u64>,
+    pub(crate) journal: HashMap<String, ToolResult>,
+    pub(crate) decision: Option<Decision>,
+    pub(crate) stats: RunStats,
 }
 
 impl Session {
     /// Builds the session Resume describes.
     pub fn resumed(setup: SessionSetup, resumed: ResumeResponse) -> Self {
         let SessionSetup {
-            clients,
+            api,
             run_id,
             input,
             initial_state,
@@ -82,6 +91,7 @@ impl Session {
             content_type,
             decision,
         } = setup;
+        let tool_chain = journal_chain(&resumed.tool_results);
         let journal = resumed
             .tool_results
             .into_iter()
@@ -96,8 +106,13 @@ impl Session {
             ),
             None => (0, initial_state, Vec::new(), None),
         };
+        let saved_chain = MessageChain::over(
+            messages
+                .iter()
+                .map(|m| (m.role.as_str(), m.content.as_slice())),
+        );
         Self {
-            clients,
+            api,
             run_id,
             input,
             epoch: resumed.epoch,
@@ -105,6 +120,8 @@ impl Session {
             content_type,
             completed_step,
             saved_messages: messages.len(),
+            saved_chain,
+            tool_chain,
             state,
             messages,
             last_saved_step,
@@ -114,8 +131,24 @@ impl Session {
         }
     }
 
-    /// Saves `state` as the checkpoint of `step`, with the first `message_len` messages.
-    pub(super) async fn save(
+    /// Adds a result RecordToolResult just journalled; it extends the tool chain when it is the
+    /// journal's next entry.
+    pub(crate) fn journal_recorded(&mut self, recorded: ToolResult) {
+        self.tool_chain = self.tool_chain.and_then(|mut chain| {
+            (recorded.seq == chain.len + 1).then(|| {
+                chain.push(tool_entry(&recorded));
+                chain
+            })
+        });
+        if self.tool_chain.is_none() {
+            tracing::debug!(run_id = %self.run_id, seq = recorded.seq, "tool journal has a gap here; saves carry no client checksum");
+        }
+        self.journal.insert(recorded.call_id.clone(), recorded);
+    }
+
+    /// Saves `state` as the checkpoint of `step`, with the first `message_len` messages, and
+    /// with the client's checksum v1 so the server verifies what the runner meant to save.
+    pub(crate) async fn save(
         &mut self,
         step: u64,
         state: Vec<u8>,
@@ -125,16 +158,35 @@ impl Session {
             return Ok(());
         }
         let bytes = state.len();
+        let new_messages = &self.messages[self.saved_messages..message_len];
+        let mut chain = self.saved_chain;
+        for message in new_messages {
+            chain.push(&message.role, &message.content);
+        }
+        let metadata = BTreeMap::new();
+        let checksum = self.tool_chain.map(|tools| {
+            to_hex(&checkpoint_checksum(
+                CheckpointContent {
+                    run_id: &self.run_id,
+                    step,
+                    content_type: &self.content_type,
+                    state: &state,
+                },
+                &metadata,
+                &chain,
+                &tools,
+            ))
+        });
         let request = SaveRequest {
             run_id: self.run_id.clone(),
             step: step as i64,
             content_type: self.content_type.clone(),
             state,
-            messages: self.messages[self.saved_messages..message_len].to_vec(),
+            messages: new_messages.to_vec(),
             message_offset: self.saved_messages as u64,
-            metadata: HashMap::new(),
+            metadata: metadata.into_iter().collect(),
             epoch: Some(self.epoch),
-            checksum: None,
+            checksum,
         };
         // The runner's side of the save: its latency includes the network, and the server's
         // span joins it through the traceparent the client sends.
@@ -146,28 +198,49 @@ impl Session {
             checkpoint.bytes = bytes,
         );
         let started = Instant::now();
-        self.clients
-            .checkpoints
-            .save(request)
-            .instrument(span)
-            .await?;
+        self.api.save(request).instrument(span).await?;
         let latency = started.elapsed();
-        crate::telemetry::metrics::record_runner_save(latency);
+        checkpointd_telemetry::metrics::record_runner_save(latency);
         tracing::debug!(run_id = %self.run_id, step, bytes, latency_us = latency.as_micros() as u64, "checkpoint saved");
         self.stats.save_latencies.push(latency);
         self.stats.save_bytes.push(bytes);
         self.saved_messages = message_len;
+        self.saved_chain = chain;
         self.last_saved_step = Some(step);
         Ok(())
     }
 
     /// Checkpoints the last completed step, unless it already is.
-    pub(super) async fn save_completed(&mut self) -> Result<(), AgentError> {
+    pub(crate) async fn save_completed(&mut self) -> Result<(), AgentError> {
         if self.completed_step == 0 {
             return Ok(());
         }
         let state = self.state.clone();
         self.save(self.completed_step, state, self.messages.len())
             .await
+    }
+}
+
+/// The tool chain over a journal as Resume returns it, when its `seq`s run 1..=n.
+fn journal_chain(results: &[ToolResult]) -> Option<ToolChain> {
+    let mut ordered: Vec<&ToolResult> = results.iter().collect();
+    ordered.sort_by_key(|result| result.seq);
+    let mut chain = ToolChain::EMPTY;
+    for result in ordered {
+        if result.seq != chain.len + 1 {
+            return None;
+        }
+        chain.push(tool_entry(result));
+    }
+    Some(chain)
+}
+
+fn tool_entry(result: &ToolResult) -> ToolEntry<'_> {
+    ToolEntry {
+        call_id: &result.call_id,
+        tool_name: &result.tool_name,
+        step: result.step as u64,
+        output: &result.output,
+        is_error: result.is_error,
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::session::RunStats;
+use crate::session::RunStats;
 
 /// The value at quantile `q` of sorted samples.
 pub fn quantile(sorted: &[Duration], q: f64) -> Duration {

@@ -2,15 +2,22 @@
 
 use std::time::Duration;
 
+use async_trait::async_trait;
+use checkpointd_protocol::TENANT_HEADER;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Request, Status};
 
-use crate::grpc::tenant::TENANT_HEADER;
+use crate::api::RunnerApi;
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::task_service_client::TaskServiceClient;
+use crate::proto::{
+    ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, RecordToolResultRequest,
+    ReleaseRequest, RequestApprovalRequest, ResumeRequest, ResumeResponse, SaveRequest, Task,
+    ToolResult,
+};
 
 /// Adds `x-tenant-id` to each request when a tenant is configured, and the current span's W3C
 /// `traceparent` when trace export is on.
@@ -22,7 +29,7 @@ impl Interceptor for TenantHeader {
         if let Some(tenant) = &self.0 {
             request.metadata_mut().insert(TENANT_HEADER, tenant.clone());
         }
-        crate::telemetry::propagation::inject_current(request.metadata_mut());
+        checkpointd_telemetry::propagation::inject_current(request.metadata_mut());
         Ok(request)
     }
 }
@@ -78,5 +85,53 @@ impl Clients {
             tasks: TaskServiceClient::with_interceptor(channel, header)
                 .max_decoding_message_size(limit),
         }
+    }
+}
+
+#[async_trait]
+impl RunnerApi for Clients {
+    async fn resume(&self, request: ResumeRequest) -> Result<ResumeResponse, Status> {
+        Ok(self.checkpoints.clone().resume(request).await?.into_inner())
+    }
+
+    async fn save(&self, request: SaveRequest) -> Result<(), Status> {
+        self.checkpoints.clone().save(request).await.map(drop)
+    }
+
+    async fn record_tool_result(
+        &self,
+        request: RecordToolResultRequest,
+    ) -> Result<ToolResult, Status> {
+        self.checkpoints
+            .clone()
+            .record_tool_result(request)
+            .await?
+            .into_inner()
+            .result
+            .ok_or_else(|| Status::internal("RecordToolResult returned no result"))
+    }
+
+    async fn claim(&self, request: ClaimRequest) -> Result<Vec<Task>, Status> {
+        Ok(self.tasks.clone().claim(request).await?.into_inner().tasks)
+    }
+
+    async fn heartbeat(&self, request: HeartbeatRequest) -> Result<(), Status> {
+        self.tasks.clone().heartbeat(request).await.map(drop)
+    }
+
+    async fn complete(&self, request: CompleteRequest) -> Result<(), Status> {
+        self.tasks.clone().complete(request).await.map(drop)
+    }
+
+    async fn fail(&self, request: FailRequest) -> Result<(), Status> {
+        self.tasks.clone().fail(request).await.map(drop)
+    }
+
+    async fn release(&self, request: ReleaseRequest) -> Result<(), Status> {
+        self.tasks.clone().release(request).await.map(drop)
+    }
+
+    async fn request_approval(&self, request: RequestApprovalRequest) -> Result<(), Status> {
+        self.tasks.clone().request_approval(request).await.map(drop)
     }
 }

@@ -1,19 +1,21 @@
 //! The recovery loop: resume, step, checkpoint by strategy, and classify what goes wrong.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tonic::Code;
 use tracing::Instrument as _;
 
-use super::agent::{Agent, AgentError, StepOutcome};
-use super::classify::ErrorClassifier;
-use super::client::Clients;
-use super::context::StepContext;
-use super::session::{Decision, RunStats, Session, SessionSetup};
-use super::strategy::Strategy;
-use crate::proto::{self, ResumeRequest};
-use crate::queue::ErrorClass;
+use crate::agent::{Agent, AgentError, StepOutcome};
+use crate::api::RunnerApi;
+use crate::claimed::ClaimedTask;
+use crate::classify::{ErrorClass, ErrorClassifier};
+use crate::context::StepContext;
+use crate::events::RunnerEvents;
+use crate::proto::ResumeRequest;
+use crate::session::{Decision, RunStats, Session, SessionSetup};
+use crate::strategy::Strategy;
 
 /// How the runner drives each task.
 #[derive(Clone, Debug)]
@@ -68,53 +70,37 @@ pub struct Signals {
     pub lease_lost: CancellationToken,
 }
 
+/// Where a task's driver reads from and reports to.
+#[derive(Clone)]
+pub struct Driver {
+    pub api: Arc<dyn RunnerApi>,
+    pub events: Arc<dyn RunnerEvents>,
+    pub policy: RecoveryPolicy,
+    pub signals: Signals,
+}
+
 /// Runs a claimed task to its end for this attempt: resumes the run, resurrects it in-process
 /// after transient errors up to the budget, and reports the outcome to the queue.
 pub async fn drive_task(
     agent: &dyn Agent,
-    clients: &Clients,
-    task: &proto::Task,
-    policy: &RecoveryPolicy,
-    signals: &Signals,
+    driver: &Driver,
+    task: ClaimedTask,
     stats: &mut RunStats,
 ) -> TaskEnd {
-    println!(
-        "event claimed run={} task={} attempt={} at_ms={}",
-        task.run_id,
-        task.task_id,
-        task.attempt,
-        unix_millis()
-    );
-    let decision = task
-        .approval
-        .as_ref()
-        .filter(|a| a.decided)
-        .map(|a| Decision {
-            action: a.action.clone(),
-            approved: a.approved,
-            decided_by: a.decided_by.clone(),
-            comment: a.comment.clone(),
-        });
+    let (run_id, task_id) = (task.run_id().to_owned(), task.task_id().to_owned());
+    driver.events.claimed(&run_id, &task_id, task.attempt());
+    let policy = &driver.policy;
+    let signals = &driver.signals;
+    let decision = task.decision();
     let mut resurrections = 0;
     let end = loop {
-        let outcome = incarnate(
-            agent,
-            clients,
-            task,
-            policy,
-            signals,
-            decision.clone(),
-            stats,
-        )
-        .await;
+        let outcome = incarnate(agent, driver, &task, decision.clone(), stats).await;
         let error = match outcome {
-            Ok(Incarnation::Finished(result)) => {
-                break report_complete(clients, task, result).await;
-            }
+            Ok(Incarnation::Finished(result)) => break task.complete(result).await,
             Ok(Incarnation::NeedsApproval { action, details }) => {
-                break report_approval(clients, task, action, details).await;
+                break task.request_approval(action, details).await;
             }
-            Ok(Incarnation::Stopped) => break report_release(clients, task).await,
+            Ok(Incarnation::Stopped) => break task.release().await,
             Err(error) => error,
         };
         if signals.lease_lost.is_cancelled() || is_fenced(&error) {
@@ -122,11 +108,11 @@ pub async fn drive_task(
         }
         let class = policy.classifier.classify(&error);
         if class == ErrorClass::Fatal || resurrections >= policy.max_resurrections {
-            break report_failure(clients, task, class, error.to_string()).await;
+            break task.fail(class, error.to_string()).await;
         }
         resurrections += 1;
         tracing::warn!(
-            run_id = %task.run_id,
+            run_id = %run_id,
             error = %error,
             resurrection = resurrections,
             budget = policy.max_resurrections,
@@ -134,13 +120,10 @@ pub async fn drive_task(
         );
         tokio::select! {
             _ = tokio::time::sleep(policy.cooldown) => {}
-            _ = signals.shutdown.cancelled() => break report_release(clients, task).await,
+            _ = signals.shutdown.cancelled() => break task.release().await,
         }
     };
-    println!(
-        "event finished run={} task={} end={end:?}",
-        task.run_id, task.task_id
-    );
+    driver.events.finished(&run_id, &task_id, &end);
     end
 }
 
@@ -148,56 +131,37 @@ fn is_fenced(error: &AgentError) -> bool {
     matches!(error, AgentError::Rpc(status) if status.code() == Code::FailedPrecondition)
 }
 
-fn unix_millis() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0)
-}
-
 /// One life of the run: Resume, then steps until it finishes, asks for approval, stops or fails.
 async fn incarnate(
     agent: &dyn Agent,
-    clients: &Clients,
-    task: &proto::Task,
-    policy: &RecoveryPolicy,
-    signals: &Signals,
+    driver: &Driver,
+    task: &ClaimedTask,
     decision: Option<Decision>,
     stats: &mut RunStats,
 ) -> Result<Incarnation, AgentError> {
-    let resumed = clients
-        .checkpoints
-        .clone()
+    let resumed = driver
+        .api
         .resume(ResumeRequest {
-            run_id: task.run_id.clone(),
+            run_id: task.run_id().to_owned(),
         })
-        .await?
-        .into_inner();
-    println!(
-        "event resumed run={} recovered_from_step={} restarted_from_scratch={} epoch={} skipped={:?} at_ms={}",
-        task.run_id,
-        resumed.recovered_from_step,
-        resumed.restarted_from_scratch,
-        resumed.epoch,
-        resumed.skipped_steps,
-        unix_millis()
-    );
+        .await?;
+    driver.events.resumed(task.run_id(), &resumed);
     let initial = if resumed.restarted_from_scratch {
-        agent.initial_state(&task.input)?
+        agent.initial_state(task.input())?
     } else {
         Vec::new()
     };
     let setup = SessionSetup {
-        clients: clients.clone(),
-        run_id: task.run_id.clone(),
-        input: task.input.clone(),
+        api: driver.api.clone(),
+        run_id: task.run_id().to_owned(),
+        input: task.input().to_vec(),
         initial_state: initial,
-        strategy: policy.strategy,
+        strategy: driver.policy.strategy,
         content_type: "application/json".to_owned(),
         decision,
     };
     let mut session = Session::resumed(setup, resumed);
-    let outcome = run_steps(agent, &mut session, policy, signals).await;
+    let outcome = run_steps(agent, &mut session, driver).await;
     stats.absorb(std::mem::take(&mut session.stats));
     outcome
 }
@@ -205,9 +169,9 @@ async fn incarnate(
 async fn run_steps(
     agent: &dyn Agent,
     session: &mut Session,
-    policy: &RecoveryPolicy,
-    signals: &Signals,
+    driver: &Driver,
 ) -> Result<Incarnation, AgentError> {
+    let (policy, signals) = (&driver.policy, &driver.signals);
     loop {
         if signals.shutdown.is_cancelled() {
             session.save_completed().await?;
@@ -252,104 +216,24 @@ async fn run_steps(
                 tracing::warn!(run_id = %session.run_id, step, "drain deadline passed mid-step; the step is abandoned");
                 session.state = rollback.0;
                 session.messages.truncate(rollback.1);
+                // The steps before the abandoned one are done: keep them, as a drain promises.
+                session.save_completed().await?;
                 return Ok(Incarnation::Stopped);
             }
         };
         session.completed_step = step;
+        driver.events.step_completed(&session.run_id, step);
         match outcome {
             StepOutcome::Continue => {
                 if policy.strategy.saves_after(step, executed_tools) {
                     session.save_completed().instrument(step_span).await?;
-                    println!(
-                        "event saved run={} step={step} at_ms={}",
-                        session.run_id,
-                        unix_millis()
-                    );
+                    driver.events.saved(&session.run_id, step);
                 }
             }
             StepOutcome::Finished(result) => {
                 session.save_completed().instrument(step_span).await?;
                 return Ok(Incarnation::Finished(result));
             }
-        }
-    }
-}
-
-async fn report_complete(clients: &Clients, task: &proto::Task, result: Vec<u8>) -> TaskEnd {
-    let reply = clients
-        .tasks
-        .clone()
-        .complete(proto::CompleteRequest {
-            task_id: task.task_id.clone(),
-            attempt: task.attempt,
-            result,
-        })
-        .await;
-    settle(reply, TaskEnd::Completed)
-}
-
-async fn report_approval(
-    clients: &Clients,
-    task: &proto::Task,
-    action: String,
-    details: Vec<u8>,
-) -> TaskEnd {
-    let reply = clients
-        .tasks
-        .clone()
-        .request_approval(proto::RequestApprovalRequest {
-            task_id: task.task_id.clone(),
-            attempt: task.attempt,
-            action: action.clone(),
-            details,
-        })
-        .await;
-    settle(reply, TaskEnd::AwaitingApproval(action))
-}
-
-async fn report_release(clients: &Clients, task: &proto::Task) -> TaskEnd {
-    let reply = clients
-        .tasks
-        .clone()
-        .release(proto::ReleaseRequest {
-            task_id: task.task_id.clone(),
-            attempt: task.attempt,
-        })
-        .await;
-    settle(reply, TaskEnd::Released)
-}
-
-async fn report_failure(
-    clients: &Clients,
-    task: &proto::Task,
-    class: ErrorClass,
-    error: String,
-) -> TaskEnd {
-    let wire_class = match class {
-        ErrorClass::Fatal => proto::ErrorClass::Fatal,
-        ErrorClass::Transient => proto::ErrorClass::Transient,
-    };
-    let reply = clients
-        .tasks
-        .clone()
-        .fail(proto::FailRequest {
-            task_id: task.task_id.clone(),
-            attempt: task.attempt,
-            error: error.clone(),
-            error_class: wire_class as i32,
-        })
-        .await;
-    settle(reply, TaskEnd::Failed(class, error))
-}
-
-/// A fenced report means another worker owns the task: that is not this worker's error.
-fn settle<T>(reply: Result<T, tonic::Status>, end: TaskEnd) -> TaskEnd {
-    match reply {
-        Ok(_) => end,
-        Err(status) if status.code() == Code::FailedPrecondition => TaskEnd::LeaseLost,
-        Err(status) => {
-            tracing::error!(code = ?status.code(), message = status.message(), "reporting the task outcome failed; the lease will expire and the task will be reclaimed");
-            end
         }
     }
 }

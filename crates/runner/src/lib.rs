@@ -1,0 +1,37 @@
+//! The bundled runner: drives agents through the queue and the recovery loop. A client of
+//! checkpointd over gRPC only: it depends on the protocol and telemetry crates, never the server.
+//!
+//! - [`agent`]: the `Agent` trait agents implement, one step at a time.
+//! - [`context`]: what a step sees: state, messages, journalled tools, approvals.
+//! - [`strategy`]: when to checkpoint (`every_step`, `every_n`, `hybrid`, modifiers).
+//! - [`classify`]: fatal versus transient errors.
+//! - [`api`]: the checkpointd calls the runner makes, over gRPC ([`client`]) or a test double.
+//! - [`claimed`]: a claimed task, the only thing that moves it through the queue.
+//! - [`events`]: what the runner reports as it goes (`event ...` lines on stdout).
+//! - [`recovery`]: resume, step, checkpoint, resurrect, report.
+//! - [`worker`]: claims, leases, heartbeats and graceful shutdown.
+//! - [`demo_agent`]: a deterministic simulated agent with fault injection.
+//! - [`worker_command`]: `checkpointd worker`, the runner as a process.
+
+pub mod agent;
+pub mod api;
+pub mod claimed;
+pub mod classify;
+pub mod client;
+pub mod context;
+pub mod demo_agent;
+pub mod events;
+pub mod recovery;
+pub mod session;
+pub mod shutdown;
+pub mod stats;
+pub mod strategy;
+pub mod worker;
+pub mod worker_command;
+
+pub use checkpointd_protocol::v1 as proto;
+
+/// Parses a human duration such as `500ms`, `30s` or `2m` for the command line.
+pub fn parse_duration(raw: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(raw).map_err(|error| format!("invalid duration {raw:?}: {error}"))
+}

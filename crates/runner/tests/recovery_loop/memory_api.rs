@@ -1,0 +1,228 @@
+//! An in-memory checkpointd for one run: Resume, Save (verifying the client's checksum v1 over
+//! its whole log and journal), RecordToolResult, and a record of the task transitions.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use checkpointd_protocol::checksum::{
+    CheckpointContent, MessageChain, ToolChain, ToolEntry, checkpoint_checksum, to_hex,
+};
+use checkpointd_runner::api::RunnerApi;
+use checkpointd_runner::proto::{
+    Checkpoint, ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, Message,
+    RecordToolResultRequest, ReleaseRequest, RequestApprovalRequest, ResumeRequest, ResumeResponse,
+    SaveRequest, Task, ToolResult,
+};
+use tonic::{Code, Status};
+
+/// A queue transition the runner reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Transition {
+    Completed,
+    Failed { fatal: bool, error: String },
+    Released,
+    AwaitingApproval(String),
+}
+
+#[derive(Default)]
+struct Run {
+    epoch: u64,
+    log: Vec<Message>,
+    journal: Vec<ToolResult>,
+    latest: Option<Checkpoint>,
+    resumes: usize,
+    saves: Vec<(u64, Option<String>)>,
+    tool_executions: usize,
+    transitions: Vec<Transition>,
+    /// Saves answer with this code instead of being stored.
+    refuse_saves: Option<Code>,
+}
+
+/// See the module documentation.
+#[derive(Default)]
+pub struct MemoryApi(Mutex<Run>);
+
+impl MemoryApi {
+    /// Every save is answered with `code`, as a server that fenced this worker would.
+    pub fn refusing_saves(code: Code) -> Self {
+        let api = Self::default();
+        api.0.lock().unwrap().refuse_saves = Some(code);
+        api
+    }
+
+    pub fn resumes(&self) -> usize {
+        self.0.lock().unwrap().resumes
+    }
+
+    /// The steps saved, in order.
+    pub fn saved_steps(&self) -> Vec<u64> {
+        let run = self.0.lock().unwrap();
+        run.saves.iter().map(|(step, _)| *step).collect()
+    }
+
+    /// Whether every save carried the client's checksum (each one was verified on arrival).
+    pub fn every_save_was_checksummed(&self) -> bool {
+        let run = self.0.lock().unwrap();
+        run.saves.iter().all(|(_, checksum)| checksum.is_some())
+    }
+
+    /// RecordToolResult calls that journalled a new result.
+    pub fn tool_executions(&self) -> usize {
+        self.0.lock().unwrap().tool_executions
+    }
+
+    pub fn transitions(&self) -> Vec<Transition> {
+        self.0.lock().unwrap().transitions.clone()
+    }
+
+    fn transition(&self, transition: Transition) -> Result<(), Status> {
+        self.0.lock().unwrap().transitions.push(transition);
+        Ok(())
+    }
+}
+
+impl Run {
+    /// Checksum v1 of `request` as this server would store it, recomputed from scratch.
+    fn checksum_of(&self, request: &SaveRequest, log: &[Message]) -> String {
+        let messages = MessageChain::over(
+            log.iter()
+                .map(|message| (message.role.as_str(), message.content.as_slice())),
+        );
+        let mut journal: Vec<&ToolResult> = self.journal.iter().collect();
+        journal.sort_by_key(|result| result.seq);
+        let mut tools = ToolChain::EMPTY;
+        for result in journal {
+            tools.push(ToolEntry {
+                call_id: &result.call_id,
+                tool_name: &result.tool_name,
+                step: result.step as u64,
+                output: &result.output,
+                is_error: result.is_error,
+            });
+        }
+        let metadata: BTreeMap<String, String> = request.metadata.clone().into_iter().collect();
+        to_hex(&checkpoint_checksum(
+            CheckpointContent {
+                run_id: &request.run_id,
+                step: request.step as u64,
+                content_type: &request.content_type,
+                state: &request.state,
+            },
+            &metadata,
+            &messages,
+            &tools,
+        ))
+    }
+}
+
+#[async_trait]
+impl RunnerApi for MemoryApi {
+    async fn resume(&self, _request: ResumeRequest) -> Result<ResumeResponse, Status> {
+        let mut run = self.0.lock().unwrap();
+        run.resumes += 1;
+        run.epoch += 1;
+        // A rewind truncates the log at the restored checkpoint.
+        let kept = run.latest.as_ref().map_or(0, |c| c.messages.len());
+        run.log.truncate(kept);
+        Ok(ResumeResponse {
+            recovered_from_step: run.latest.as_ref().map_or(0, |c| c.step),
+            restarted_from_scratch: run.latest.is_none(),
+            checkpoint: run.latest.clone(),
+            tool_results: run.journal.clone(),
+            epoch: run.epoch,
+            skipped_steps: Vec::new(),
+        })
+    }
+
+    async fn save(&self, request: SaveRequest) -> Result<(), Status> {
+        let mut run = self.0.lock().unwrap();
+        if let Some(code) = run.refuse_saves {
+            return Err(Status::new(code, "refused"));
+        }
+        if request.epoch != Some(run.epoch) {
+            return Err(Status::failed_precondition("stale epoch"));
+        }
+        if request.message_offset != run.log.len() as u64 {
+            return Err(Status::invalid_argument(
+                "message_offset does not match the log",
+            ));
+        }
+        let mut log = run.log.clone();
+        log.extend(request.messages.iter().cloned());
+        let checksum = run.checksum_of(&request, &log);
+        if let Some(client) = &request.checksum
+            && *client != checksum
+        {
+            return Err(Status::invalid_argument(format!(
+                "checksum mismatch: the request carries {client}, the content hashes to {checksum}"
+            )));
+        }
+        run.saves
+            .push((request.step as u64, request.checksum.clone()));
+        run.latest = Some(Checkpoint {
+            run_id: request.run_id,
+            step: request.step,
+            content_type: request.content_type,
+            state: request.state,
+            messages: log.clone(),
+            epoch: run.epoch,
+            checksum,
+            message_count: log.len() as u64,
+            tool_count: run.journal.len() as u64,
+            ..Checkpoint::default()
+        });
+        run.log = log;
+        Ok(())
+    }
+
+    async fn record_tool_result(
+        &self,
+        request: RecordToolResultRequest,
+    ) -> Result<ToolResult, Status> {
+        let mut run = self.0.lock().unwrap();
+        if let Some(known) = run.journal.iter().find(|r| r.call_id == request.call_id) {
+            return Ok(known.clone());
+        }
+        run.tool_executions += 1;
+        let result = ToolResult {
+            call_id: request.call_id,
+            tool_name: request.tool_name,
+            step: request.step,
+            output: request.output,
+            is_error: request.is_error,
+            seq: run.journal.len() as u64 + 1,
+            ..ToolResult::default()
+        };
+        run.journal.push(result.clone());
+        Ok(result)
+    }
+
+    async fn claim(&self, _request: ClaimRequest) -> Result<Vec<Task>, Status> {
+        Ok(Vec::new())
+    }
+
+    async fn heartbeat(&self, _request: HeartbeatRequest) -> Result<(), Status> {
+        Ok(())
+    }
+
+    async fn complete(&self, _request: CompleteRequest) -> Result<(), Status> {
+        self.transition(Transition::Completed)
+    }
+
+    async fn fail(&self, request: FailRequest) -> Result<(), Status> {
+        let fatal = request.error_class == checkpointd_runner::proto::ErrorClass::Fatal as i32;
+        self.transition(Transition::Failed {
+            fatal,
+            error: request.error,
+        })
+    }
+
+    async fn release(&self, _request: ReleaseRequest) -> Result<(), Status> {
+        self.transition(Transition::Released)
+    }
+
+    async fn request_approval(&self, request: RequestApprovalRequest) -> Result<(), Status> {
+        self.transition(Transition::AwaitingApproval(request.action))
+    }
+}
