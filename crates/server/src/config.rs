@@ -34,8 +34,6 @@ pub enum Command {
     Worker(crate::runner::worker_command::WorkerArgs),
     /// Run the reference scenario end to end: a worker crashes at step 5, another resumes at 3.
     Demo(crate::runner::demo::DemoArgs),
-    /// Measure Save and LoadLatest against raw database statements.
-    Bench(crate::bench::BenchArgs),
     /// Inspect and steer queued tasks: list, approve, reject, requeue, cancel.
     Tasks(crate::cli::TasksArgs),
     /// Inspect and recover runs: show checkpoints with validity, resume.

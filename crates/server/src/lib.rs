@@ -15,14 +15,12 @@
 //! - [`grpc`]: the server: one thin adapter per service, health and reflection.
 //! - [`config`]: layered configuration and the command line.
 //! - [`telemetry`]: logs, OpenTelemetry traces and metrics (OTLP), `traceparent` propagation,
-//!   the admin port (`/metrics`, `/healthz`), and an in-process OTLP receiver.
-//! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
+//!   and the admin port (`/metrics`, `/healthz`).
 //! - [`cli`]: the operator commands (`tasks`, `runs`, `health`), gRPC clients of a running server.
 //! - [`queue`]: the task queue contract, its rules, and the in-memory queue.
 //! - [`runner`]: the bundled runner (`checkpointd worker`, `checkpointd demo`).
 //! - [`error`]: one error type and its mapping to gRPC codes.
 
-pub mod bench;
 pub mod cache;
 pub mod cli;
 pub mod config;

@@ -15,7 +15,6 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Serve(args) => serve(args).await,
-        Command::Bench(args) => checkpointd::bench::run(args).await,
         Command::Worker(args) => checkpointd::runner::worker_command::run(args).await,
         Command::Demo(args) => checkpointd::runner::demo::run(args).await,
         Command::Tasks(args) => checkpointd::cli::tasks(args).await,

@@ -5,7 +5,6 @@ pub mod admin;
 pub mod metrics;
 pub mod propagation;
 pub mod queue_depth;
-pub mod receiver;
 pub mod rpc_layer;
 
 use opentelemetry::KeyValue;
@@ -71,7 +70,7 @@ pub fn default_instance_id() -> String {
     format!("{host}-{}", std::process::id())
 }
 
-/// Logs only, for short commands (`demo`, `bench`, the operator CLI).
+/// Logs only, for short commands (`demo`, the operator CLI, the benchmark).
 pub fn init_logs(format: LogFormat) {
     let _ = base_registry(format, None).try_init();
 }

@@ -1,9 +1,8 @@
 //! Test support: a real server on port 0 over a chosen backend, a real client, raw database access.
 
-mod postgres;
+mod cache_entries;
 mod process;
 mod proxy;
-mod redis;
 pub mod requests;
 
 use std::net::SocketAddr;
@@ -22,12 +21,12 @@ use checkpointd::store::{self, StoreOptions};
 use tokio::net::TcpListener;
 use tonic::transport::Channel;
 
-pub use postgres::{PgSchema, database_url};
+pub use cache_entries::{cache_keys, cached_step};
+pub use checkpointd_testkit::{
+    PgSchema, RedisProcess, database_url, redis_connection, redis_url, unique_prefix, wait_until,
+};
 pub use process::{ServerProcess, WorkerProcess};
 pub use proxy::TcpProxy;
-pub use redis::{
-    RedisProcess, cache_keys, cached_step, redis_connection, redis_url, unique_prefix, wait_until,
-};
 
 /// The store a test server runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,11 +11,11 @@ use tokio_postgres::{NoTls, Statement};
 use tonic::transport::Channel;
 
 use super::BoxError;
-use crate::cache::{CacheSettings, CachedStore};
-use crate::grpc::{self, Backends, ServerSettings};
-use crate::proto::checkpoint_service_client::CheckpointServiceClient;
-use crate::proto::{LoadLatestRequest, SaveRequest};
-use crate::store::{self, StoreOptions};
+use checkpointd::cache::{CacheSettings, CachedStore};
+use checkpointd::grpc::{self, Backends, ServerSettings};
+use checkpointd::store::{self, StoreOptions};
+use checkpointd_protocol::v1::checkpoint_service_client::CheckpointServiceClient;
+use checkpointd_protocol::v1::{LoadLatestRequest, SaveRequest};
 
 /// What a batch does: write a new step, or read back the last one written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +71,7 @@ impl InProcessServer {
             .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?;
         let mut backends = Backends::from(opened);
         let cached = CachedStore::wrap(backends.engine.store().clone(), cache)?;
-        backends.engine = crate::engine::Engine::new(cached);
+        backends.engine = checkpointd::engine::Engine::new(cached);
         Self::serve(backends, ServerSettings::default()).await
     }
 

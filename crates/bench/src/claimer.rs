@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use super::BoxError;
 use super::queue::{LEASE, Variant};
-use crate::proto::{ClaimRequest, CompleteRequest, ResumeRequest, SaveRequest};
-use crate::runner::client::Clients;
+use checkpointd::runner::client::Clients;
+use checkpointd_protocol::v1::{ClaimRequest, CompleteRequest, ResumeRequest, SaveRequest};
 
 /// How long a claimer may find nothing to claim while tasks are still unclaimed.
 const IDLE_LIMIT: Duration = Duration::from_secs(30);

@@ -9,8 +9,8 @@ use super::BoxError;
 use super::claimer::{Drained, drain};
 use super::payload::agent_state;
 use super::stats::{Samples, Summary};
-use crate::proto::{EnqueueRequest, ListRequest, TaskState};
-use crate::runner::client::Clients;
+use checkpointd::runner::client::Clients;
+use checkpointd_protocol::v1::{EnqueueRequest, ListRequest, TaskState};
 
 /// The lease every claim asks for: long enough that no task is reclaimed while measured.
 pub const LEASE: Duration = Duration::from_secs(30);
