@@ -20,8 +20,7 @@
 //! - [`wire`]: domain records as `checkpoint.v1` messages, shared by the edge and the cache.
 //! - [`config`]: layered configuration and the `serve` flags.
 //! - [`telemetry`]: the shared telemetry crate (logs, OTLP, metrics, `traceparent`, the admin
-//!   port) plus the server's RPC layer and an in-process OTLP receiver.
-//! - [`bench`]: `checkpointd bench`, side-by-side measurements against raw SQL.
+//!   port) plus the server's RPC layer.
 //! - [`cli`]: the operator commands (`tasks`, `runs`, `health`), gRPC clients of a running server.
 //! - [`queue`]: the task queue contract, its rules, and the in-memory queue.
 //! - [`demo`]: `checkpointd demo`, the reference crash scenario with the bundled runner
@@ -29,7 +28,6 @@
 //! - [`error`]: one error type and its mapping to gRPC codes.
 
 pub mod app;
-pub mod bench;
 pub mod cache;
 pub mod cli;
 pub mod config;

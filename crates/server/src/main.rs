@@ -28,8 +28,6 @@ enum Command {
     Worker(checkpointd_runner::worker_command::WorkerArgs),
     /// Run the reference scenario end to end: a worker crashes at step 5, another resumes at 3.
     Demo(checkpointd::demo::DemoArgs),
-    /// Measure Save and LoadLatest against raw database statements.
-    Bench(checkpointd::bench::BenchArgs),
     /// Inspect and steer queued tasks: list, approve, reject, requeue, cancel.
     Tasks(checkpointd::cli::TasksArgs),
     /// Inspect and recover runs: show checkpoints with validity, resume.
@@ -47,7 +45,6 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Serve(args) => serve(args).await,
-        Command::Bench(args) => checkpointd::bench::run(args).await,
         Command::Worker(args) => checkpointd_runner::worker_command::run(args).await,
         Command::Demo(args) => checkpointd::demo::run(args).await,
         Command::Tasks(args) => checkpointd::cli::tasks(args).await,

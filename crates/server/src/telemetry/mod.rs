@@ -8,5 +8,4 @@
 pub use checkpointd_telemetry::*;
 
 pub mod admin;
-pub mod receiver;
 pub mod rpc_layer;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use checkpointd::proto::EnqueueRequest;
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
-use checkpointd::telemetry::receiver::{OtlpReceiver, ReceivedSpan};
+use checkpointd_testkit::{OtlpReceiver, ReceivedSpan};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::{ServerProcess, WorkerProcess, channel, requests};

@@ -1,10 +1,9 @@
 //! Test support: the real app on port 0 over a chosen backend, a real client, raw database access.
 
+mod cache_entries;
 mod health;
-mod postgres;
 mod process;
 mod proxy;
-mod redis;
 pub mod requests;
 
 use std::net::SocketAddr;
@@ -24,13 +23,13 @@ use checkpointd::shutdown::Shutdown;
 use checkpointd::store::{RetentionStore, StoreOptions};
 use tonic::transport::Channel;
 
+pub use cache_entries::{cache_keys, cached_step};
+pub use checkpointd_testkit::{
+    PgSchema, RedisProcess, database_url, redis_connection, redis_url, unique_prefix, wait_until,
+};
 pub use health::{next_status, serve_draining, watch_health};
-pub use postgres::{PgSchema, database_url};
 pub use process::{ServerProcess, WorkerProcess};
 pub use proxy::TcpProxy;
-pub use redis::{
-    RedisProcess, cache_keys, cached_step, redis_connection, redis_url, unique_prefix, wait_until,
-};
 
 /// The store a test server runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

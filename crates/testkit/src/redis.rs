@@ -3,15 +3,11 @@
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
-use checkpointd::cache::RunKeys;
-use checkpointd::domain::{RunId, RunKey, Tenant};
-use checkpointd::proto::Checkpoint;
-use prost::Message as _;
-use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
+
+use crate::unique::unique_name;
+use crate::wait::wait_until;
 
 /// `TEST_REDIS_URL`, or the local default.
 pub fn redis_url() -> String {
@@ -32,34 +28,9 @@ pub async fn redis_connection(url: &str) -> MultiplexedConnection {
         })
 }
 
-/// The Redis keys of a default-tenant run's cache entry.
-pub fn cache_keys(prefix: &str, run_id: &str) -> RunKeys {
-    let run = RunKey::new(Tenant::default_tenant(), RunId::parse(run_id).unwrap());
-    RunKeys::new(prefix, &run)
-}
-
-/// The step of the checkpoint a Redis holds for a default-tenant run, if any.
-pub async fn cached_step(redis_url: &str, prefix: &str, run_id: &str) -> Option<i64> {
-    let raw: Option<Vec<u8>> = redis_connection(redis_url)
-        .await
-        .get(cache_keys(prefix, run_id).checkpoint)
-        .await
-        .unwrap();
-    raw.map(|raw| Checkpoint::decode(raw.as_slice()).unwrap().step)
-}
-
 /// A key prefix no other test (or earlier run) uses.
 pub fn unique_prefix() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "cpd-test-{}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos()
-    )
+    unique_name("cpd-test", '-')
 }
 
 /// A `redis-server` of this test's own, with an append-only file fsynced on every write, so a
@@ -144,18 +115,5 @@ impl RedisProcess {
 impl Drop for RedisProcess {
     fn drop(&mut self) {
         self.kill9();
-    }
-}
-
-/// Polls `check` until it holds, panicking after 15 s with `what`.
-pub async fn wait_until<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

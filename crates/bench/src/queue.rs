@@ -9,7 +9,7 @@ use super::BoxError;
 use super::claimer::{Drained, drain};
 use super::payload::agent_state;
 use super::stats::{Samples, Summary};
-use crate::proto::{EnqueueRequest, ListRequest, TaskState};
+use checkpointd_protocol::v1::{EnqueueRequest, ListRequest, TaskState};
 use checkpointd_runner::client::Clients;
 
 /// The lease every claim asks for: long enough that no task is reclaimed while measured.

@@ -11,14 +11,14 @@ use tokio_util::sync::DropGuard;
 use tonic::transport::Channel;
 
 use super::BoxError;
-use crate::app::App;
-use crate::cache::CacheSettings;
-use crate::config::ServeConfig;
-use crate::grpc::ServerSettings;
-use crate::proto::checkpoint_service_client::CheckpointServiceClient;
-use crate::proto::{LoadLatestRequest, SaveRequest};
-use crate::shutdown::Shutdown;
-use crate::store::{self, StoreOptions};
+use checkpointd::app::App;
+use checkpointd::cache::CacheSettings;
+use checkpointd::config::ServeConfig;
+use checkpointd::grpc::ServerSettings;
+use checkpointd::shutdown::Shutdown;
+use checkpointd::store::{self, StoreOptions};
+use checkpointd_protocol::v1::checkpoint_service_client::CheckpointServiceClient;
+use checkpointd_protocol::v1::{LoadLatestRequest, SaveRequest};
 
 /// What a batch does: write a new step, or read back the last one written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! A minimal OTLP/gRPC collector (trace and metrics services, from the published OpenTelemetry
-//! protos) that keeps what it receives in memory. `checkpointd bench` exports to it to measure
-//! tracing overhead; the tests assert on what the server and worker send it.
+//! protos) that keeps what it receives in memory. The benchmark exports to it to measure tracing
+//! overhead; the tests assert on what the server and worker send it.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;

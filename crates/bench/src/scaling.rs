@@ -8,8 +8,9 @@ use super::conversation::{self, ConversationPoint};
 use super::history::{self, HistoryResult};
 use super::overhead::{self, Overhead};
 use super::scenario::Effort;
+use super::server_process::CheckpointdBinary;
 use super::{BoxError, Schemas};
-use crate::store::StoreOptions;
+use checkpointd::store::StoreOptions;
 
 /// How much the scaling scenarios do.
 #[derive(Clone, Copy, Debug)]
@@ -30,7 +31,11 @@ pub fn history_lengths(longest: usize) -> Vec<usize> {
     lengths
 }
 
-pub async fn run_tracing(schemas: &Schemas<'_>, effort: Effort) -> Result<Vec<Overhead>, BoxError> {
+pub async fn run_tracing(
+    schemas: &Schemas<'_>,
+    binary: &CheckpointdBinary,
+    effort: Effort,
+) -> Result<Vec<Overhead>, BoxError> {
     let stores = [
         (
             "postgres",
@@ -39,7 +44,7 @@ pub async fn run_tracing(schemas: &Schemas<'_>, effort: Effort) -> Result<Vec<Ov
         ),
         ("memory", "memory://".to_owned(), "memory://".to_owned()),
     ];
-    overhead::measure(&stores, effort).await
+    overhead::measure(binary, &stores, effort).await
 }
 
 /// Runs `measure` against a Postgres server and a SQLite one, one after the other.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::BoxError;
 use super::queue::{LEASE, Variant};
-use crate::proto::{ClaimRequest, CompleteRequest, ResumeRequest, SaveRequest};
+use checkpointd_protocol::v1::{ClaimRequest, CompleteRequest, ResumeRequest, SaveRequest};
 use checkpointd_runner::client::Clients;
 
 /// How long a claimer may find nothing to claim while tasks are still unclaimed.

@@ -11,7 +11,7 @@ use super::BoxError;
 use super::clients::checkpoint_client;
 use super::payload::agent_state;
 use super::stats::{against_first, ms, percentile, ratio};
-use crate::proto::{Message, SaveRequest};
+use checkpointd_protocol::v1::{Message, SaveRequest};
 
 /// Where the conversation is reported.
 pub const CHECKPOINTS: [usize; 3] = [10, 100, 1000];

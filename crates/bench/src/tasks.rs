@@ -1,14 +1,15 @@
-//! The task-queue scenarios of `checkpointd bench`: claim-to-complete throughput and recovery
+//! The task-queue scenarios of the benchmark: claim-to-complete throughput and recovery
 //! after a SIGKILL, each on fresh Postgres schemas, and their tables.
 
 use super::clients::InProcessServer;
 use super::queue::{self, QueueEffort, QueueResult};
 use super::recovery::{self, Recovery, RecoveryEffort};
 use super::report;
+use super::server_process::CheckpointdBinary;
 use super::stats::ms;
 use super::{BoxError, Schemas};
-use crate::grpc::ServerSettings;
-use crate::store::StoreOptions;
+use checkpointd::grpc::ServerSettings;
+use checkpointd::store::StoreOptions;
 
 /// The recovery target: kill to resumption, beyond the lease itself, in milliseconds.
 pub const RECOVERY_BUDGET_MS: f64 = 2000.0;
@@ -38,6 +39,7 @@ pub async fn run_queue(
 /// lease.
 pub async fn run_recovery(
     schemas: &Schemas<'_>,
+    binary: &CheckpointdBinary,
     options: &StoreOptions,
     effort: RecoveryEffort,
 ) -> Result<Vec<Recovery>, BoxError> {
@@ -48,7 +50,7 @@ pub async fn run_recovery(
     };
     let server = InProcessServer::start_with(&url, options, settings).await?;
     let prefix = format!("bench-recovery-{}", std::process::id());
-    let results = recovery::measure(&server.url(), effort, &prefix).await;
+    let results = recovery::measure(binary, &server.url(), effort, &prefix).await;
     server.stop().await?;
     results
 }

@@ -7,7 +7,7 @@ use super::clients::Op;
 use super::scenario::{Effort, Kind, Measurement};
 use super::stats::{ms, ratio};
 use super::storage::StorageReport;
-use crate::store::{StoreOptions, redact_url};
+use checkpointd::store::{StoreOptions, redact_url};
 
 /// The budget every durable Save's p99 must stay within, in milliseconds.
 pub const SAVE_BUDGET_MS: f64 = 50.0;
@@ -272,7 +272,7 @@ pub fn print_header(
     options: &StoreOptions,
 ) {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    println!("checkpointd bench");
+    println!("checkpointd-bench");
     println!("  postgres     {} (server {version})", redact_url(url));
     println!("  machine      {cores} cores{}", memory_label());
     println!(

@@ -1,4 +1,4 @@
-//! `checkpointd bench`: Save and LoadLatest measured side by side with raw SQL, then the task
+//! `checkpointd-bench`: Save and LoadLatest measured side by side with raw SQL, then the task
 //! queue: claim-to-complete throughput, and recovery from a SIGKILLed worker; then scaling:
 //! tracing overhead, history length and long conversations.
 //!
@@ -6,7 +6,8 @@
 //! statements, and checkpointd servers on `127.0.0.1:0` (Postgres, SQLite, memory) reached by
 //! real tonic clients over loopback. Contenders take turns in rounds, so a noisy machine slows
 //! them alike and the ratios stay meaningful. The recovery scenario runs real `checkpointd
-//! worker` processes (this executable) against an in-process server.
+//! worker` processes, and the tracing scenario `checkpointd serve` processes, from the
+//! `checkpointd` binary beside this one (or `--checkpointd-bin`).
 
 mod cache;
 mod claimer;
@@ -29,14 +30,14 @@ mod tasks;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use clap::Args;
-
-use crate::store::StoreOptions;
+use checkpointd::store::StoreOptions;
+use checkpointd_testkit::url_with_schema;
 use clients::{InProcessServer, pg_connect};
 use queue::QueueEffort;
 use recovery::RecoveryEffort;
 use scenario::{Contender, Effort, Kind, Target};
-use schemas::{Schemas, url_with_schema};
+use schemas::Schemas;
+use server_process::CheckpointdBinary;
 
 /// Errors inside the benchmark; they cross tasks, hence `Send + Sync`.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -63,10 +64,16 @@ pub enum Scenario {
     Conversation,
 }
 
-/// Flags of `checkpointd bench`.
-#[derive(Debug, Args)]
+/// Flags of `checkpointd-bench`.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "checkpointd-bench",
+    version,
+    about = "Measure checkpointd against raw SQL: Save and LoadLatest, the task queue, recovery, \
+             the cache, tracing overhead, history length and long conversations"
+)]
 pub struct BenchArgs {
-    /// Postgres URL to measure against; schemas `bench_<pid>_<n>` are created and dropped in it.
+    /// Postgres URL to measure against; schemas `bench_<pid>_...` are created and dropped in it.
     #[arg(
         long,
         env = "CHECKPOINTD_BENCH_DATABASE",
@@ -119,6 +126,10 @@ pub struct BenchArgs {
     /// Conversation scenario: conversations of 1,000 messages [default: 3, or 1 with --quick].
     #[arg(long)]
     pub conversations: Option<usize>,
+    /// The `checkpointd` binary the recovery and tracing scenarios run [default: `checkpointd`
+    /// in the directory of this executable].
+    #[arg(long, env = "CHECKPOINTD_BIN")]
+    pub checkpointd_bin: Option<PathBuf>,
 }
 
 pub async fn run(args: BenchArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -177,6 +188,17 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
         pool_size: args.pool_size.unwrap_or(StoreOptions::default().pool_size),
     };
 
+    // Found before anything is measured, so a missing binary fails the run at once.
+    let binary = if scenarios
+        .iter()
+        .any(|scenario| matches!(scenario, Scenario::Recovery | Scenario::Tracing))
+    {
+        Some(CheckpointdBinary::locate(args.checkpointd_bin.as_deref())?)
+    } else {
+        None
+    };
+    let binary = binary.as_ref();
+
     let admin = pg_connect(&args.postgres)
         .await
         .map_err(|error| format!("{error} (bench measures on Postgres; pass --postgres URL)"))?;
@@ -214,15 +236,21 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
             Scenario::Queue => tasks::run_queue(&schemas, &options, queue_effort)
                 .await
                 .map(|results| tasks::print_queue(&results, queue_effort)),
-            Scenario::Recovery => tasks::run_recovery(&schemas, &options, recovery_effort)
-                .await
-                .map(|runs| tasks::print_recovery(&runs, recovery_effort)),
+            Scenario::Recovery => {
+                let binary = binary.ok_or("the recovery scenario needs the checkpointd binary")?;
+                tasks::run_recovery(&schemas, binary, &options, recovery_effort)
+                    .await
+                    .map(|runs| tasks::print_recovery(&runs, recovery_effort))
+            }
             Scenario::Cache => cache::run_cache(&schemas, &options, effort, &args.redis)
                 .await
                 .map(|results| cache::print_cache(&results)),
-            Scenario::Tracing => scaling::run_tracing(&schemas, effort)
-                .await
-                .map(|results| overhead::print(&results, effort)),
+            Scenario::Tracing => {
+                let binary = binary.ok_or("the tracing scenario needs the checkpointd binary")?;
+                scaling::run_tracing(&schemas, binary, effort)
+                    .await
+                    .map(|results| overhead::print(&results, effort))
+            }
             Scenario::History => scaling::run_history(&schemas, &scratch, &options, scaling_effort)
                 .await
                 .map(|results| history::print(&results, effort)),
@@ -352,18 +380,6 @@ mod tests {
     use super::clients::{InProcessServer, Op};
     use super::scenario::{self, Contender, Effort, Kind, Target};
     use super::*;
-
-    #[test]
-    fn schema_options_join_an_existing_query() {
-        assert_eq!(
-            url_with_schema("postgres://h/db", "s"),
-            "postgres://h/db?options=-csearch_path%3Ds"
-        );
-        assert_eq!(
-            url_with_schema("postgres://h/db?sslmode=disable", "s"),
-            "postgres://h/db?sslmode=disable&options=-csearch_path%3Ds"
-        );
-    }
 
     #[test]
     fn many_clients_share_four_times_the_work_in_rounds() {

@@ -9,9 +9,9 @@ use super::BoxError;
 use super::clients::{BenchClient, GrpcClient};
 use super::payload::agent_state;
 use super::scenario::Effort;
-use super::server_process::ServerProcess;
+use super::server_process::{CheckpointdBinary, ServerProcess};
 use super::stats::{Samples, Summary, ms, ratio};
-use crate::telemetry::receiver::OtlpReceiver;
+use checkpointd_testkit::OtlpReceiver;
 
 /// The target: Save p50 with export on at most 5% above export off.
 pub const TARGET_RATIO: f64 = 1.05;
@@ -41,6 +41,7 @@ impl Overhead {
 /// Measures each `(store label, database URL pair)`: one URL for the server without export,
 /// one for the server with it.
 pub async fn measure(
+    binary: &CheckpointdBinary,
     stores: &[(&'static str, String, String)],
     effort: Effort,
 ) -> Result<Vec<Overhead>, BoxError> {
@@ -49,8 +50,8 @@ pub async fn measure(
     let mut results = Vec::new();
     for (store, off_url, on_url) in stores {
         let spans_before = receiver.spans().len();
-        let off = ServerProcess::start(off_url, &[], &[]).await?;
-        let on = ServerProcess::start(on_url, &["--otlp-endpoint", &endpoint], &[]).await?;
+        let off = ServerProcess::start(binary, off_url, &[], &[]).await?;
+        let on = ServerProcess::start(binary, on_url, &["--otlp-endpoint", &endpoint], &[]).await?;
         let state = Arc::new(agent_state(STATE_BYTES, 11));
         let mut clients = Vec::new();
         for (server, name) in [(&off, "off"), (&on, "on")] {

@@ -13,8 +13,8 @@ use super::clients::checkpoint_client;
 use super::payload::agent_state;
 use super::scenario::Effort;
 use super::stats::{Samples, Summary, against_first, ms, ratio};
-use crate::proto::checkpoint_service_client::CheckpointServiceClient;
-use crate::proto::{LoadLatestRequest, ResumeRequest, SaveRequest};
+use checkpointd_protocol::v1::checkpoint_service_client::CheckpointServiceClient;
+use checkpointd_protocol::v1::{LoadLatestRequest, ResumeRequest, SaveRequest};
 
 /// The target: the longest history within 1.2x of the shortest.
 pub const TARGET_RATIO: f64 = 1.2;

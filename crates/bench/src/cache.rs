@@ -5,10 +5,11 @@ use super::BoxError;
 use super::clients::{InProcessServer, Op};
 use super::report::{size_label, verdict};
 use super::scenario::{self, Contender, Effort, Kind, Measurement, Target};
-use super::schemas::{Schemas, url_with_schema};
+use super::schemas::Schemas;
 use super::stats::{ms, ratio};
-use crate::cache::CacheSettings;
-use crate::store::StoreOptions;
+use checkpointd::cache::CacheSettings;
+use checkpointd::store::StoreOptions;
+use checkpointd_testkit::url_with_schema;
 
 /// State sizes the cache is judged at: one typical, one large.
 const CACHE_SIZES: [usize; 2] = [10 * 1024, 100 * 1024];

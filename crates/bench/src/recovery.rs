@@ -10,7 +10,10 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use super::BoxError;
-use crate::proto::{EnqueueRequest, GetRequest, ListCheckpointsRequest, Task, TaskState};
+use super::server_process::CheckpointdBinary;
+use checkpointd_protocol::v1::{
+    EnqueueRequest, GetRequest, ListCheckpointsRequest, Task, TaskState,
+};
 use checkpointd_runner::client::Clients;
 
 /// How the recovery scenario runs.
@@ -94,11 +97,12 @@ fn timestamp_ms(timestamp: &prost_types::Timestamp) -> f64 {
 /// Runs `effort.runs` crashes against the server at `server` (whose queue must be empty of
 /// claimable tasks), one after the other.
 pub async fn measure(
+    binary: &CheckpointdBinary,
     server: &str,
     effort: RecoveryEffort,
     run_prefix: &str,
 ) -> Result<Vec<Recovery>, BoxError> {
-    let exe = std::env::current_exe()?;
+    let exe = binary.path();
     let clients = Clients::connect(server, None).await?;
     let mut recoveries = Vec::with_capacity(effort.runs);
     for index in 0..effort.runs {
@@ -106,7 +110,7 @@ pub async fn measure(
         // heartbeat cycle (a lease is renewed every third of its length).
         let kill_after = 1 + (index % 4) as i64;
         let run_id = format!("{run_prefix}-{index}");
-        let recovery = crash_and_recover(&exe, server, &clients, effort, &run_id, kill_after)
+        let recovery = crash_and_recover(exe, server, &clients, effort, &run_id, kill_after)
             .await
             .map_err(|error| format!("recovery run {}: {error}", index + 1))?;
         recoveries.push(recovery);
