@@ -20,7 +20,7 @@ pub use checkpoint_service::CheckpointApi;
 pub use task_service::TaskApi;
 
 use crate::engine::Engine;
-use crate::maintenance::{Pruner, RetentionSettings};
+use crate::maintenance::{Pruner, Reaper, RetentionSettings};
 use crate::proto::checkpoint_service_server::CheckpointServiceServer;
 use crate::proto::task_service_server::TaskServiceServer;
 use crate::queue::{RetryPolicy, TaskQueue};
@@ -71,6 +71,9 @@ pub struct ServerSettings {
     pub stale_threshold: Duration,
     /// Retention policy default and the background pruner's schedule.
     pub retention: RetentionSettings,
+    /// Time between two passes of the reaper, which buries stale tasks on their final
+    /// attempt; zero turns it off.
+    pub reap_interval: Duration,
 }
 
 impl Default for ServerSettings {
@@ -82,6 +85,7 @@ impl Default for ServerSettings {
             retry_defaults: RetryPolicy::default(),
             stale_threshold: Duration::from_secs(30),
             retention: RetentionSettings::default(),
+            reap_interval: Duration::from_secs(5),
         }
     }
 }
@@ -145,6 +149,12 @@ pub async fn run(
     let pruner_task = tokio::spawn(
         Pruner::new(engine.clone(), settings.retention).run_periodically(stop_pruner.clone()),
     );
+    // The reaper too, on the same stop token; each of its batches is one transaction.
+    let reaper_task = queue.clone().map(|queue| {
+        tokio::spawn(
+            Reaper::new(queue, settings.reap_interval).run_periodically(stop_pruner.clone()),
+        )
+    });
     let pins = engine.store().clone();
     let checkpoints =
         CheckpointServiceServer::new(CheckpointApi::new(engine, settings.max_request_bytes))
@@ -197,6 +207,9 @@ pub async fn run(
     };
     stop_pruner.cancel();
     let _ = pruner_task.await;
+    if let Some(reaper_task) = reaper_task {
+        let _ = reaper_task.await;
+    }
     // Shutdown told the health tasks to stop; if serving ended otherwise, the finished server
     // dropped the signal future and the sender in it, which stops them too.
     let _ = health_task.await;

@@ -3,9 +3,9 @@
 mod instrumented;
 mod memory;
 pub mod plan;
-mod postgres;
+pub(crate) mod postgres;
 pub mod retention;
-mod sqlite;
+pub(crate) mod sqlite;
 
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ use crate::domain::{
     SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
 };
 use crate::error::{Error, Result};
-use crate::queue::{MemoryQueue, TaskQueue};
+use crate::queue::{InstrumentedQueue, MemoryQueue, PostgresQueue, SqliteQueue, TaskQueue};
 
 /// Which checkpoint [`CheckpointStore::load`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,26 +202,30 @@ pub struct Opened {
     pub queue: Arc<dyn TaskQueue>,
 }
 
-/// Opens the store and the queue a `--database` URL names; both live in the same database.
+/// Opens the store and the queue a `--database` URL names; both live in the same database and
+/// come instrumented.
 pub async fn open_with_queue(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
         return Ok(Opened {
             store: InstrumentedStore::wrap(Arc::new(MemoryStore::new()), "memory"),
-            queue: Arc::new(MemoryQueue::new()),
+            queue: InstrumentedQueue::wrap(Arc::new(MemoryQueue::new()), "memory"),
         });
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
         let store = Arc::new(SqliteStore::open(path).await?);
         return Ok(Opened {
-            store: InstrumentedStore::wrap(store.clone(), "sqlite"),
-            queue: store,
+            queue: InstrumentedQueue::wrap(Arc::new(SqliteQueue::new(store.clone())), "sqlite"),
+            store: InstrumentedStore::wrap(store, "sqlite"),
         });
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
         return Ok(Opened {
-            store: InstrumentedStore::wrap(store.clone(), "postgresql"),
-            queue: store,
+            queue: InstrumentedQueue::wrap(
+                Arc::new(PostgresQueue::new(store.clone())),
+                "postgresql",
+            ),
+            store: InstrumentedStore::wrap(store, "postgresql"),
         });
     }
     Err(Error::InvalidArgument(format!(

@@ -5,10 +5,8 @@
 //! dropped pool whose connection tasks have not been polled yet) would make DROP SCHEMA wait.
 
 mod batches;
-mod claim_rules;
 mod lifecycle;
-mod queue_claims;
-mod queue_transitions;
+mod queue_schema;
 mod reads;
 mod writes;
 
@@ -21,12 +19,12 @@ use super::PostgresStore;
 use crate::domain::{CallId, Message, NewCheckpoint, NewToolResult, RunId, RunKey, Step, Tenant};
 use crate::store::StoreOptions;
 
-pub(super) fn database_url() -> String {
+pub(crate) fn database_url() -> String {
     std::env::var("TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
-pub(super) async fn raw_client(url: &str) -> tokio_postgres::Client {
+pub(crate) async fn raw_client(url: &str) -> tokio_postgres::Client {
     let (client, connection) = tokio_postgres::connect(url, NoTls)
         .await
         .unwrap_or_else(|error| {
@@ -37,14 +35,14 @@ pub(super) async fn raw_client(url: &str) -> tokio_postgres::Client {
 }
 
 /// A schema created for one test, dropped when the test ends (even by panic).
-pub(super) struct TestSchema {
+pub(crate) struct TestSchema {
     name: String,
 }
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 impl TestSchema {
-    pub(super) async fn create() -> Self {
+    pub(crate) async fn create() -> Self {
         let name = format!(
             "cpd_unit_{}_{}",
             std::process::id(),
@@ -60,13 +58,13 @@ impl TestSchema {
         Self { name }
     }
 
-    pub(super) fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         let base = database_url();
         let separator = if base.contains('?') { '&' } else { '?' };
         format!("{base}{separator}options=-csearch_path%3D{}", self.name)
     }
 
-    pub(super) async fn store(&self) -> PostgresStore {
+    pub(crate) async fn store(&self) -> PostgresStore {
         PostgresStore::connect(&self.url(), &StoreOptions { pool_size: 4 })
             .await
             .unwrap_or_else(|error| panic!("connect to {}: {error}", self.url()))

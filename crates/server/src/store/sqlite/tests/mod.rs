@@ -1,8 +1,7 @@
 //! Behaviour of the SQLite store against a temporary database file, including what survives a
 //! reopen and what happens when rows are damaged behind its back. This file holds the fixtures.
 
-mod queue_claims;
-mod queue_transitions;
+mod queue_schema;
 mod recovery;
 mod writes;
 
