@@ -54,6 +54,10 @@ pub struct ServeArgs {
     /// is stale and may be reclaimed [default: 30s].
     #[arg(long, env = "CHECKPOINTD_QUEUE_STALE_THRESHOLD", value_parser = parse_duration)]
     pub queue_stale_threshold: Option<Duration>,
+    /// Time between reaper passes, which bury stale tasks on their final attempt as dead
+    /// letters; `0s` turns the reaper off [default: 5s].
+    #[arg(long, env = "CHECKPOINTD_REAP_INTERVAL", value_parser = parse_duration)]
+    pub reap_interval: Option<Duration>,
     /// Redis URL of the hot cache, e.g. `redis://127.0.0.1:6379`; unset = no cache.
     #[arg(long, env = "CHECKPOINTD_REDIS", hide_env_values = true)]
     pub redis: Option<String>,
@@ -144,6 +148,7 @@ struct FileConfig {
     queue_initial_delay: Option<String>,
     queue_max_delay: Option<String>,
     queue_stale_threshold: Option<String>,
+    reap_interval: Option<String>,
     redis: Option<String>,
     cache_prefix: Option<String>,
     cache_ttl: Option<String>,
@@ -253,6 +258,10 @@ impl ServeConfig {
             .queue_stale_threshold
             .or(file_duration(&file.queue_stale_threshold)?)
             .unwrap_or(defaults.stale_threshold);
+        let reap_interval = args
+            .reap_interval
+            .or(file_duration(&file.reap_interval)?)
+            .unwrap_or(defaults.reap_interval);
         let log_format = args.log_format.or(file.log_format).unwrap_or_default();
         Ok(Self {
             listen: args
@@ -280,6 +289,7 @@ impl ServeConfig {
                     file.prune_interval.as_deref(),
                     file.prune_batch_size,
                 )?,
+                reap_interval,
             },
             store: StoreOptions {
                 pool_size: args
@@ -372,6 +382,27 @@ mod tests {
         assert_eq!(retention.default_policy, RetentionPolicy::KeepLast(3));
         assert_eq!(retention.prune_interval, Duration::ZERO);
         assert_eq!(retention.batch_size, 500);
+    }
+
+    #[test]
+    fn the_reap_interval_comes_from_the_flag_over_the_file_over_five_seconds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "database = \"memory://\"\nreap_interval = \"30s\"\n").unwrap();
+        let resolve = |reap_interval, config: Option<&Path>| {
+            ServeConfig::resolve(ServeArgs {
+                config: config.map(Path::to_path_buf),
+                database: Some("memory://".into()),
+                reap_interval,
+                ..ServeArgs::default()
+            })
+            .unwrap()
+            .server
+            .reap_interval
+        };
+        assert_eq!(resolve(None, None), Duration::from_secs(5));
+        assert_eq!(resolve(None, Some(&path)), Duration::from_secs(30));
+        assert_eq!(resolve(Some(Duration::ZERO), Some(&path)), Duration::ZERO);
     }
 
     #[test]

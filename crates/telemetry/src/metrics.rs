@@ -171,6 +171,21 @@ pub fn record_store(operation: &'static str, db_system: &'static str, ok: bool, 
     );
 }
 
+/// Runs one storage operation inside `span` and records its latency with [`record_store`]:
+/// what the store and queue wrappers do around every call.
+pub async fn observe_store<T, E>(
+    span: tracing::Span,
+    operation: &'static str,
+    db_system: &'static str,
+    work: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    use tracing::Instrument as _;
+    let started = std::time::Instant::now();
+    let outcome = work.instrument(span).await;
+    record_store(operation, db_system, outcome.is_ok(), started.elapsed());
+    outcome
+}
+
 /// A save that wrote `bytes` of state and new messages.
 pub fn record_save(db_system: &'static str, bytes: u64) {
     let attributes = [KeyValue::new("db.system", db_system)];

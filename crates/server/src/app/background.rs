@@ -8,8 +8,9 @@ use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
 use super::queue_depth;
+use crate::grpc::ServerSettings;
 use crate::grpc::health;
-use crate::maintenance::{Pruner, RetentionSettings};
+use crate::maintenance::{Pruner, Reaper};
 use crate::queue::TaskQueue;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
@@ -59,15 +60,20 @@ pub(super) fn serve_admin(
 }
 
 /// The maintenance jobs, one loop each. A job interrupted by shutdown leaves nothing
-/// half-done: every prune batch is its own transaction, and a depth poll only reads.
+/// half-done: every prune batch and every reap batch is its own transaction, and a depth poll
+/// only reads.
 pub(super) fn run_maintenance(
     shutdown: &Shutdown,
     engine: Engine,
     retention: Arc<dyn RetentionStore>,
     queue: Arc<dyn TaskQueue>,
-    settings: RetentionSettings,
+    settings: &ServerSettings,
 ) {
-    shutdown.spawn(Pruner::new(engine, retention, settings).run_periodically(shutdown.token()));
+    shutdown.spawn(
+        Pruner::new(engine, retention, settings.retention).run_periodically(shutdown.token()),
+    );
+    shutdown.spawn(
+        Reaper::new(queue.clone(), settings.reap_interval).run_periodically(shutdown.token()),
+    );
     shutdown.spawn(queue_depth::poll(queue, shutdown.token()));
-    // Every further maintenance job (the queue reaper, for one) is spawned here the same way.
 }

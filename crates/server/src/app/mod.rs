@@ -169,7 +169,7 @@ impl App {
             cache.map(|cache| cache.status()),
         );
         background::serve_admin(&shutdown, admin_listener, metrics, store);
-        background::run_maintenance(&shutdown, engine, retention, queue, settings.retention);
+        background::run_maintenance(&shutdown, engine, retention, queue, &settings);
         let serve = router.serve_with_incoming_shutdown(
             // Nagle's algorithm would hold multi-segment replies for the client's delayed ACK
             // (~40 ms).

@@ -55,6 +55,9 @@ pub struct ServerSettings {
     pub stale_threshold: Duration,
     /// Retention policy default and the background pruner's schedule.
     pub retention: RetentionSettings,
+    /// Time between two passes of the reaper, which buries stale tasks on their final
+    /// attempt; zero turns it off.
+    pub reap_interval: Duration,
 }
 
 impl Default for ServerSettings {
@@ -66,6 +69,7 @@ impl Default for ServerSettings {
             retry_defaults: RetryPolicy::default(),
             stale_threshold: Duration::from_secs(30),
             retention: RetentionSettings::default(),
+            reap_interval: Duration::from_secs(5),
         }
     }
 }

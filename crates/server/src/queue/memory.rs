@@ -17,6 +17,18 @@ struct Tasks {
     by_key: HashMap<(Tenant, String), TaskId>,
 }
 
+impl Tasks {
+    /// Replaces a stored task by `change` of it and returns the new one.
+    fn replace(&mut self, key: &(Tenant, TaskId), change: impl FnOnce(&Task) -> Task) -> Task {
+        let task = self
+            .by_id
+            .get_mut(key)
+            .expect("a task chosen under the same lock");
+        *task = change(task);
+        task.clone()
+    }
+}
+
 /// Every task in one map behind a mutex; each call is atomic.
 #[derive(Default)]
 pub struct MemoryQueue {
@@ -26,6 +38,20 @@ pub struct MemoryQueue {
 impl MemoryQueue {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Stores `task` as given, bypassing the rules: how the behaviour suite sets up any state
+    /// and moves time, as it rewrites rows in the databases.
+    #[cfg(test)]
+    pub(crate) fn put(&self, tenant: &Tenant, task: Task) {
+        self.with(|tasks| {
+            if let Some(key) = &task.idempotency_key {
+                tasks
+                    .by_key
+                    .insert((tenant.clone(), key.clone()), task.id.clone());
+            }
+            tasks.by_id.insert((tenant.clone(), task.id.clone()), task)
+        });
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Tasks) -> T) -> T {
@@ -78,21 +104,28 @@ impl TaskQueue for MemoryQueue {
         now: SystemTime,
     ) -> Result<Vec<Task>> {
         self.with(|tasks| {
-            let mut due: Vec<&mut Task> = tasks
-                .by_id
-                .iter_mut()
-                .filter(|((owner, _), task)| owner == tenant && rules::claimable(task, now))
-                .map(|(_, task)| task)
+            let mine = tasks.by_id.iter().filter(|((owner, _), _)| owner == tenant);
+            let chosen: Vec<(Tenant, TaskId)> = rules::select_claims(mine, now, batch)
+                .into_iter()
+                .map(|(key, _)| key.clone())
                 .collect();
-            due.sort_by_key(|task| task.next_attempt_at);
-            let mut claimed = Vec::new();
-            for task in due.into_iter().take(batch) {
-                *task = rules::claim(task, worker, lease, now);
-                if task.state == TaskState::Running {
-                    claimed.push(task.clone());
-                }
+            Ok(chosen
+                .iter()
+                .map(|key| tasks.replace(key, |task| rules::claim(task, worker, lease, now)))
+                .collect())
+        })
+    }
+
+    async fn reap_exhausted(&self, now: SystemTime, limit: usize) -> Result<u64> {
+        self.with(|tasks| {
+            let chosen: Vec<(Tenant, TaskId)> = rules::select_reaps(&tasks.by_id, now, limit)
+                .into_iter()
+                .map(|(key, _)| key.clone())
+                .collect();
+            for key in &chosen {
+                tasks.replace(key, |task| rules::reap(task, now));
             }
-            Ok(claimed)
+            Ok(chosen.len() as u64)
         })
     }
 

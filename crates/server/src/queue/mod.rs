@@ -1,12 +1,38 @@
 //! The durable task queue: the `TaskQueue` contract, its rules, and its backends.
+//!
+//! Layout: `rules` decides what every transition does, `task` holds the records; `memory`,
+//! `sqlite` and `postgres` store and select (the SQLite and Postgres queues share the
+//! checkpoint store's database handle), and `instrumented` wraps any of them with spans and
+//! latency metrics. One behaviour suite (`tests`) runs against all three.
 
+/// Every column of the `tasks` table the SQL backends read, in one order, for `SELECT` lists
+/// and `RETURNING` clauses; each backend's `task_row::decode` reads them by name. Defined
+/// before the backends' `mod` lines, which puts it in their scope.
+macro_rules! task_columns {
+    () => {
+        "id, run_id, state, attempt, attempts_used, initial_delay_ms, multiplier, max_delay_ms, \
+         jitter, max_attempts, idempotency_key, worker_id, lease_expires_at, next_attempt_at, \
+         last_error, last_error_class, approval_action, approval_requested_at, \
+         approval_decision, approval_decided_by, approval_decided_at, approval_comment, \
+         created_at, updated_at, approval_details, input, result"
+    };
+}
+
+mod instrumented;
 mod memory;
+mod postgres;
 pub mod rules;
+mod sqlite;
 mod task;
+#[cfg(test)]
+mod tests;
 
 use async_trait::async_trait;
 
+pub use instrumented::InstrumentedQueue;
 pub use memory::MemoryQueue;
+pub use postgres::PostgresQueue;
+pub use sqlite::SqliteQueue;
 pub use task::{Approval, ErrorClass, NewTask, RetryPolicy, Task, TaskId, TaskState, Transition};
 
 use crate::domain::Tenant;
@@ -22,9 +48,10 @@ pub trait TaskQueue: Send + Sync + 'static {
     /// Inserts a task, or returns the existing one with the same idempotency key (`true`).
     async fn enqueue(&self, tenant: &Tenant, task: NewTask) -> Result<(Task, bool)>;
 
-    /// Atomically leases up to `batch` claimable tasks (see [`rules::claimable`]) to `worker`,
-    /// applying [`rules::claim`] to each; tasks the claim sends to `dead` are not returned.
-    /// Two concurrent claims never return the same task.
+    /// Atomically leases up to `batch` claimable tasks (see [`rules::claimable`]) to `worker`
+    /// in [`rules::claim_order`], applying [`rules::claim`] to each, and returns them as
+    /// stored. Two concurrent claims never return the same task. A claim changes nothing
+    /// else: stale tasks whose attempts are used up are left to [`TaskQueue::reap_exhausted`].
     async fn claim(
         &self,
         tenant: &Tenant,
@@ -55,6 +82,13 @@ pub trait TaskQueue: Send + Sync + 'static {
         after: Option<&TaskId>,
         limit: usize,
     ) -> Result<Vec<Task>>;
+
+    /// Moves up to `limit` reapable tasks (see [`rules::reapable`]: running, lease expired at
+    /// `now`, last attempt used) of every tenant to `dead` by [`rules::reap`], oldest expiry
+    /// first, and returns how many moved. Decided on each row as locked, so a task heartbeated
+    /// meanwhile is left alone. The reaper calls this in batches
+    /// until a batch comes back short.
+    async fn reap_exhausted(&self, now: SystemTime, limit: usize) -> Result<u64>;
 
     /// How many tasks are in each state, over every tenant: the queue-depth metric. Never
     /// returns tasks, only counts; states without tasks may be absent.

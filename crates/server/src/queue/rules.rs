@@ -2,39 +2,107 @@
 
 use std::time::{Duration, SystemTime};
 
-use super::{Approval, ErrorClass, RetryPolicy, Task, TaskState, Transition};
+use super::{Approval, ErrorClass, RetryPolicy, Task, TaskId, TaskState, Transition};
 use crate::error::{Error, Result};
 
 /// Longest error text kept on a task.
 pub const MAX_ERROR_BYTES: usize = 8 * 1024;
 
-/// Whether a claim may take this task now: pending and due, or running with an expired lease.
+/// Whether a claim may take this task now: pending and due, or running with an expired lease
+/// and an attempt left. A stale task that used its last attempt is the reaper's (see
+/// [`reapable`]), never a claim's, so a claim only ever claims.
 pub fn claimable(task: &Task, now: SystemTime) -> bool {
     match task.state {
         TaskState::Pending => task.next_attempt_at <= now,
-        TaskState::Running => task.lease_expires_at.is_some_and(|expiry| expiry <= now),
+        TaskState::Running => lease_expired(task, now) && !attempts_exhausted(task),
         _ => false,
     }
 }
 
-/// Leases a claimable task to `worker`. Every claim, a reclaim included, is a new attempt; a
-/// stale task that already used its last attempt becomes a dead letter instead.
+/// Whether the reaper buries this task now: running with an expired lease on its last attempt.
+pub fn reapable(task: &Task, now: SystemTime) -> bool {
+    task.state == TaskState::Running && lease_expired(task, now) && attempts_exhausted(task)
+}
+
+/// The order claims take tasks in: the one due longest first, ties by id (creation).
+pub fn claim_order(task: &Task) -> (SystemTime, &TaskId) {
+    (task.next_attempt_at, &task.id)
+}
+
+/// The order the reaper buries tasks in: the lease that expired longest ago first.
+pub fn reap_order(task: &Task) -> (Option<SystemTime>, &TaskId) {
+    (task.lease_expires_at, &task.id)
+}
+
+/// A task as a backend holds it while choosing: alone, or beside its key.
+pub trait Candidate {
+    fn task(&self) -> &Task;
+}
+
+impl Candidate for Task {
+    fn task(&self) -> &Task {
+        self
+    }
+}
+
+impl<K> Candidate for (K, Task) {
+    fn task(&self) -> &Task {
+        &self.1
+    }
+}
+
+impl<K> Candidate for (K, &Task) {
+    fn task(&self) -> &Task {
+        self.1
+    }
+}
+
+/// Which of `candidates` a claim of `batch` tasks takes, in claim order: the selection every
+/// backend that selects in Rust makes (the Postgres claim states it in SQL).
+pub fn select_claims<C: Candidate>(
+    candidates: impl IntoIterator<Item = C>,
+    now: SystemTime,
+    batch: usize,
+) -> Vec<C> {
+    let by_claim_order = |a: &Task, b: &Task| claim_order(a).cmp(&claim_order(b));
+    select(
+        candidates,
+        |task| claimable(task, now),
+        by_claim_order,
+        batch,
+    )
+}
+
+/// Which of `candidates` a reaper pass of `limit` tasks buries, in reap order.
+pub fn select_reaps<C: Candidate>(
+    candidates: impl IntoIterator<Item = C>,
+    now: SystemTime,
+    limit: usize,
+) -> Vec<C> {
+    let by_reap_order = |a: &Task, b: &Task| reap_order(a).cmp(&reap_order(b));
+    select(candidates, |task| reapable(task, now), by_reap_order, limit)
+}
+
+fn select<C: Candidate>(
+    candidates: impl IntoIterator<Item = C>,
+    keep: impl Fn(&Task) -> bool,
+    order: impl Fn(&Task, &Task) -> std::cmp::Ordering,
+    limit: usize,
+) -> Vec<C> {
+    let mut chosen: Vec<C> = candidates
+        .into_iter()
+        .filter(|candidate| keep(candidate.task()))
+        .collect();
+    chosen.sort_by(|a, b| order(a.task(), b.task()));
+    chosen.truncate(limit);
+    chosen
+}
+
+/// Leases a claimable task to `worker`. Every claim, a reclaim included, is a new attempt.
 pub fn claim(task: &Task, worker: &str, lease: Duration, now: SystemTime) -> Task {
     let mut next = task.clone();
     next.updated_at = now;
-    let reclaim = task.state == TaskState::Running;
-    if reclaim && task.attempts_used >= task.retry_policy.max_attempts {
-        next.state = TaskState::Dead;
-        next.worker_id = None;
-        next.lease_expires_at = None;
-        next.last_error = Some(format!(
-            "lease of worker {} expired on the final attempt",
-            task.worker_id.as_deref().unwrap_or("?")
-        ));
-        next.last_error_class = Some(ErrorClass::Transient);
-        return next;
-    }
-    if reclaim {
+    if task.state == TaskState::Running {
         next.last_error = Some(format!(
             "lease of worker {} expired; reclaimed",
             task.worker_id.as_deref().unwrap_or("?")
@@ -47,6 +115,29 @@ pub fn claim(task: &Task, worker: &str, lease: Duration, now: SystemTime) -> Tas
     next.worker_id = Some(worker.to_owned());
     next.lease_expires_at = Some(later(now, lease));
     next
+}
+
+/// Buries a reapable task: a dead letter whose error names the worker that lost the lease.
+/// The attempt stays, so a zombie of the last lease is still fenced off.
+pub fn reap(task: &Task, now: SystemTime) -> Task {
+    let mut next = task.clone();
+    next.updated_at = now;
+    next.state = TaskState::Dead;
+    next.last_error = Some(format!(
+        "lease of worker {} expired on the final attempt",
+        task.worker_id.as_deref().unwrap_or("?")
+    ));
+    next.last_error_class = Some(ErrorClass::Transient);
+    release_lease(&mut next);
+    next
+}
+
+fn lease_expired(task: &Task, now: SystemTime) -> bool {
+    task.lease_expires_at.is_some_and(|expiry| expiry <= now)
+}
+
+fn attempts_exhausted(task: &Task) -> bool {
+    task.attempts_used >= task.retry_policy.max_attempts
 }
 
 /// Applies a transition, or explains why it is not allowed (and then nothing changes).
@@ -75,9 +166,7 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
             release_lease(&mut next);
             next.state = match class {
                 ErrorClass::Fatal => TaskState::Failed,
-                ErrorClass::Transient if task.attempts_used >= task.retry_policy.max_attempts => {
-                    TaskState::Dead
-                }
+                ErrorClass::Transient if attempts_exhausted(task) => TaskState::Dead,
                 ErrorClass::Transient => {
                     next.next_attempt_at = later(
                         now,
@@ -341,6 +430,29 @@ mod tests {
             (revived.state, revived.attempts_used),
             (TaskState::Pending, 0)
         );
+    }
+
+    #[test]
+    fn a_stale_task_on_its_last_attempt_is_the_reapers_and_never_a_claims() {
+        let now = SystemTime::UNIX_EPOCH;
+        let mut current = task();
+        for _ in 0..policy().max_attempts {
+            assert!(claimable(&current, now) && !reapable(&current, now));
+            current = claim(&current, "w", Duration::from_secs(5), now);
+            now_plus_lease_is_stale(&current);
+            current.lease_expires_at = Some(now);
+        }
+        assert!(!claimable(&current, now));
+        assert!(reapable(&current, now));
+        let dead = reap(&current, now);
+        assert_eq!((dead.state, dead.attempt), (TaskState::Dead, 3));
+        assert!(!reapable(&dead, now) && !claimable(&dead, now));
+    }
+
+    fn now_plus_lease_is_stale(task: &Task) {
+        let expiry = task.lease_expires_at.unwrap();
+        assert!(!claimable(task, expiry - Duration::from_nanos(1)));
+        assert!(!reapable(task, expiry - Duration::from_nanos(1)));
     }
 
     #[test]

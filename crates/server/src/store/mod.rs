@@ -5,9 +5,9 @@ pub(crate) mod forward;
 mod instrumented;
 mod memory;
 pub mod plan;
-mod postgres;
+pub(crate) mod postgres;
 pub mod retention;
-mod sqlite;
+pub(crate) mod sqlite;
 #[cfg(test)]
 mod tests;
 
@@ -25,7 +25,7 @@ use crate::domain::{
     SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
 };
 use crate::error::{Error, Result};
-use crate::queue::{MemoryQueue, TaskQueue};
+use crate::queue::{InstrumentedQueue, MemoryQueue, PostgresQueue, SqliteQueue, TaskQueue};
 
 /// Which checkpoint [`CheckpointStore::load`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -242,30 +242,34 @@ impl Opened {
         }
     }
 
-    /// The same database with every call of both store contracts timed and traced.
+    /// The same database with every call of both store contracts and the queue timed and
+    /// traced.
     pub fn instrumented(self) -> Self {
         Self {
             store: Arc::new(InstrumentedStore::new(self.store, self.db_system)),
             retention: Arc::new(InstrumentedStore::new(self.retention, self.db_system)),
+            queue: InstrumentedQueue::wrap(self.queue, self.db_system),
             ..self
         }
     }
 }
 
-/// Opens the store and the queue a `--database` URL names; both live in the same database.
+/// Opens the store and the queue a `--database` URL names; both live in the same database and
+/// come instrumented.
 pub async fn open_with_queue(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
-        let queue = Arc::new(MemoryQueue::new());
         let store = Arc::new(MemoryStore::new());
-        return Ok(Opened::of(store, "memory", queue));
+        return Ok(Opened::of(store, "memory", Arc::new(MemoryQueue::new())));
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
         let store = Arc::new(SqliteStore::open(path).await?);
-        return Ok(Opened::of(store.clone(), "sqlite", store));
+        let queue = Arc::new(SqliteQueue::new(store.clone()));
+        return Ok(Opened::of(store, "sqlite", queue));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
-        return Ok(Opened::of(store.clone(), "postgresql", store));
+        let queue = Arc::new(PostgresQueue::new(store.clone()));
+        return Ok(Opened::of(store, "postgresql", queue));
     }
     Err(Error::InvalidArgument(format!(
         "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",

@@ -16,7 +16,7 @@ pub(super) fn is_unique_violation(error: &tokio_postgres::Error) -> bool {
 }
 
 /// Classifies a driver error.
-pub(super) fn db(error: tokio_postgres::Error) -> Error {
+pub(crate) fn db(error: tokio_postgres::Error) -> Error {
     let Some(code) = error.code() else {
         return without_sqlstate(&error);
     };

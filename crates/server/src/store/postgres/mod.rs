@@ -3,9 +3,8 @@
 //! Layout: `sql` holds every statement, `migrate` the schema versions, `error` the SQLSTATE
 //! mapping, `rows` the row conversions, `head_cache` the fast path's guess of each run row,
 //! `batch` the group commit of concurrent Saves; `save`, `tools`, `reads` and `lifecycle`
-//! implement the trait's methods. The task queue lives
-//! beside them: `queue` implements `TaskQueue`, `queue_sql` holds its statements and `task_row`
-//! its row conversions.
+//! implement the trait's methods. The task queue ([`crate::queue::PostgresQueue`]) shares the
+//! pool.
 //!
 //! Round trips are the cost that matters (a loopback trip is a sizeable share of a commit), so
 //! statements are prepared once per connection, independent statements are pipelined on one
@@ -13,20 +12,17 @@
 //! `save`), shared with the other Saves in flight at the same moment (see `batch`).
 
 mod batch;
-mod error;
+pub(crate) mod error;
 mod head_cache;
 mod lifecycle;
 mod migrate;
-mod queue;
-mod queue_sql;
 mod reads;
 mod retention;
 mod rows;
 mod save;
 mod sql;
-mod task_row;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod tools;
 
 use std::time::Duration;
@@ -122,7 +118,7 @@ impl PostgresStore {
         })
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Client> {
+    pub(crate) async fn client(&self) -> Result<deadpool_postgres::Client> {
         self.pool.get().await.map_err(error::pool)
     }
 

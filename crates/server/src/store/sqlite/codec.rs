@@ -16,7 +16,7 @@ use crate::domain::Digest32;
 use crate::error::{Error, Result};
 
 /// A `SystemTime` as unix microseconds, the unit every timestamp column uses.
-pub(super) fn to_micros(time: SystemTime) -> i64 {
+pub(crate) fn to_micros(time: SystemTime) -> i64 {
     match time.duration_since(UNIX_EPOCH) {
         Ok(after) => i64::try_from(after.as_micros()).unwrap_or(i64::MAX),
         Err(before) => i64::try_from(before.duration().as_micros())
@@ -26,7 +26,7 @@ pub(super) fn to_micros(time: SystemTime) -> i64 {
 }
 
 /// The inverse of [`to_micros`].
-pub(super) fn from_micros(micros: i64) -> SystemTime {
+pub(crate) fn from_micros(micros: i64) -> SystemTime {
     let magnitude = Duration::from_micros(micros.unsigned_abs());
     if micros >= 0 {
         UNIX_EPOCH + magnitude
@@ -46,7 +46,7 @@ pub(super) fn now() -> (SystemTime, i64) {
 ///
 /// Steps arrive as non-negative i64 and counters stay far below 2^63, so this only fails on a
 /// value that could never have been stored.
-pub(super) fn signed(value: u64, what: &str) -> Result<i64> {
+pub(crate) fn signed(value: u64, what: &str) -> Result<i64> {
     i64::try_from(value)
         .map_err(|_| Error::InvalidArgument(format!("{what} {value} is larger than 2^63 - 1")))
 }
@@ -60,7 +60,7 @@ pub(super) fn unsigned(row: &Row<'_>, index: usize) -> rusqlite::Result<u64> {
 
 /// Reads a payload column as bytes whatever its storage class: BLOB and TEXT as stored, NULL as
 /// empty, numbers as their decimal text.
-pub(super) fn bytes(row: &Row<'_>, index: usize) -> rusqlite::Result<Vec<u8>> {
+pub(crate) fn bytes(row: &Row<'_>, index: usize) -> rusqlite::Result<Vec<u8>> {
     Ok(match row.get_ref(index)? {
         ValueRef::Blob(bytes) | ValueRef::Text(bytes) => bytes.to_vec(),
         ValueRef::Null => Vec::new(),

@@ -42,7 +42,7 @@ pub(super) fn map(error: rusqlite::Error) -> Error {
 }
 
 /// `.db()?` turns a rusqlite result into a service result through [`map`].
-pub(super) trait DbResultExt<T> {
+pub(crate) trait DbResultExt<T> {
     fn db(self) -> Result<T>;
 }
 

@@ -4,21 +4,18 @@
 //! Layout: `schema` opens connections and applies `migrations/sqlite/`, `write` and `read` hold
 //! the queries, `codec` converts values, `error` classifies driver errors. The rules of each
 //! write live in [`crate::store::plan`]; this module only reads their context and applies them.
-//! `queue` implements [`crate::queue::TaskQueue`] on the same file and connections, with
-//! `task_row` converting tasks to rows; its rules live in [`crate::queue::rules`].
+//! The task queue ([`crate::queue::SqliteQueue`]) shares this file and these connections.
 //!
 //! rusqlite is synchronous, so every call runs on tokio's blocking pool. Writes go through one
 //! connection behind a mutex (SQLite admits one writer at a time anyway, and in-process
 //! queueing is cheaper than spinning on `SQLITE_BUSY`); reads use a second, read-only
 //! connection so loads do not wait behind a Save's fsync.
 
-mod codec;
-mod error;
-mod queue;
+pub(crate) mod codec;
+pub(crate) mod error;
 mod read;
 mod retention;
 mod schema;
-mod task_row;
 mod write;
 
 #[cfg(test)]
@@ -95,7 +92,7 @@ impl SqliteStore {
     }
 
     /// Runs `work` with the writer connection on the blocking pool.
-    async fn write<T, F>(&self, work: F) -> Result<T>
+    pub(crate) async fn write<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
@@ -107,7 +104,7 @@ impl SqliteStore {
     }
 
     /// Runs `work` with the read connection on the blocking pool.
-    async fn read<T, F>(&self, work: F) -> Result<T>
+    pub(crate) async fn read<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,

@@ -2,11 +2,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::queue_claims::{enqueue, tenant};
 use super::{TestSchema, checkpoint, load_at, load_latest, raw_client, run, texts};
-use crate::domain::Step;
 use crate::error::Error;
-use crate::queue::TaskQueue;
 use crate::store::postgres::PostgresStore;
 use crate::store::{CheckpointStore, StoreOptions};
 
@@ -102,26 +99,4 @@ async fn misshapen_metadata_reads_back_as_a_checkpoint_that_fails_verification()
         .await;
     let loaded = load_at(&store, &key, 1).await;
     assert!(loaded.checkpoint.verify(&loaded.tools).is_err());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_version_1_database_gains_the_task_table_on_connect() {
-    let schema = TestSchema::create().await;
-    let key = run("default", "run-1");
-    schema
-        .store()
-        .await
-        .save(&checkpoint(&key, 1, b"1", 0, &["hi"]))
-        .await
-        .unwrap();
-    // Back to what a binary without the queue left behind.
-    schema
-        .sql("DROP TABLE tasks; DELETE FROM checkpointd_migrations WHERE version = 2")
-        .await;
-
-    let store = schema.store().await;
-    let t = tenant("default");
-    let task = enqueue(&store, &t, "run-1").await;
-    assert_eq!(store.get(&t, &task.id).await.unwrap(), Some(task));
-    assert_eq!(store.steps(&key).await.unwrap(), vec![Step::new(1)]);
 }

@@ -4,14 +4,12 @@
 //! in [`crate::store::tests`]. This file holds the fixtures.
 
 mod batches;
-mod claim_rules;
 mod instances;
 mod lifecycle;
-mod queue_claims;
-mod queue_transitions;
+mod queue_schema;
 
 use crate::domain::{NewCheckpoint, RunKey};
-pub(super) use crate::store::tests::{
+pub(crate) use crate::store::tests::{
     TestSchema, load_at, load_latest, raw_client, run, texts, tool,
 };
 

@@ -4,8 +4,7 @@
 
 mod damaged_rows;
 mod file;
-mod queue_claims;
-mod queue_transitions;
+mod queue_schema;
 
 use std::sync::Arc;
 
@@ -13,7 +12,6 @@ use tempfile::TempDir;
 
 use super::SqliteStore;
 use crate::domain::{Message, NewCheckpoint, RunId, RunKey, Step, Tenant};
-use crate::error::Error;
 use crate::service::Engine;
 use crate::store::CheckpointStore;
 use crate::store::tests::{load_at, message, run, tool};

@@ -1,4 +1,4 @@
-//! The task queue on the SQLite store: same file, same connections as the checkpoints.
+//! The task queue on SQLite: same file, same connections as the checkpoint store.
 //!
 //! Every write is one IMMEDIATE transaction on the writer connection: it takes SQLite's write
 //! lock before its first read, so the rows a claim or transition reads cannot change before it
@@ -9,23 +9,54 @@
 //! alone; the SQL only narrows the rows and stores the outcome. Reads go to the read
 //! connection. Time is always the caller's `now`, never the database clock.
 
+mod task_row;
+#[cfg(test)]
+pub(super) mod tests;
+
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, named_params};
 
-use super::SqliteStore;
-use super::codec::to_micros;
-use super::error::DbResultExt;
-use super::task_row::{
-    decode, insert_params, task_columns, task_mutable_assignments, update_params,
-};
+use self::task_row::{decode, insert_params, task_mutable_assignments, update_params};
+use super::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
 use crate::domain::Tenant;
 use crate::error::{Error, Result};
-use crate::queue::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+use crate::store::SqliteStore;
+use crate::store::sqlite::codec::to_micros;
+use crate::store::sqlite::error::DbResultExt;
+
+/// The task queue in a [`SqliteStore`]'s database, on the store's own connections.
+pub struct SqliteQueue {
+    db: Arc<SqliteStore>,
+}
+
+impl SqliteQueue {
+    /// The queue in `db`'s file; the store's migrations created its table.
+    pub fn new(db: Arc<SqliteStore>) -> Self {
+        Self { db }
+    }
+
+    async fn write<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        self.db.write(work).await
+    }
+
+    async fn read<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        self.db.read(work).await
+    }
+}
 
 #[async_trait]
-impl TaskQueue for SqliteStore {
+impl TaskQueue for SqliteQueue {
     async fn enqueue(&self, tenant: &Tenant, task: NewTask) -> Result<(Task, bool)> {
         let tenant = tenant.clone();
         self.write(move |conn| enqueue(conn, &tenant, task)).await
@@ -80,6 +111,13 @@ impl TaskQueue for SqliteStore {
             .await
     }
 
+    async fn reap_exhausted(&self, now: SystemTime, limit: usize) -> Result<u64> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        self.write(move |conn| reap(conn, now, limit)).await
+    }
+
     async fn depth(&self) -> Result<Vec<(TaskState, u64)>> {
         self.read(|conn| {
             let mut statement = conn
@@ -100,6 +138,26 @@ impl TaskQueue for SqliteStore {
         .await
     }
 }
+
+/// Inserts a row with every column; parameters: see [`insert_params`].
+const INSERT_TASK: &str = concat!(
+    "INSERT INTO tasks (tenant, id, run_id, initial_delay_ms, multiplier, max_delay_ms,
+                                jitter, max_attempts, idempotency_key, created_at, input,
+                                state, attempt, attempts_used, worker_id, lease_expires_at,
+                                next_attempt_at, last_error, last_error_class, approval_action,
+                                approval_requested_at, approval_decision, approval_decided_by,
+                                approval_decided_at, approval_comment, updated_at,
+                                approval_details, result)
+             VALUES (:tenant, :id, :run_id, :initial_delay_ms, :multiplier, :max_delay_ms,
+                     :jitter, :max_attempts, :idempotency_key, :created_at, :input,
+                     :state, :attempt, :attempts_used, :worker_id, :lease_expires_at,
+                     :next_attempt_at, :last_error, :last_error_class, :approval_action,
+                     :approval_requested_at, :approval_decision, :approval_decided_by,
+                     :approval_decided_at, :approval_comment, :updated_at,
+                     :approval_details, :result)
+             RETURNING ",
+    task_columns!()
+);
 
 fn begin(conn: &mut Connection) -> Result<Transaction<'_>> {
     conn.transaction_with_behavior(TransactionBehavior::Immediate)
@@ -130,24 +188,7 @@ fn enqueue(conn: &mut Connection, tenant: &Tenant, new: NewTask) -> Result<(Task
     }
     let task = Task::new(new, SystemTime::now());
     let stored = tx
-        .prepare_cached(concat!(
-            "INSERT INTO tasks (tenant, id, run_id, initial_delay_ms, multiplier, max_delay_ms,
-                                jitter, max_attempts, idempotency_key, created_at, input,
-                                state, attempt, attempts_used, worker_id, lease_expires_at,
-                                next_attempt_at, last_error, last_error_class, approval_action,
-                                approval_requested_at, approval_decision, approval_decided_by,
-                                approval_decided_at, approval_comment, updated_at,
-                                approval_details, result)
-             VALUES (:tenant, :id, :run_id, :initial_delay_ms, :multiplier, :max_delay_ms,
-                     :jitter, :max_attempts, :idempotency_key, :created_at, :input,
-                     :state, :attempt, :attempts_used, :worker_id, :lease_expires_at,
-                     :next_attempt_at, :last_error, :last_error_class, :approval_action,
-                     :approval_requested_at, :approval_decision, :approval_decided_by,
-                     :approval_decided_at, :approval_comment, :updated_at,
-                     :approval_details, :result)
-             RETURNING ",
-            task_columns!()
-        ))
+        .prepare_cached(INSERT_TASK)
         .db()?
         .query_row(insert_params(tenant, &task)?.as_slice(), decode)
         .db()?;
@@ -155,8 +196,8 @@ fn enqueue(conn: &mut Connection, tenant: &Tenant, new: NewTask) -> Result<(Task
     Ok((stored, false))
 }
 
-/// Reads up to `batch` claimable tasks in the order they became due, claims each by the rules
-/// and writes it back, all under one write lock.
+/// Reads up to `batch` claimable tasks in claim order, claims each by the rules and writes it
+/// back, all under one write lock.
 fn claim(
     conn: &mut Connection,
     tenant: &Tenant,
@@ -168,7 +209,8 @@ fn claim(
     let tx = begin(conn)?;
     // One leg per claimable state, each read in order off its own index and cut at the batch
     // size, so a claim looks at no more than 2 * batch index entries however deep the backlog;
-    // only the chosen rows are then read in full (inputs can be large).
+    // only the chosen rows are then read in full (inputs can be large). Stale tasks without an
+    // attempt left are the reaper's and must not take a place in the batch.
     let due = tx
         .prepare_cached(concat!(
             "WITH due (due_id, due_at) AS (
@@ -180,6 +222,7 @@ fn claim(
                  SELECT * FROM (
                      SELECT id, next_attempt_at FROM tasks
                       WHERE tenant = :tenant AND state = 'running' AND lease_expires_at <= :now
+                        AND attempts_used < max_attempts
                       ORDER BY next_attempt_at, id LIMIT :batch)
                  ORDER BY next_attempt_at, id LIMIT :batch)
              SELECT ",
@@ -198,18 +241,52 @@ fn claim(
         .db()?
         .collect::<rusqlite::Result<Vec<Task>>>()
         .db()?;
-    let mut claimed = Vec::with_capacity(due.len());
-    // The rules have the last word on what is claimable; the SQL above only narrows.
-    for task in due.iter().filter(|task| rules::claimable(task, now)) {
-        let next = rules::claim(task, worker, lease, now);
-        let stored = store(&tx, tenant, task.attempt, &next)?;
-        // A stale task on its final attempt became a dead letter: stored, not handed out.
-        if stored.state == TaskState::Running {
-            claimed.push(stored);
-        }
-    }
+    // The rules have the last word on what is claimable and in which order; the SQL narrows.
+    let claimed = rules::select_claims(due, now, batch)
+        .iter()
+        .map(|task| {
+            let next = rules::claim(task, worker, lease, now);
+            store(&tx, tenant, task.attempt, &next)
+        })
+        .collect::<Result<Vec<Task>>>()?;
     tx.commit().db()?;
     Ok(claimed)
+}
+
+/// Buries up to `limit` reapable tasks of every tenant under one write lock. The narrowing
+/// reads the partial index of running tasks, which holds only the tasks now leased.
+fn reap(conn: &mut Connection, now: SystemTime, limit: usize) -> Result<u64> {
+    let tx = begin(conn)?;
+    let stale = tx
+        .prepare_cached(concat!(
+            "SELECT tenant, ",
+            task_columns!(),
+            " FROM tasks WHERE state = 'running' AND lease_expires_at <= :now
+                AND attempts_used >= max_attempts
+              ORDER BY lease_expires_at, id LIMIT :limit"
+        ))
+        .db()?
+        .query_map(
+            named_params! {
+                ":now": to_micros(now),
+                ":limit": i64::try_from(limit).unwrap_or(i64::MAX),
+            },
+            |row| Ok((row.get::<_, String>("tenant")?, decode(row)?)),
+        )
+        .db()?
+        .collect::<rusqlite::Result<Vec<(String, Task)>>>()
+        .db()?;
+    let doomed = rules::select_reaps(stale, now, limit);
+    for (tenant, task) in &doomed {
+        store(
+            &tx,
+            &Tenant::parse(tenant)?,
+            task.attempt,
+            &rules::reap(task, now),
+        )?;
+    }
+    tx.commit().db()?;
+    Ok(doomed.len() as u64)
 }
 
 /// Reads the task, applies the transition and writes it back under one write lock. When the

@@ -1,9 +1,9 @@
 //! The SQL text of every statement the Postgres task queue prepares, in one place.
 //!
-//! Every statement is scoped by `tenant = $1` and every time is a parameter (the caller's
-//! `now`), never the database clock, so tests move time by passing it.
+//! Every statement but the reaper's is scoped by `tenant = $1`, and every time is a parameter
+//! (the caller's `now`), never the database clock, so tests move time by passing it.
 
-use super::task_row::{task_columns, task_mutable_assignments};
+use super::task_row::task_mutable_assignments;
 
 /// Inserts a task unless the tenant already has one with its idempotency key; no row back means
 /// the key was taken (read the winner with `TASK_BY_KEY`). Parameters: see
@@ -50,35 +50,25 @@ pub(super) const STORE_TASK: &str = concat!(
     task_columns!()
 );
 
-/// Whether the claim turns the row into a dead letter instead: a stale running task that has
-/// used its last attempt. Evaluated on the row as locked (UPDATE's SET sees the old values).
-macro_rules! dies {
-    () => {
-        "(t.state = 'running' AND t.attempts_used >= t.max_attempts)"
-    };
-}
-
 /// Claims up to `$3` tasks in one statement, the underway/apalis way.
 ///
 /// `due` locks the claimable rows (`rules::claimable`: pending and due, or running with an
-/// expired lease) in the order they became due, skipping rows another claim has locked, so two
-/// concurrent claims never take one task and neither waits for the other. The candidates come
-/// from one ordered index scan per claimable state, merged (MergeAppend) and read lazily, so a
-/// claim reads about as many rows as it locks however deep the due backlog; a single scan with
-/// `OR` made Postgres sort the whole backlog on every claim (about 100 ms at 200k due tasks,
-/// against 0.5 ms this way). The condition is repeated on the locked row `t`: a row changed by
-/// a claim that committed after this statement's snapshot is rechecked against it once locked
-/// (READ COMMITTED), so a task just claimed elsewhere drops out, and a skipped row does not end
-/// the scan early.
+/// expired lease and an attempt left) in claim order (`rules::claim_order`), skipping rows
+/// another claim has locked, so two concurrent claims never take one task and neither waits
+/// for the other. The candidates come from one ordered index scan per claimable state, merged
+/// (MergeAppend) and read lazily, so a claim reads about as many rows as it locks however deep
+/// the due backlog; a single scan with `OR` made Postgres sort the whole backlog on every
+/// claim (about 100 ms at 200k due tasks, against 0.5 ms this way). The condition is repeated
+/// on the locked row `t`: a row changed by a claim that committed after this statement's
+/// snapshot is rechecked against it once locked (READ COMMITTED), so a task just claimed
+/// elsewhere drops out, and a skipped row does not end the scan early. Stale tasks without an
+/// attempt left are the reaper's (`LOCK_REAPABLE`) and never claimed.
 ///
-/// The UPDATE then does what `rules::claim` does, column for column; the texts and the death
-/// rule must stay in step with it (`tests::claim_rules` compares the two):
-/// * a claim: running, attempt + 1, attempts_used + 1, worker `$4`, lease until `$5`; a
-///   reclaim also records the lost lease as a transient error;
-/// * a stale task on its final attempt: dead, lease cleared, the same error text as the rules.
-///
-/// Only tasks now running are returned, in claim order. `$2` is `now` and becomes `updated_at`;
-/// `$5` is `now + lease`, computed in Rust.
+/// The UPDATE then does what `rules::claim` does, column for column (the behaviour suite's
+/// `rules_agree` compares the two): running, attempt + 1, attempts_used + 1, worker `$4`,
+/// lease until `$5`; a reclaim also records the lost lease as a transient error, in the
+/// rules' words. `$2` is `now` and becomes `updated_at`; `$5` is `now + lease`, computed in
+/// Rust. The claimed rows come back in claim order.
 pub(super) const CLAIM: &str = concat!(
     "WITH due AS (
     SELECT t.id AS due_id
@@ -89,38 +79,26 @@ pub(super) const CLAIM: &str = concat!(
         UNION ALL
         (SELECT id, next_attempt_at FROM tasks
           WHERE tenant = $1 AND state = 'running' AND lease_expires_at <= $2::timestamptz
+            AND attempts_used < max_attempts
           ORDER BY next_attempt_at, id)
     ) AS candidate
     JOIN tasks AS t ON t.tenant = $1 AND t.id = candidate.id
     WHERE (t.state = 'pending' AND t.next_attempt_at <= $2::timestamptz)
-       OR (t.state = 'running' AND t.lease_expires_at <= $2::timestamptz)
+       OR (t.state = 'running' AND t.lease_expires_at <= $2::timestamptz
+           AND t.attempts_used < t.max_attempts)
     ORDER BY candidate.next_attempt_at, candidate.id
     LIMIT $3::bigint
     FOR UPDATE OF t SKIP LOCKED
 ), claimed AS (
     UPDATE tasks AS t SET
-        state = CASE WHEN ",
-    dies!(),
-    " THEN 'dead' ELSE 'running' END,
-        attempt = CASE WHEN ",
-    dies!(),
-    " THEN t.attempt ELSE t.attempt + 1 END,
-        attempts_used = CASE WHEN ",
-    dies!(),
-    " THEN t.attempts_used ELSE t.attempts_used + 1 END,
-        worker_id = CASE WHEN ",
-    dies!(),
-    " THEN NULL ELSE $4::text END,
-        lease_expires_at = CASE WHEN ",
-    dies!(),
-    " THEN NULL ELSE $5::timestamptz END,
-        last_error = CASE
-            WHEN t.state <> 'running' THEN t.last_error
-            WHEN ",
-    dies!(),
-    " THEN 'lease of worker ' || coalesce(t.worker_id, '?') || ' expired on the final attempt'
-            ELSE 'lease of worker ' || coalesce(t.worker_id, '?') || ' expired; reclaimed'
-        END,
+        state = 'running',
+        attempt = t.attempt + 1,
+        attempts_used = t.attempts_used + 1,
+        worker_id = $4::text,
+        lease_expires_at = $5::timestamptz,
+        last_error = CASE WHEN t.state = 'running'
+            THEN 'lease of worker ' || coalesce(t.worker_id, '?') || ' expired; reclaimed'
+            ELSE t.last_error END,
         last_error_class = CASE WHEN t.state = 'running' THEN 'transient'
                                 ELSE t.last_error_class END,
         updated_at = $2::timestamptz
@@ -132,7 +110,23 @@ pub(super) const CLAIM: &str = concat!(
 )
 SELECT ",
     task_columns!(),
-    " FROM claimed WHERE state = 'running' ORDER BY next_attempt_at, id"
+    " FROM claimed ORDER BY next_attempt_at, id"
+);
+
+/// The reaper's first statement: up to `$2` running tasks of any tenant whose lease expired by
+/// `$1` on their last attempt (what `rules::reapable` decides again on each), locked, the
+/// longest expired first. Rows a claim or transition holds are skipped for the next pass. The
+/// partial index of running tasks bounds the scan by the tasks now leased, however deep the
+/// backlog.
+pub(super) const LOCK_REAPABLE: &str = concat!(
+    "SELECT tenant, ",
+    task_columns!(),
+    " FROM tasks
+     WHERE state = 'running' AND lease_expires_at <= $1::timestamptz
+       AND attempts_used >= max_attempts
+     ORDER BY lease_expires_at, id
+     LIMIT $2::bigint
+     FOR UPDATE SKIP LOCKED"
 );
 
 /// A page of tasks in id (creation) order. Without `after` the page starts before every id: a

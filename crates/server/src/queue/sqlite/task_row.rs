@@ -13,22 +13,10 @@ use std::time::{Duration, SystemTime};
 use rusqlite::Row;
 use rusqlite::types::{ToSqlOutput, Type, Value, ValueRef};
 
-use super::codec::{self, from_micros, to_micros};
 use crate::domain::{RunId, Tenant};
 use crate::error::Result;
 use crate::queue::{Approval, ErrorClass, RetryPolicy, Task, TaskId, TaskState};
-
-/// Every column [`decode`] reads, for `SELECT` lists and `RETURNING` clauses.
-macro_rules! task_columns {
-    () => {
-        "id, run_id, state, attempt, attempts_used, initial_delay_ms, multiplier, max_delay_ms, \
-         jitter, max_attempts, idempotency_key, worker_id, lease_expires_at, next_attempt_at, \
-         last_error, last_error_class, approval_action, approval_requested_at, \
-         approval_decision, approval_decided_by, approval_decided_at, approval_comment, \
-         created_at, updated_at, approval_details, input, result"
-    };
-}
-pub(super) use task_columns;
+use crate::store::sqlite::codec::{self, from_micros, to_micros};
 
 /// The columns a transition may change; [`update_params`] binds one `:name` per column.
 macro_rules! task_mutable_assignments {

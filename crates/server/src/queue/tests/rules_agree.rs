@@ -1,41 +1,20 @@
-//! The claim statement restates `rules::claim` in SQL; this checks, scenario by scenario, that
-//! the two still agree on which tasks are claimable and on every column of the outcome.
+//! The Postgres claim restates `rules::claimable` and `rules::claim` in SQL, and the memory and
+//! SQLite queues select in Rust; this checks, scenario by scenario, that every backend's claim
+//! and reaper still do what the rules say, on which tasks they take and on every column of
+//! the outcome.
 
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::TestSchema;
-use super::queue_claims::{at, new_task, tenant};
-use crate::domain::Tenant;
-use crate::queue::{Approval, ErrorClass, Task, TaskQueue, TaskState, rules};
-use crate::store::postgres::PostgresStore;
-use crate::store::postgres::queue_sql::INSERT_TASK;
-use crate::store::postgres::task_row::{TaskParams, decode, stored_time};
+use super::{TestBackend, as_stored, at, new_task, tenant};
+use crate::queue::{Approval, ErrorClass, Task, TaskState, rules};
 
-/// Writes any task as it stands, however it got into that state; returns the row as stored.
-async fn insert(store: &PostgresStore, tenant: &Tenant, task: &Task) -> Task {
-    let client = store.client().await.unwrap();
-    let params = TaskParams::new(tenant, task).unwrap();
-    let row = client
-        .query_one(INSERT_TASK, &params.insert())
-        .await
-        .unwrap();
-    decode(&row).unwrap()
+fn whole_micros(time: SystemTime) -> SystemTime {
+    let since = time.duration_since(UNIX_EPOCH).unwrap();
+    UNIX_EPOCH + Duration::from_micros(since.as_micros() as u64)
 }
 
-/// A task as a timestamptz column keeps it.
-fn as_stored(mut task: Task) -> Task {
-    task.lease_expires_at = task.lease_expires_at.map(stored_time);
-    task.next_attempt_at = stored_time(task.next_attempt_at);
-    task.created_at = stored_time(task.created_at);
-    task.updated_at = stored_time(task.updated_at);
-    if let Some(approval) = &mut task.approval {
-        approval.requested_at = stored_time(approval.requested_at);
-        approval.decided_at = approval.decided_at.map(stored_time);
-    }
-    task
-}
-
-/// Every kind of row a claim can meet, claimable or not, around `now`.
+/// Every kind of row a claim or the reaper can meet, theirs or not, around `now`. Times are
+/// whole microseconds where they sit at the edge, so every backend keeps them exactly.
 fn scenarios(now: SystemTime) -> Vec<(&'static str, Task)> {
     let base = || Task::new(new_task("run-1", None), at(0));
     let micro = Duration::from_micros(1);
@@ -57,14 +36,14 @@ fn scenarios(now: SystemTime) -> Vec<(&'static str, Task)> {
         (
             "due exactly now",
             Task {
-                next_attempt_at: stored_time(now),
+                next_attempt_at: whole_micros(now),
                 ..base()
             },
         ),
         (
             "due a microsecond from now",
             Task {
-                next_attempt_at: stored_time(now) + micro,
+                next_attempt_at: whole_micros(now) + micro,
                 ..base()
             },
         ),
@@ -102,7 +81,7 @@ fn scenarios(now: SystemTime) -> Vec<(&'static str, Task)> {
         ),
         (
             "stale exactly now",
-            running(2, stored_time(now), Some("w-old")),
+            running(2, whole_micros(now), Some("w-old")),
         ),
         ("stale without a worker id", running(1, at(50), None)),
         (
@@ -112,7 +91,7 @@ fn scenarios(now: SystemTime) -> Vec<(&'static str, Task)> {
         ("stale past its attempts", running(7, at(50), Some("w-old"))),
         (
             "leased a microsecond longer",
-            running(1, stored_time(now) + micro, Some("w-busy")),
+            running(1, whole_micros(now) + micro, Some("w-busy")),
         ),
         ("waiting for approval", in_state(TaskState::InputRequired)),
         ("completed", in_state(TaskState::Completed)),
@@ -122,10 +101,9 @@ fn scenarios(now: SystemTime) -> Vec<(&'static str, Task)> {
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_claim_statement_does_what_rules_claim_does() {
-    let schema = TestSchema::create().await;
-    let store = schema.store().await;
+pub(super) async fn the_claim_and_the_reaper_do_what_the_rules_say<B: TestBackend>() {
+    let backend = B::fresh().await;
+    let queue = backend.open().await;
     let t = tenant("default");
     // Both finer than a microsecond, so rounding must agree too.
     let now = at(100) + Duration::from_nanos(123_456_789);
@@ -134,30 +112,40 @@ async fn the_claim_statement_does_what_rules_claim_does() {
     let mut stored = Vec::new();
     for (name, task) in scenarios(now) {
         // Ids are time-ordered, so scenarios with one due time are claimed in this order.
-        stored.push((name, insert(&store, &t, &task).await));
+        backend.put(&t, &task).await;
+        stored.push((name, queue.get(&t, &task.id).await.unwrap().unwrap()));
     }
     let mut expected_claims: Vec<Task> = Vec::new();
     let mut expected_rows = Vec::new();
-    let mut deaths = 0;
     for (name, task) in &stored {
         let mut outcome = task.clone();
         if rules::claimable(task, now) {
-            outcome = as_stored(rules::claim(task, "w-new", lease, now));
-            match outcome.state {
-                TaskState::Running => expected_claims.push(outcome.clone()),
-                _ => deaths += 1,
-            }
+            outcome = as_stored::<B>(rules::claim(task, "w-new", lease, now));
+            expected_claims.push(outcome.clone());
         }
         expected_rows.push((*name, outcome));
     }
-    expected_claims.sort_by(|a, b| (a.next_attempt_at, &a.id).cmp(&(b.next_attempt_at, &b.id)));
+    expected_claims.sort_by(|a, b| rules::claim_order(a).cmp(&rules::claim_order(b)));
 
-    let claimed = store.claim(&t, "w-new", lease, 100, now).await.unwrap();
+    let claimed = queue.claim(&t, "w-new", lease, 100, now).await.unwrap();
     for (name, expected) in &expected_rows {
-        let row = store.get(&t, &expected.id).await.unwrap().unwrap();
-        assert_eq!(&row, expected, "{name}");
+        let row = queue.get(&t, &expected.id).await.unwrap().unwrap();
+        assert_eq!(&row, expected, "claim: {name}");
     }
     assert_eq!(claimed, expected_claims);
-    // The scenarios cover claims, reclaims and deaths.
-    assert_eq!((expected_claims.len(), deaths), (7, 2));
+
+    let mut burials = 0;
+    for (_, expected) in &mut expected_rows {
+        if rules::reapable(expected, now) {
+            *expected = as_stored::<B>(rules::reap(expected, now));
+            burials += 1;
+        }
+    }
+    assert_eq!(queue.reap_exhausted(now, 100).await.unwrap(), burials);
+    for (name, expected) in &expected_rows {
+        let row = queue.get(&t, &expected.id).await.unwrap().unwrap();
+        assert_eq!(&row, expected, "reap: {name}");
+    }
+    // The scenarios cover claims, reclaims and burials.
+    assert_eq!((expected_claims.len(), burials), (7, 2));
 }

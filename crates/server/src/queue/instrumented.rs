@@ -1,0 +1,110 @@
+//! A wrapper around any task queue that gives each operation a span (`queue.<op>`) and a
+//! latency measurement, so traces show queue time under the RPC's span and `/metrics` shows
+//! it per operation beside the checkpoint store's.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+
+use super::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition};
+use crate::domain::Tenant;
+use crate::error::Result;
+use crate::telemetry::metrics;
+
+/// Forwards every call to `inner`, timed and traced.
+pub struct InstrumentedQueue {
+    inner: Arc<dyn TaskQueue>,
+    /// `db.system`: `postgresql`, `sqlite` or `memory`.
+    system: &'static str,
+}
+
+impl InstrumentedQueue {
+    pub fn wrap(inner: Arc<dyn TaskQueue>, system: &'static str) -> Arc<dyn TaskQueue> {
+        Arc::new(Self { inner, system })
+    }
+
+    /// Runs `work` inside a `queue.<op>` span and records its latency in the store-latency
+    /// histogram, under the queue operation's name.
+    async fn observe<T>(
+        &self,
+        operation: &'static str,
+        work: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
+        let span = tracing::info_span!(
+            "queue",
+            otel.name = operation,
+            db.system = self.system,
+            db.operation = operation,
+        );
+        metrics::observe_store(span, operation, self.system, work).await
+    }
+}
+
+#[async_trait]
+impl TaskQueue for InstrumentedQueue {
+    async fn enqueue(&self, tenant: &Tenant, task: NewTask) -> Result<(Task, bool)> {
+        self.observe("queue.enqueue", self.inner.enqueue(tenant, task))
+            .await
+    }
+
+    async fn claim(
+        &self,
+        tenant: &Tenant,
+        worker: &str,
+        lease: Duration,
+        batch: usize,
+        now: SystemTime,
+    ) -> Result<Vec<Task>> {
+        self.observe(
+            "queue.claim",
+            self.inner.claim(tenant, worker, lease, batch, now),
+        )
+        .await
+    }
+
+    async fn update(
+        &self,
+        tenant: &Tenant,
+        id: &TaskId,
+        transition: Transition,
+        now: SystemTime,
+    ) -> Result<Task> {
+        self.observe(
+            "queue.update",
+            self.inner.update(tenant, id, transition, now),
+        )
+        .await
+    }
+
+    async fn get(&self, tenant: &Tenant, id: &TaskId) -> Result<Option<Task>> {
+        self.observe("queue.get", self.inner.get(tenant, id)).await
+    }
+
+    async fn list_tasks(
+        &self,
+        tenant: &Tenant,
+        state: Option<TaskState>,
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<Task>> {
+        self.observe(
+            "queue.list_tasks",
+            self.inner.list_tasks(tenant, state, after, limit),
+        )
+        .await
+    }
+
+    async fn reap_exhausted(&self, now: SystemTime, limit: usize) -> Result<u64> {
+        self.observe(
+            "queue.reap_exhausted",
+            self.inner.reap_exhausted(now, limit),
+        )
+        .await
+    }
+
+    async fn depth(&self) -> Result<Vec<(TaskState, u64)>> {
+        self.observe("queue.depth", self.inner.depth()).await
+    }
+}
