@@ -8,6 +8,9 @@
 //! them alike and the ratios stay meaningful. The recovery scenario runs real `checkpointd
 //! worker` processes, and the tracing scenario `checkpointd serve` processes, from the
 //! `checkpointd` binary beside this one (or `--checkpointd-bin`).
+//!
+//! Unpublished and not part of the product binary; run it with
+//! `cargo build --release -p checkpointd && cargo run --release -p checkpointd-bench -- [flags]`.
 
 mod cache;
 mod claimer;

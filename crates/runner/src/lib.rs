@@ -1,5 +1,7 @@
 //! The bundled runner: drives agents through the queue and the recovery loop. A client of
-//! checkpointd over gRPC only: it depends on the protocol and telemetry crates, never the server.
+//! checkpointd over gRPC only: it depends on the protocol and telemetry crates, never the server,
+//! and its Saves carry the client's checksum v1 for the server to verify (unless the tool journal
+//! it saw has a gap; the server then computes the checksum alone).
 //!
 //! - [`agent`]: the `Agent` trait agents implement, one step at a time.
 //! - [`context`]: what a step sees: state, messages, journalled tools, approvals.
