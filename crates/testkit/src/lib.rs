@@ -11,6 +11,6 @@ mod unique;
 mod wait;
 
 pub use otlp_receiver::{OtlpReceiver, ReceivedSpan};
-pub use postgres::{PgSchema, database_url, url_with_schema};
+pub use postgres::{PgSchema, connect_or_panic, database_url, url_with_schema};
 pub use redis::{RedisProcess, redis_connection, redis_url, unique_prefix};
 pub use wait::wait_until;

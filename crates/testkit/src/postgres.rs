@@ -34,8 +34,9 @@ async fn connect(url: &str) -> Result<tokio_postgres::Client, tokio_postgres::Er
     Ok(client)
 }
 
-/// Connects for a test, panicking with how to start Postgres when it is not there.
-async fn connect_or_panic(url: &str) -> tokio_postgres::Client {
+/// Connects for a test (raw SQL around whatever is under test), panicking with how to start
+/// Postgres when it is not there.
+pub async fn connect_or_panic(url: &str) -> tokio_postgres::Client {
     connect(url)
         .await
         .unwrap_or_else(|error| panic_without_postgres(url, &error))

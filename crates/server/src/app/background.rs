@@ -7,15 +7,14 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
-use super::queue_depth;
+use super::{admin, queue_depth};
 use crate::grpc::ServerSettings;
 use crate::grpc::health;
 use crate::maintenance::{Pruner, Reaper};
 use crate::queue::TaskQueue;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
-use crate::store::{CheckpointStore, RetentionStore};
-use crate::telemetry::admin;
+use crate::store::RetentionStore;
 
 /// Keeps the health statuses current: the store's reachability every `interval` (starting
 /// from `healthy`), and the cache's when one is configured. Both turn NOT_SERVING as soon as
@@ -44,16 +43,16 @@ pub(super) fn watch_health(
     }
 }
 
-/// Serves `/metrics` from `registry` and `/healthz` from `store` on `listener`.
+/// Serves `/metrics` from `registry` and `/healthz` from the engine's store on `listener`.
 pub(super) fn serve_admin(
     shutdown: &Shutdown,
     listener: TcpListener,
     registry: prometheus::Registry,
-    store: Arc<dyn CheckpointStore>,
+    engine: Engine,
 ) {
     let stop = shutdown.token().cancelled_owned();
     shutdown.spawn(async move {
-        if let Err(error) = admin::serve(listener, registry, Some(store), stop).await {
+        if let Err(error) = admin::serve(listener, registry, engine, stop).await {
             tracing::warn!(%error, "admin port stopped");
         }
     });

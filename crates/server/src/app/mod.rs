@@ -4,6 +4,7 @@
 //! here, so they all exercise the same startup path: the store and its wrappers in one order,
 //! the gRPC services, health, the admin port, the background jobs and one [`Shutdown`].
 
+mod admin;
 mod background;
 mod queue_depth;
 
@@ -18,6 +19,7 @@ use tonic_health::server::HealthReporter;
 
 use crate::cache::CachedStore;
 use crate::config::ServeConfig;
+use crate::database;
 use crate::grpc::{self, Backends, ServerSettings};
 use crate::queue::TaskQueue;
 use crate::service::Engine;
@@ -34,8 +36,6 @@ pub struct App {
     listener: TcpListener,
     admin_listener: TcpListener,
     settings: ServerSettings,
-    /// The fully wrapped store the engine runs on; `/healthz` pings it.
-    store: Arc<dyn CheckpointStore>,
     engine: Engine,
     retention: Arc<dyn RetentionStore>,
     queue: Arc<dyn TaskQueue>,
@@ -48,7 +48,7 @@ impl App {
     /// Opens the store, composes its wrappers and binds both listeners; nothing is served
     /// before [`App::run`].
     pub async fn build(config: ServeConfig) -> Result<Self, BoxError> {
-        let opened = store::open_with_queue(&config.database, &config.store)
+        let opened = database::open(&config.database, &config.store)
             .await
             .map_err(|error| {
                 format!(
@@ -79,8 +79,7 @@ impl App {
             listener,
             admin_listener,
             settings: config.server,
-            engine: Engine::new(store.clone()),
-            store,
+            engine: Engine::new(store),
             retention: opened.retention,
             queue: opened.queue,
             cache,
@@ -136,7 +135,6 @@ impl App {
             listener,
             admin_listener,
             settings,
-            store,
             engine,
             retention,
             queue,
@@ -168,7 +166,7 @@ impl App {
             healthy,
             cache.map(|cache| cache.status()),
         );
-        background::serve_admin(&shutdown, admin_listener, metrics, store);
+        background::serve_admin(&shutdown, admin_listener, metrics, engine.clone());
         background::run_maintenance(&shutdown, engine, retention, queue, &settings);
         let serve = router.serve_with_incoming_shutdown(
             // Nagle's algorithm would hold multi-segment replies for the client's delayed ACK

@@ -12,6 +12,8 @@ mod codec;
 mod keys;
 mod link;
 mod stats;
+#[cfg(test)]
+mod tests;
 mod writer;
 
 use std::sync::Arc;

@@ -8,10 +8,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::RetentionArgs;
+use crate::database::{self, Opened};
 use crate::domain::{PageSize, Step, Tenant};
 use crate::maintenance::{PlannedPrune, Pruner, ScrubItem, scrub};
 use crate::service::Engine;
-use crate::store::{self, Opened, StoreOptions};
+use crate::store::StoreOptions;
 
 /// `checkpointd prune`
 #[derive(Debug, Args)]
@@ -49,7 +50,7 @@ pub struct ScrubArgs {
 type Outcome = Result<(), Box<dyn std::error::Error>>;
 
 async fn open(url: &str) -> Result<Opened, Box<dyn std::error::Error>> {
-    Ok(store::open_with_queue(url, &StoreOptions { pool_size: 2 }).await?)
+    Ok(database::open(url, &StoreOptions { pool_size: 2 }).await?)
 }
 
 /// Plans every run and, unless `--dry-run`, deletes what its policy lets go.

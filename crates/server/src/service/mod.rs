@@ -13,3 +13,6 @@ pub mod tasks;
 pub use checkpoints::Engine;
 pub use retention::RetentionService;
 pub use tasks::{EnqueueTask, RetryOverrides, TaskService};
+
+#[cfg(test)]
+mod tests;

@@ -9,9 +9,7 @@ pub(crate) mod postgres;
 pub mod retention;
 pub(crate) mod sqlite;
 #[cfg(test)]
-mod tests;
-
-use std::sync::Arc;
+pub(crate) mod tests;
 
 use async_trait::async_trait;
 
@@ -24,8 +22,7 @@ use crate::domain::{
     CheckpointSummary, Checksum, MessageChain, NewCheckpoint, NewToolResult, RunKey,
     SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
 };
-use crate::error::{Error, Result};
-use crate::queue::{InstrumentedQueue, MemoryQueue, PostgresQueue, SqliteQueue, TaskQueue};
+use crate::error::Result;
 
 /// Which checkpoint [`CheckpointStore::load`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -206,75 +203,6 @@ pub struct RetentionFacts {
 pub struct CheckpointRef {
     pub run: RunKey,
     pub step: Step,
-}
-
-/// Opens the store a `--database` URL names: `memory://`, `sqlite://PATH` or `postgres://...`.
-pub async fn open(url: &str, options: &StoreOptions) -> Result<Arc<dyn CheckpointStore>> {
-    Ok(open_with_queue(url, options).await?.store)
-}
-
-/// One database seen through each contract it serves, as the backend opened it: the
-/// composition root ([`crate::app`]) adds the instrumentation ([`Opened::instrumented`]) and the
-/// cache.
-#[derive(Clone)]
-pub struct Opened {
-    /// Checkpoints, logs and journals: what the checkpoint engine (and any cache) wraps.
-    pub store: Arc<dyn CheckpointStore>,
-    /// Retention, pins and maintenance listings, on the same database and never cached.
-    pub retention: Arc<dyn RetentionStore>,
-    /// The task queue that shares the database.
-    pub queue: Arc<dyn TaskQueue>,
-    /// `db.system` of the backend: `postgresql`, `sqlite` or `memory`.
-    pub db_system: &'static str,
-}
-
-impl Opened {
-    /// `backend` as both store contracts, tagged with its `db.system`.
-    fn of<S>(backend: Arc<S>, db_system: &'static str, queue: Arc<dyn TaskQueue>) -> Self
-    where
-        S: CheckpointStore + RetentionStore,
-    {
-        Self {
-            store: backend.clone(),
-            retention: backend,
-            queue,
-            db_system,
-        }
-    }
-
-    /// The same database with every call of both store contracts and the queue timed and
-    /// traced.
-    pub fn instrumented(self) -> Self {
-        Self {
-            store: Arc::new(InstrumentedStore::new(self.store, self.db_system)),
-            retention: Arc::new(InstrumentedStore::new(self.retention, self.db_system)),
-            queue: InstrumentedQueue::wrap(self.queue, self.db_system),
-            ..self
-        }
-    }
-}
-
-/// Opens the store and the queue a `--database` URL names; both live in the same database and
-/// come instrumented.
-pub async fn open_with_queue(url: &str, options: &StoreOptions) -> Result<Opened> {
-    if url == "memory://" || url == "memory:" {
-        let store = Arc::new(MemoryStore::new());
-        return Ok(Opened::of(store, "memory", Arc::new(MemoryQueue::new())));
-    }
-    if let Some(path) = url.strip_prefix("sqlite://") {
-        let store = Arc::new(SqliteStore::open(path).await?);
-        let queue = Arc::new(SqliteQueue::new(store.clone()));
-        return Ok(Opened::of(store, "sqlite", queue));
-    }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let store = Arc::new(PostgresStore::connect(url, options).await?);
-        let queue = Arc::new(PostgresQueue::new(store.clone()));
-        return Ok(Opened::of(store, "postgresql", queue));
-    }
-    Err(Error::InvalidArgument(format!(
-        "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",
-        redact_url(url)
-    )))
 }
 
 /// Backend settings that come from configuration.

@@ -4,9 +4,10 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use checkpointd::database;
 use checkpointd::domain::{NewCheckpoint, RunId, RunKey, Step, Tenant};
 use checkpointd::proto::{ListCheckpointsRequest, ValidateTenantRequest};
-use checkpointd::store::{self, CheckpointStore, StoreOptions};
+use checkpointd::store::{CheckpointStore, StoreOptions};
 use serde_json::Value;
 
 use crate::retention_durable::checkpointd;
@@ -135,9 +136,10 @@ crate::for_each_durable_backend!(
 
 /// Fills a fresh schema with `runs * steps` checkpoints of 8 KB each, saved concurrently.
 async fn fill(schema: &PgSchema, runs: u64, steps: u64) {
-    let store = store::open(&schema.url(), &StoreOptions { pool_size: 8 })
+    let store = database::open(&schema.url(), &StoreOptions { pool_size: 8 })
         .await
-        .unwrap();
+        .unwrap()
+        .store;
     let mut writers = tokio::task::JoinSet::new();
     for run in 0..runs {
         let store: Arc<dyn CheckpointStore> = store.clone();

@@ -6,6 +6,8 @@
 //! transaction: the rows `FOR UPDATE`, [`rules`] in Rust, and a write-back fenced on the
 //! attempt it read. Time is always the caller's `now`, never the database clock.
 
+#[cfg(test)]
+mod migration_tests;
 mod sql;
 mod task_row;
 #[cfg(test)]

@@ -9,6 +9,9 @@
 //! alone; the SQL only narrows the rows and stores the outcome. Reads go to the read
 //! connection. Time is always the caller's `now`, never the database clock.
 
+#[cfg(test)]
+#[cfg(test)]
+mod migration_tests;
 mod task_row;
 #[cfg(test)]
 pub(super) mod tests;

@@ -19,7 +19,7 @@ mod schema;
 mod write;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

@@ -6,7 +6,6 @@
 mod batches;
 mod instances;
 mod lifecycle;
-mod queue_schema;
 
 use crate::domain::{NewCheckpoint, RunKey};
 pub(crate) use crate::store::tests::{
@@ -14,7 +13,7 @@ pub(crate) use crate::store::tests::{
 };
 
 /// The suite's Save with a state of the test's choosing.
-pub(super) fn checkpoint(
+pub(crate) fn checkpoint(
     run: &RunKey,
     step: u64,
     state: &[u8],

@@ -2,26 +2,21 @@
 //! reopen and what happens when rows are damaged behind its back. The checkpoint-store
 //! behaviours every backend shares run in [`crate::store::tests`]. This file holds the fixtures.
 
-mod damaged_rows;
 mod file;
-mod queue_schema;
-
-use std::sync::Arc;
 
 use tempfile::TempDir;
 
 use super::SqliteStore;
-use crate::domain::{Message, NewCheckpoint, RunId, RunKey, Step, Tenant};
-use crate::service::Engine;
+use crate::domain::{Message, NewCheckpoint, RunKey, Step};
 use crate::store::CheckpointStore;
 use crate::store::tests::{load_at, message, run, tool};
 
-struct Db {
+pub(crate) struct Db {
     dir: TempDir,
 }
 
 impl Db {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             dir: tempfile::tempdir().expect("tempdir"),
         }
@@ -36,18 +31,23 @@ impl Db {
             .to_string()
     }
 
-    async fn open(&self) -> SqliteStore {
+    pub(crate) async fn open(&self) -> SqliteStore {
         SqliteStore::open(&self.path()).await.expect("open")
     }
 
     /// A raw connection for tampering, as an operator or a bad disk would.
-    fn raw(&self) -> rusqlite::Connection {
+    pub(crate) fn raw(&self) -> rusqlite::Connection {
         rusqlite::Connection::open(self.path()).expect("raw connection")
     }
 }
 
 /// The suite's Save with messages of the test's choosing.
-fn checkpoint(run: &RunKey, step: u64, offset: u64, messages: Vec<Message>) -> NewCheckpoint {
+pub(crate) fn checkpoint(
+    run: &RunKey,
+    step: u64,
+    offset: u64,
+    messages: Vec<Message>,
+) -> NewCheckpoint {
     NewCheckpoint {
         messages,
         ..crate::store::tests::checkpoint(run, step, offset, &[])

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use super::{TestSchema, checkpoint, run};
 use crate::domain::{RunId, Step, Tenant};
 use crate::queue::{NewTask, PostgresQueue, RetryPolicy, TaskQueue};
 use crate::store::CheckpointStore;
+use crate::store::postgres::tests::{TestSchema, checkpoint, run};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_version_1_database_gains_the_task_table_on_connect() {

@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
 
 /// Forwards to the cache, then waits on its flush barrier before answering.
-pub(crate) struct Settled(pub(crate) Arc<CachedStore>);
+pub(super) struct Settled(pub(super) Arc<CachedStore>);
 
 impl Settled {
     async fn settle<T>(&self, call: impl Future<Output = Result<T>>) -> Result<T> {

@@ -3,8 +3,11 @@
 
 use std::sync::Arc;
 
-use super::*;
+use crate::domain::{RunId, Step, Tenant};
 use crate::queue::{NewTask, RetryPolicy, SqliteQueue, TaskQueue};
+use crate::store::CheckpointStore;
+use crate::store::sqlite::tests::{Db, checkpoint};
+use crate::store::tests::{message, run};
 
 #[tokio::test]
 async fn a_version_1_database_gains_the_task_table_on_open() {

@@ -1,6 +1,11 @@
 //! Rows damaged behind the store's back in ways only SQL can: digests and encoded metadata.
 
-use super::*;
+use std::sync::Arc;
+
+use crate::domain::Step;
+use crate::service::Engine;
+use crate::store::sqlite::tests::{Db, checkpoint};
+use crate::store::tests::{message, run};
 
 #[tokio::test]
 async fn damaged_digests_and_metadata_fall_back_instead_of_failing_the_read() {

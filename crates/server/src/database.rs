@@ -1,0 +1,76 @@
+//! Opens the database a URL names, seen through each contract it serves: the checkpoint store,
+//! its retention contract and the task queue. Stores and queues are separate modules that share
+//! one connection or pool; this is where they meet, above both.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::queue::{InstrumentedQueue, MemoryQueue, PostgresQueue, SqliteQueue, TaskQueue};
+use crate::store::{
+    CheckpointStore, InstrumentedStore, MemoryStore, PostgresStore, RetentionStore, SqliteStore,
+    StoreOptions, redact_url,
+};
+
+/// One database seen through each contract it serves, as the backend opened it: the
+/// composition root ([`crate::app`]) adds the instrumentation ([`Opened::instrumented`]) and the
+/// cache.
+#[derive(Clone)]
+pub struct Opened {
+    /// Checkpoints, logs and journals: what the checkpoint engine (and any cache) wraps.
+    pub store: Arc<dyn CheckpointStore>,
+    /// Retention, pins and maintenance listings, on the same database and never cached.
+    pub retention: Arc<dyn RetentionStore>,
+    /// The task queue that shares the database.
+    pub queue: Arc<dyn TaskQueue>,
+    /// `db.system` of the backend: `postgresql`, `sqlite` or `memory`.
+    pub db_system: &'static str,
+}
+
+impl Opened {
+    /// `backend` as both store contracts, tagged with its `db.system`.
+    fn of<S>(backend: Arc<S>, db_system: &'static str, queue: Arc<dyn TaskQueue>) -> Self
+    where
+        S: CheckpointStore + RetentionStore,
+    {
+        Self {
+            store: backend.clone(),
+            retention: backend,
+            queue,
+            db_system,
+        }
+    }
+
+    /// The same database with every call of both store contracts and the queue timed and
+    /// traced.
+    pub fn instrumented(self) -> Self {
+        Self {
+            store: Arc::new(InstrumentedStore::new(self.store, self.db_system)),
+            retention: Arc::new(InstrumentedStore::new(self.retention, self.db_system)),
+            queue: InstrumentedQueue::wrap(self.queue, self.db_system),
+            ..self
+        }
+    }
+}
+
+/// Opens the database a `--database` URL names (`memory://`, `sqlite://PATH` or
+/// `postgres://...`): its store contracts and the task queue, which shares it.
+pub async fn open(url: &str, options: &StoreOptions) -> Result<Opened> {
+    if url == "memory://" || url == "memory:" {
+        let store = Arc::new(MemoryStore::new());
+        return Ok(Opened::of(store, "memory", Arc::new(MemoryQueue::new())));
+    }
+    if let Some(path) = url.strip_prefix("sqlite://") {
+        let store = Arc::new(SqliteStore::open(path).await?);
+        let queue = Arc::new(SqliteQueue::new(store.clone()));
+        return Ok(Opened::of(store, "sqlite", queue));
+    }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let store = Arc::new(PostgresStore::connect(url, options).await?);
+        let queue = Arc::new(PostgresQueue::new(store.clone()));
+        return Ok(Opened::of(store, "postgresql", queue));
+    }
+    Err(Error::InvalidArgument(format!(
+        "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",
+        redact_url(url)
+    )))
+}
