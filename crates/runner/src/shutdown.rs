@@ -1,4 +1,5 @@
-//! The worker process's shutdown signal: SIGINT or SIGTERM.
+//! The process shutdown signal, SIGINT or SIGTERM, that `checkpointd worker` and
+//! `checkpointd serve` both wait for.
 
 /// Resolves on SIGINT or SIGTERM.
 pub async fn signal() {

@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 
 use checkpointd::app::App;
 use checkpointd::config::{ServeArgs, ServeConfig};
-use checkpointd::{shutdown, store, telemetry};
+use checkpointd::{store, telemetry};
 
 /// The `checkpointd` command line.
 #[derive(Debug, Parser)]
@@ -77,7 +77,7 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     println!("checkpointd admin listening on {}", app.admin_addr()?);
     println!("checkpointd listening on {}", app.addr()?);
     tracing::info!(listen = %app.addr()?, %database, "checkpointd serving");
-    let served = app.run(shutdown::signal()).await;
+    let served = app.run(checkpointd_runner::shutdown::signal()).await;
     telemetry.shutdown().await;
     served.map_err(|error| error.to_string())?;
     tracing::info!("checkpointd stopped");

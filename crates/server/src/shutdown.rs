@@ -1,6 +1,5 @@
-//! The one shutdown of a server: a cancellation every background loop selects on, a tracker
-//! that knows when they have all stopped, and the process signal (SIGINT or SIGTERM) that
-//! begins it in the binary.
+//! The one shutdown of a server: a cancellation every background loop selects on, and a
+//! tracker that knows when they have all stopped.
 
 use std::future::Future;
 
@@ -67,64 +66,5 @@ impl Shutdown {
     /// Whether [`Shutdown::finished`] has returned: no background task is left.
     pub fn is_finished(&self) -> bool {
         self.tracker.is_closed() && self.tracker.is_empty()
-    }
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub async fn signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = interrupt => {}
-                    _ = terminate.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = interrupt.await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::Shutdown;
-
-    #[tokio::test]
-    async fn finished_returns_once_every_loop_has_seen_the_shutdown() {
-        let shutdown = Shutdown::new();
-        for period in [1, 7, 60] {
-            let stop = shutdown.clone();
-            shutdown.spawn(async move {
-                let mut ticks = tokio::time::interval(Duration::from_secs(period));
-                loop {
-                    tokio::select! {
-                        () = stop.begun() => return,
-                        _ = ticks.tick() => {}
-                    }
-                }
-            });
-        }
-        assert!(!shutdown.is_finished());
-
-        shutdown.begin();
-        shutdown.finished().await;
-        assert!(shutdown.is_finished());
-    }
-
-    #[tokio::test]
-    async fn dropping_the_guard_begins_the_shutdown() {
-        let shutdown = Shutdown::new();
-        drop(shutdown.begin_on_drop());
-        assert!(shutdown.has_begun());
     }
 }

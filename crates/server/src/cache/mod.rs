@@ -13,7 +13,7 @@ mod keys;
 mod link;
 mod stats;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 mod writer;
 
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! The queue behaviour suite, written once and run against every backend: memory, SQLite and
-//! Postgres (which must be reachable; see `TEST_DATABASE_URL`).
+//! The queue behaviour suite, written once and run against every backend: memory, SQLite,
+//! Postgres (which must be reachable; see `TEST_DATABASE_URL`) and the instrumented wrapper.
 //!
 //! Each test is a generic function over a [`TestBackend`]; [`every_behaviour`] instantiates
 //! all of them per backend. Time is moved by passing `now`, and made to have passed by
@@ -16,7 +16,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use async_trait::async_trait;
 
 use super::{
-    ErrorClass, MemoryQueue, NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition,
+    ErrorClass, InstrumentedQueue, MemoryQueue, NewTask, RetryPolicy, Task, TaskId, TaskQueue,
+    TaskState, Transition,
 };
 use crate::domain::{RunId, Tenant};
 
@@ -57,6 +58,29 @@ impl TestBackend for MemoryBackend {
 
     fn stored(time: SystemTime) -> SystemTime {
         time
+    }
+}
+
+/// The instrumented wrapper around another backend's queue: every handle is wrapped, the
+/// backdoor writes go to the backend underneath.
+pub(super) struct Instrumented<B>(B);
+
+#[async_trait]
+impl<B: TestBackend> TestBackend for Instrumented<B> {
+    async fn fresh() -> Self {
+        Self(B::fresh().await)
+    }
+
+    async fn open(&self) -> Arc<dyn TaskQueue> {
+        InstrumentedQueue::wrap(self.0.open().await, "test")
+    }
+
+    async fn put(&self, tenant: &Tenant, task: &Task) {
+        self.0.put(tenant, task).await;
+    }
+
+    fn stored(time: SystemTime) -> SystemTime {
+        B::stored(time)
     }
 }
 
@@ -111,6 +135,10 @@ mod sqlite {
 
 mod postgres {
     every_behaviour!(crate::queue::postgres::tests::PostgresBackend);
+}
+
+mod instrumented_memory {
+    every_behaviour!(super::Instrumented<super::MemoryBackend>);
 }
 
 pub(super) const LEASE: Duration = Duration::from_secs(30);

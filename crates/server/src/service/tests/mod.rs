@@ -56,4 +56,6 @@ engine_behaviours!(
     memory: crate::store::tests::backends::Memory,
     sqlite: crate::store::tests::backends::Sqlite,
     postgres: crate::store::tests::backends::Postgres,
+    instrumented_memory: crate::store::tests::backends::Instrumented<crate::store::tests::backends::Memory>,
+    cached_sqlite: crate::cache::tests::Cached<crate::store::tests::backends::Sqlite, true>,
 );
