@@ -58,6 +58,11 @@ pub struct ServeArgs {
     /// letters; `0s` turns the reaper off [default: 5s].
     #[arg(long, env = "CHECKPOINTD_REAP_INTERVAL", value_parser = parse_duration)]
     pub reap_interval: Option<Duration>,
+    /// Whether an approved or rejected task is claimable at once (`true`) or stays parked in
+    /// input_required until `checkpointd tasks resume ID` (`false`), for tasks enqueued without
+    /// a say [default: true].
+    #[arg(long, env = "CHECKPOINTD_AUTO_RESUME_HITL")]
+    pub auto_resume_hitl: Option<bool>,
     /// Redis URL of the hot cache, e.g. `redis://127.0.0.1:6379`; unset = no cache.
     #[arg(long, env = "CHECKPOINTD_REDIS", hide_env_values = true)]
     pub redis: Option<String>,
@@ -149,6 +154,7 @@ struct FileConfig {
     queue_max_delay: Option<String>,
     queue_stale_threshold: Option<String>,
     reap_interval: Option<String>,
+    auto_resume_hitl: Option<bool>,
     redis: Option<String>,
     cache_prefix: Option<String>,
     cache_ttl: Option<String>,
@@ -290,6 +296,10 @@ impl ServeConfig {
                     file.prune_batch_size,
                 )?,
                 reap_interval,
+                auto_resume_hitl: args
+                    .auto_resume_hitl
+                    .or(file.auto_resume_hitl)
+                    .unwrap_or(defaults.auto_resume_hitl),
             },
             store: StoreOptions {
                 pool_size: args
@@ -403,6 +413,31 @@ mod tests {
         assert_eq!(resolve(None, None), Duration::from_secs(5));
         assert_eq!(resolve(None, Some(&path)), Duration::from_secs(30));
         assert_eq!(resolve(Some(Duration::ZERO), Some(&path)), Duration::ZERO);
+    }
+
+    #[test]
+    fn auto_resume_hitl_comes_from_the_flag_over_the_file_over_true() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "database = \"memory://\"\nauto_resume_hitl = false\n",
+        )
+        .unwrap();
+        let resolve = |auto_resume_hitl, config: Option<&Path>| {
+            ServeConfig::resolve(ServeArgs {
+                config: config.map(Path::to_path_buf),
+                database: Some("memory://".into()),
+                auto_resume_hitl,
+                ..ServeArgs::default()
+            })
+            .unwrap()
+            .server
+            .auto_resume_hitl
+        };
+        assert!(resolve(None, None));
+        assert!(!resolve(None, Some(&path)));
+        assert!(resolve(Some(true), Some(&path)));
     }
 
     #[test]

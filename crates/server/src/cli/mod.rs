@@ -64,10 +64,17 @@ pub enum TasksCommand {
         /// The task id.
         id: String,
     },
-    /// Approve a task waiting in input_required; it becomes claimable again.
+    /// Approve a task waiting in input_required; it becomes claimable again, or stays parked
+    /// for `tasks resume` when its auto_resume_hitl is off.
     Approve(Decision),
-    /// Reject a task waiting in input_required; it becomes claimable and the agent sees the rejection.
+    /// Reject a task waiting in input_required; the agent sees the rejection once the task
+    /// runs again (at once, or after `tasks resume` when its auto_resume_hitl is off).
     Reject(Decision),
+    /// Let a task that an approval or rejection left parked in input_required run again.
+    Resume {
+        /// The task id.
+        id: String,
+    },
     /// List dead letters (shortcut for `list --state dead`).
     Dead {
         /// Most tasks to print.
@@ -98,6 +105,10 @@ pub enum TasksCommand {
         /// Total runs the task may have, the first included [default: the server's].
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         max_attempts: Option<u32>,
+        /// `false` parks the task after an approval decision until `tasks resume`
+        /// [default: the server's --auto-resume-hitl].
+        #[arg(long)]
+        auto_resume_hitl: Option<bool>,
     },
 }
 

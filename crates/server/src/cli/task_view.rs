@@ -87,6 +87,7 @@ pub fn task_json(task: &Task) -> Value {
         "attempts_used": task.attempts_used,
         "retry_policy": policy,
         "idempotency_key": empty_as_null(&task.idempotency_key),
+        "auto_resume_hitl": task.auto_resume_hitl,
         "worker_id": empty_as_null(&task.worker_id),
         "lease_expires_at": time_json(task.lease_expires_at.as_ref()),
         "next_attempt_at": time_json(task.next_attempt_at.as_ref()),
@@ -126,6 +127,15 @@ fn approval_summary(approval: &Approval) -> String {
     }
 }
 
+/// What an approval decision does to the task: run it at once, or park it for an operator.
+fn auto_resume_text(task: &Task) -> String {
+    if task.auto_resume_hitl {
+        "yes: claimable as soon as approved or rejected".to_owned()
+    } else {
+        "no: parked after approval or rejection until `tasks resume ID`".to_owned()
+    }
+}
+
 /// Every field of a task, one per line.
 pub fn print_task(task: &Task) {
     let mut fields = vec![
@@ -147,6 +157,7 @@ pub fn print_task(task: &Task) {
         ("created", time_text(task.created_at.as_ref())),
         ("updated", time_text(task.updated_at.as_ref())),
         ("idempotency key", or_dash(&task.idempotency_key)),
+        ("auto resume", auto_resume_text(task)),
         (
             "last error",
             or_dash(&one_line(&last_error_text(task), DETAIL_WIDTH)),
@@ -171,6 +182,14 @@ pub fn print_task(task: &Task) {
             fields.push(("  requested", time_text(approval.requested_at.as_ref())));
             let decision = match decision_name(approval) {
                 None => "awaiting a decision (tasks approve|reject ID --by NAME)".to_owned(),
+                Some(decision) if task.state == proto::TaskState::InputRequired as i32 => {
+                    format!(
+                        "{decision} by {} at {}; parked until `tasks resume {}`",
+                        approval.decided_by,
+                        time_text(approval.decided_at.as_ref()),
+                        task.task_id
+                    )
+                }
                 Some(decision) => format!(
                     "{decision} by {} at {}",
                     approval.decided_by,

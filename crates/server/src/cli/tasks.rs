@@ -22,6 +22,13 @@ pub async fn run(client: &Client, command: TasksCommand, json: bool) -> Result<(
         }
         TasksCommand::Approve(decision) => decide(client, decision, true, json).await,
         TasksCommand::Reject(decision) => decide(client, decision, false, json).await,
+        TasksCommand::Resume { id } => {
+            let request = client.request(proto::ResumeTaskRequest { task_id: id });
+            let reply = client.tasks().resume_task(request).await;
+            let task = task_of(client, reply.map(|r| r.into_inner().task))?;
+            report(&task, "resumed", json);
+            Ok(())
+        }
         TasksCommand::Requeue { id } => {
             let request = client.request(proto::RequeueRequest { task_id: id });
             let reply = client.tasks().requeue(request).await;
@@ -41,6 +48,7 @@ pub async fn run(client: &Client, command: TasksCommand, json: bool) -> Result<(
             input,
             idempotency_key,
             max_attempts,
+            auto_resume_hitl,
         } => {
             let request = client.request(proto::EnqueueRequest {
                 run_id: run,
@@ -50,6 +58,7 @@ pub async fn run(client: &Client, command: TasksCommand, json: bool) -> Result<(
                     max_attempts,
                     ..proto::RetryPolicy::default()
                 }),
+                auto_resume_hitl,
             });
             let reply = client
                 .tasks()

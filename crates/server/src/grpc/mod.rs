@@ -58,6 +58,9 @@ pub struct ServerSettings {
     /// Time between two passes of the reaper, which buries stale tasks on their final
     /// attempt; zero turns it off.
     pub reap_interval: Duration,
+    /// Whether an approval decision makes a task claimable at once, for tasks enqueued
+    /// without a say; `false` parks decided tasks until `ResumeTask`.
+    pub auto_resume_hitl: bool,
 }
 
 impl Default for ServerSettings {
@@ -70,6 +73,7 @@ impl Default for ServerSettings {
             stale_threshold: Duration::from_secs(30),
             retention: RetentionSettings::default(),
             reap_interval: Duration::from_secs(5),
+            auto_resume_hitl: true,
         }
     }
 }
@@ -111,7 +115,8 @@ pub fn router(
     .max_decoding_message_size(decode_ceiling);
     let tasks = queue.map(|queue| {
         let tasks = TaskService::new(queue, settings.retry_defaults, settings.stale_threshold)
-            .with_approval_pins(retention);
+            .with_approval_pins(retention)
+            .with_auto_resume_hitl(settings.auto_resume_hitl);
         TaskServiceServer::new(TaskApi::new(tasks)).max_decoding_message_size(decode_ceiling)
     });
     Ok(Server::builder()

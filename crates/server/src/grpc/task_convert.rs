@@ -136,6 +136,7 @@ pub fn task_to_wire(task: Task) -> proto::Task {
         attempts_used: task.attempts_used,
         retry_policy: Some(policy_to_wire(&task.retry_policy)),
         idempotency_key: task.idempotency_key.unwrap_or_default(),
+        auto_resume_hitl: task.auto_resume_hitl,
         worker_id: task.worker_id.unwrap_or_default(),
         lease_expires_at: task.lease_expires_at.map(timestamp),
         next_attempt_at: Some(timestamp(task.next_attempt_at)),

@@ -89,6 +89,7 @@ impl proto::task_service_server::TaskService for TaskApi {
                 key => Some(name("idempotency_key", key)?),
             },
             retry_policy: retry_overrides_from_wire(request.retry_policy)?,
+            auto_resume_hitl: request.auto_resume_hitl,
         };
         let (task, already_existed) = self.tasks.enqueue(&tenant, task).await?;
         Ok(Response::new(proto::EnqueueResponse {
@@ -237,6 +238,21 @@ impl proto::task_service_server::TaskService for TaskApi {
             RejectResponse,
             self.transition(&metadata, &request.task_id, transition)
                 .await?
+        )
+    }
+
+    async fn resume_task(
+        &self,
+        request: Request<proto::ResumeTaskRequest>,
+    ) -> Result<Response<proto::ResumeTaskResponse>, Status> {
+        reply!(
+            ResumeTaskResponse,
+            self.transition(
+                request.metadata(),
+                &request.get_ref().task_id,
+                Transition::ResumeTask
+            )
+            .await?
         )
     }
 

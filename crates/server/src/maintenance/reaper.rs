@@ -82,6 +82,7 @@ mod tests {
                 max_attempts: 1,
                 ..RetryPolicy::default()
             },
+            auto_resume_hitl: true,
         }
     }
 

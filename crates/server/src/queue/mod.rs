@@ -14,7 +14,7 @@ macro_rules! task_columns {
          jitter, max_attempts, idempotency_key, worker_id, lease_expires_at, next_attempt_at, \
          last_error, last_error_class, approval_action, approval_requested_at, \
          approval_decision, approval_decided_by, approval_decided_at, approval_comment, \
-         created_at, updated_at, approval_details, input, result"
+         created_at, updated_at, approval_details, input, result, auto_resume_hitl"
     };
 }
 

@@ -19,6 +19,17 @@ pub fn claimable(task: &Task, now: SystemTime) -> bool {
     }
 }
 
+/// Whether a decision left this task parked: in input_required with the approval decided,
+/// which only a task with `auto_resume_hitl` off stays in. Neither claimable nor decidable
+/// again; [`Transition::ResumeTask`] makes it pending.
+pub fn parked_after_decision(task: &Task) -> bool {
+    task.state == TaskState::InputRequired
+        && task
+            .approval
+            .as_ref()
+            .is_some_and(|approval| approval.decision.is_some())
+}
+
 /// Whether the reaper buries this task now: running with an expired lease on its last attempt.
 pub fn reapable(task: &Task, now: SystemTime) -> bool {
     task.state == TaskState::Running && lease_expired(task, now) && attempts_exhausted(task)
@@ -213,6 +224,13 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
                     task.state.as_str()
                 )));
             }
+            if parked_after_decision(task) {
+                // The first decision stands: it is the one the audit trail shows.
+                return Err(Error::FailedPrecondition(format!(
+                    "task {} was already decided and is parked; resume it (ResumeTask)",
+                    task.id
+                )));
+            }
             let approval = next.approval.get_or_insert_with(|| Approval {
                 action: String::new(),
                 details: Vec::new(),
@@ -226,6 +244,23 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
             approval.decided_by = decided_by;
             approval.decided_at = Some(now);
             approval.comment = comment;
+            if task.auto_resume_hitl {
+                next.state = TaskState::Pending;
+                next.next_attempt_at = now;
+            }
+        }
+        Transition::ResumeTask => {
+            if !parked_after_decision(task) {
+                let why = match task.state {
+                    TaskState::InputRequired => "still awaiting a decision",
+                    _ => "not parked after a decision",
+                };
+                return Err(Error::FailedPrecondition(format!(
+                    "task {} is {}, {why}",
+                    task.id,
+                    task.state.as_str()
+                )));
+            }
             next.state = TaskState::Pending;
             next.next_attempt_at = now;
         }
@@ -325,6 +360,9 @@ fn random_unit() -> f64 {
 }
 
 #[cfg(test)]
+mod parking_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::domain::RunId;
@@ -347,6 +385,7 @@ mod tests {
                 input: vec![],
                 idempotency_key: None,
                 retry_policy: policy(),
+                auto_resume_hitl: true,
             },
             SystemTime::UNIX_EPOCH,
         )

@@ -184,6 +184,9 @@ pub struct NewTask {
     pub input: Vec<u8>,
     pub idempotency_key: Option<String>,
     pub retry_policy: RetryPolicy,
+    /// Whether an approval decision makes the task claimable at once, or leaves it parked
+    /// until [`Transition::ResumeTask`]; resolved against the server's default by then.
+    pub auto_resume_hitl: bool,
 }
 
 /// One task as stored.
@@ -199,6 +202,8 @@ pub struct Task {
     pub attempts_used: u32,
     pub retry_policy: RetryPolicy,
     pub idempotency_key: Option<String>,
+    /// Fixed at enqueue: see [`NewTask::auto_resume_hitl`].
+    pub auto_resume_hitl: bool,
     pub worker_id: Option<String>,
     pub lease_expires_at: Option<SystemTime>,
     pub next_attempt_at: SystemTime,
@@ -221,6 +226,7 @@ impl Task {
             attempts_used: 0,
             retry_policy: task.retry_policy,
             idempotency_key: task.idempotency_key,
+            auto_resume_hitl: task.auto_resume_hitl,
             worker_id: None,
             lease_expires_at: None,
             next_attempt_at: now,
@@ -263,6 +269,8 @@ pub enum Transition {
         decided_by: String,
         comment: String,
     },
+    /// An operator lets a task that a decision left parked run again.
+    ResumeTask,
     Cancel,
     Requeue,
 }

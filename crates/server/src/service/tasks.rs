@@ -1,5 +1,6 @@
-//! The task service: the queue with the server's defaults (retry policy, lease), and the
-//! approval pins that keep a waiting task's checkpoint from being pruned.
+//! The task service: the queue with the server's defaults (retry policy, lease, whether a
+//! decision resumes its task), and the approval pins that keep a waiting task's checkpoint
+//! from being pruned.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -45,6 +46,8 @@ pub struct EnqueueTask {
     pub input: Vec<u8>,
     pub idempotency_key: Option<String>,
     pub retry_policy: Option<RetryOverrides>,
+    /// Whether a decision makes the task claimable at once; `None` means the server's.
+    pub auto_resume_hitl: Option<bool>,
 }
 
 /// Everything the TaskService RPCs do, independent of gRPC.
@@ -57,6 +60,9 @@ pub struct TaskService {
     stale_threshold: Duration,
     /// Where approval waits pin their run's latest checkpoint; `None` pins nothing.
     pins: Option<Arc<dyn RetentionStore>>,
+    /// Whether tasks enqueued without a say are claimable right after a decision, or stay
+    /// parked until an operator resumes them.
+    auto_resume_hitl: bool,
 }
 
 impl TaskService {
@@ -70,7 +76,15 @@ impl TaskService {
             retry_defaults,
             stale_threshold,
             pins: None,
+            auto_resume_hitl: true,
         }
+    }
+
+    /// Whether tasks enqueued without a say resume by themselves after an approval decision
+    /// (the default) or stay parked for [`Transition::ResumeTask`].
+    pub fn with_auto_resume_hitl(mut self, auto_resume_hitl: bool) -> Self {
+        self.auto_resume_hitl = auto_resume_hitl;
+        self
     }
 
     /// Pins a run's latest checkpoint in `pins` while one of its tasks waits for approval.
@@ -90,6 +104,7 @@ impl TaskService {
             input: request.input,
             idempotency_key: request.idempotency_key,
             retry_policy,
+            auto_resume_hitl: request.auto_resume_hitl.unwrap_or(self.auto_resume_hitl),
         };
         self.queue.enqueue(tenant, task).await
     }
@@ -120,7 +135,9 @@ impl TaskService {
     }
 
     /// Applies one transition. A task entering input_required gets its run's latest
-    /// checkpoint pinned; one leaving it (decided, cancelled) gives the pin back.
+    /// checkpoint pinned; one leaving it (decided and resumed, at once or by
+    /// [`Transition::ResumeTask`], or cancelled) gives the pin back. A task parked after its
+    /// decision keeps the pin.
     pub async fn update(
         &self,
         tenant: &Tenant,
@@ -136,7 +153,7 @@ impl TaskService {
                 self.request_approval_pinned(pins, tenant, id, transition, now)
                     .await
             }
-            Transition::Decide { .. } | Transition::Cancel => {
+            Transition::Decide { .. } | Transition::ResumeTask | Transition::Cancel => {
                 self.update_unpinning(pins, tenant, id, transition, now)
                     .await
             }
@@ -235,13 +252,23 @@ mod tests {
 
     /// A run with checkpoints at steps 1 and 2, and a task of it claimed at attempt 1.
     async fn claimed_task() -> (Fixture, Task) {
+        claimed_task_resuming(true, None).await
+    }
+
+    /// [`claimed_task`] on a server whose decisions resume tasks by default or not, enqueued
+    /// with `auto_resume_hitl` as given.
+    async fn claimed_task_resuming(
+        server_default: bool,
+        auto_resume_hitl: Option<bool>,
+    ) -> (Fixture, Task) {
         let store = Arc::new(MemoryStore::new());
         let tasks = TaskService::new(
             Arc::new(MemoryQueue::new()),
             RetryPolicy::default(),
             Duration::from_secs(30),
         )
-        .with_approval_pins(store.clone());
+        .with_approval_pins(store.clone())
+        .with_auto_resume_hitl(server_default);
         let tenant = Tenant::default_tenant();
         let run = RunKey::new(tenant.clone(), RunId::parse("run-1").unwrap());
         for step in 1..=2 {
@@ -265,6 +292,7 @@ mod tests {
             input: Vec::new(),
             idempotency_key: None,
             retry_policy: None,
+            auto_resume_hitl,
         };
         tasks.enqueue(&tenant, request).await.unwrap();
         let mut claimed = tasks
@@ -344,6 +372,32 @@ mod tests {
                 fixture.pinned_steps().await.is_empty(),
                 "approved: {approved}"
             );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_task_parked_after_its_decision_keeps_its_pin_until_resumed() {
+        let (fixture, task) = claimed_task_resuming(false, None).await;
+        assert!(!task.auto_resume_hitl, "the server's default applies");
+        fixture
+            .update(&task, request_approval(task.attempt))
+            .await
+            .unwrap();
+
+        let parked = fixture.update(&task, decide(true)).await.unwrap();
+        assert_eq!(parked.state, TaskState::InputRequired);
+        assert_eq!(fixture.pinned_steps().await, vec![2]);
+
+        let resumed = fixture.update(&task, Transition::ResumeTask).await.unwrap();
+        assert_eq!(resumed.state, TaskState::Pending);
+        assert!(fixture.pinned_steps().await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn an_enqueue_that_says_whether_to_auto_resume_overrides_the_servers_default() {
+        for (server_default, asked) in [(true, false), (false, true)] {
+            let (_, task) = claimed_task_resuming(server_default, Some(asked)).await;
+            assert_eq!(task.auto_resume_hitl, asked);
         }
     }
 

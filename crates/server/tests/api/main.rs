@@ -11,6 +11,7 @@ mod durability;
 mod fencing;
 mod health;
 mod health_command;
+mod hitl;
 mod messages;
 mod operator_cli;
 mod queue;

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::domain::{RunId, Step, Tenant};
-use crate::queue::{NewTask, PostgresQueue, RetryPolicy, TaskQueue};
+use crate::domain::{Step, Tenant};
+use crate::queue::tests::new_task;
+use crate::queue::{NewTask, PostgresQueue, TaskQueue};
 use crate::store::CheckpointStore;
 use crate::store::postgres::tests::{TestSchema, checkpoint, run};
 
@@ -18,21 +19,39 @@ async fn a_version_1_database_gains_the_task_table_on_connect() {
         .save(&checkpoint(&key, 1, b"1", 0, &["hi"]))
         .await
         .unwrap();
-    // Back to what a binary without the queue left behind.
+    // Back to what a binary without the queue (nor the task columns added since) left behind.
     schema
-        .sql("DROP TABLE tasks; DELETE FROM checkpointd_migrations WHERE version = 2")
+        .sql("DROP TABLE tasks; DELETE FROM checkpointd_migrations WHERE version IN (2, 5)")
         .await;
 
     let store = Arc::new(schema.store().await);
     let queue = PostgresQueue::new(store.clone());
     let t = Tenant::parse("default").unwrap();
-    let new = NewTask {
-        run_id: RunId::parse("run-1").unwrap(),
-        input: Vec::new(),
-        idempotency_key: None,
-        retry_policy: RetryPolicy::default(),
-    };
-    let (task, _) = queue.enqueue(&t, new).await.unwrap();
+    let (task, _) = queue.enqueue(&t, new_task("run-1", None)).await.unwrap();
     assert_eq!(queue.get(&t, &task.id).await.unwrap(), Some(task));
     assert_eq!(store.steps(&key).await.unwrap(), vec![Step::new(1)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_enqueued_before_version_5_resume_by_themselves_after_a_decision() {
+    let schema = TestSchema::create().await;
+    let store = Arc::new(schema.store().await);
+    let queue = PostgresQueue::new(store.clone());
+    let t = Tenant::parse("default").unwrap();
+    let new = NewTask {
+        auto_resume_hitl: false,
+        ..new_task("run-1", None)
+    };
+    let (task, _) = queue.enqueue(&t, new).await.unwrap();
+    // Back to a schema from before version 5, which had no such column.
+    schema
+        .sql(
+            "ALTER TABLE tasks DROP COLUMN auto_resume_hitl;
+             DELETE FROM checkpointd_migrations WHERE version = 5",
+        )
+        .await;
+
+    let queue = PostgresQueue::new(Arc::new(schema.store().await));
+    let read = queue.get(&t, &task.id).await.unwrap().unwrap();
+    assert!(read.auto_resume_hitl);
 }

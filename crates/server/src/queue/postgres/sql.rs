@@ -14,9 +14,9 @@ pub(super) const INSERT_TASK: &str = concat!(
                    approval_requested_at, approval_decision, approval_decided_by,
                    approval_decided_at, approval_comment, updated_at, approval_details, result,
                    run_id, initial_delay_ms, multiplier, max_delay_ms, jitter, max_attempts,
-                   idempotency_key, created_at, input)
+                   idempotency_key, created_at, input, auto_resume_hitl)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-        $20, $21, $22, $23, $24, $25, $26, $27, $28)
+        $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)
 ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING ",
     task_columns!()

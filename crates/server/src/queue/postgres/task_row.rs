@@ -83,6 +83,7 @@ pub(super) struct TaskParams<'a> {
     idempotency_key: Option<&'a str>,
     created_at: SystemTime,
     input: &'a [u8],
+    auto_resume_hitl: bool,
 }
 
 impl<'a> TaskParams<'a> {
@@ -118,6 +119,7 @@ impl<'a> TaskParams<'a> {
             idempotency_key: task.idempotency_key.as_deref(),
             created_at: stored_time(task.created_at),
             input: &task.input,
+            auto_resume_hitl: task.auto_resume_hitl,
         })
     }
 
@@ -147,7 +149,7 @@ impl<'a> TaskParams<'a> {
         ]
     }
 
-    /// The parameters of `INSERT_TASK`: the mutable ones, then `$20`..`$28` the columns fixed
+    /// The parameters of `INSERT_TASK`: the mutable ones, then `$20`..`$29` the columns fixed
     /// at enqueue.
     pub(super) fn insert(&self) -> Vec<&(dyn ToSql + Sync)> {
         let mut params = self.mutable().to_vec();
@@ -161,6 +163,7 @@ impl<'a> TaskParams<'a> {
             &self.idempotency_key,
             &self.created_at,
             &self.input,
+            &self.auto_resume_hitl,
         ]);
         params
     }
@@ -206,6 +209,7 @@ pub(super) fn decode(row: &Row) -> Result<Task> {
             max_attempts: in_range(row, "max_attempts")?,
         },
         idempotency_key: column(row, "idempotency_key")?,
+        auto_resume_hitl: column(row, "auto_resume_hitl")?,
         worker_id: column(row, "worker_id")?,
         lease_expires_at: column(row, "lease_expires_at")?,
         next_attempt_at: column(row, "next_attempt_at")?,

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use crate::domain::{RunId, Step, Tenant};
-use crate::queue::{NewTask, RetryPolicy, SqliteQueue, TaskQueue};
+use crate::domain::{Step, Tenant};
+use crate::queue::tests::new_task;
+use crate::queue::{NewTask, SqliteQueue, TaskQueue};
 use crate::store::CheckpointStore;
 use crate::store::sqlite::tests::{Db, checkpoint};
 use crate::store::tests::{message, run};
@@ -31,13 +32,31 @@ async fn a_version_1_database_gains_the_task_table_on_open() {
     let store = Arc::new(db.open().await);
     let queue = SqliteQueue::new(store.clone());
     let t = Tenant::parse("default").unwrap();
-    let new = NewTask {
-        run_id: RunId::parse("run-1").unwrap(),
-        input: Vec::new(),
-        idempotency_key: None,
-        retry_policy: RetryPolicy::default(),
-    };
-    let (task, _) = queue.enqueue(&t, new).await.unwrap();
+    let (task, _) = queue.enqueue(&t, new_task("run-1", None)).await.unwrap();
     assert_eq!(queue.get(&t, &task.id).await.unwrap(), Some(task));
     assert_eq!(store.steps(&run).await.unwrap(), vec![Step::new(1)]);
+}
+
+#[tokio::test]
+async fn tasks_enqueued_before_version_5_resume_by_themselves_after_a_decision() {
+    let db = Db::new();
+    let queue = SqliteQueue::new(Arc::new(db.open().await));
+    let t = Tenant::parse("default").unwrap();
+    let new = NewTask {
+        auto_resume_hitl: false,
+        ..new_task("run-1", None)
+    };
+    let (task, _) = queue.enqueue(&t, new).await.unwrap();
+    drop(queue);
+    // Back to a schema from before version 5, which had no such column.
+    db.raw()
+        .execute_batch(
+            "ALTER TABLE tasks DROP COLUMN auto_resume_hitl;
+             DELETE FROM checkpointd_migrations WHERE version = 5;",
+        )
+        .unwrap();
+
+    let queue = SqliteQueue::new(Arc::new(db.open().await));
+    let read = queue.get(&t, &task.id).await.unwrap().unwrap();
+    assert!(read.auto_resume_hitl);
 }

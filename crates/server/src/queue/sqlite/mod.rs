@@ -150,14 +150,14 @@ const INSERT_TASK: &str = concat!(
                                 next_attempt_at, last_error, last_error_class, approval_action,
                                 approval_requested_at, approval_decision, approval_decided_by,
                                 approval_decided_at, approval_comment, updated_at,
-                                approval_details, result)
+                                approval_details, result, auto_resume_hitl)
              VALUES (:tenant, :id, :run_id, :initial_delay_ms, :multiplier, :max_delay_ms,
                      :jitter, :max_attempts, :idempotency_key, :created_at, :input,
                      :state, :attempt, :attempts_used, :worker_id, :lease_expires_at,
                      :next_attempt_at, :last_error, :last_error_class, :approval_action,
                      :approval_requested_at, :approval_decision, :approval_decided_by,
                      :approval_decided_at, :approval_comment, :updated_at,
-                     :approval_details, :result)
+                     :approval_details, :result, :auto_resume_hitl)
              RETURNING ",
     task_columns!()
 );

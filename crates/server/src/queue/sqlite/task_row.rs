@@ -58,6 +58,7 @@ pub(super) fn insert_params<'a>(tenant: &'a Tenant, task: &'a Task) -> Result<Ve
         ),
         (":created_at", time(task.created_at)),
         (":input", blob(&task.input)),
+        (":auto_resume_hitl", int(task.auto_resume_hitl.into())),
     ];
     params.extend(mutable_params(task)?);
     Ok(params)
@@ -166,6 +167,7 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Task> {
             max_attempts: row.get("max_attempts")?,
         },
         idempotency_key: row.get("idempotency_key")?,
+        auto_resume_hitl: row.get::<_, i64>("auto_resume_hitl")? != 0,
         worker_id: row.get("worker_id")?,
         lease_expires_at: row
             .get::<_, Option<i64>>("lease_expires_at")?

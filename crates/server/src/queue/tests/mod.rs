@@ -6,6 +6,7 @@
 //! rewriting stored tasks, never by sleeping. This file holds the fixtures.
 
 mod claims;
+mod parking;
 mod reaper;
 mod rules_agree;
 mod transitions;
@@ -117,6 +118,9 @@ macro_rules! every_behaviour {
             transitions::release_returns_the_task_at_once_without_charging_an_attempt,
             transitions::an_approval_request_and_decision_round_trip_through_the_database,
             transitions::a_rejection_reads_back_as_a_rejection,
+            parking::a_decided_task_without_auto_resume_stays_parked_until_resumed,
+            parking::a_parked_task_refuses_a_second_decision_and_changes_nothing,
+            parking::only_a_task_parked_after_a_decision_can_be_resumed,
             reaper::a_stale_task_on_its_final_attempt_is_left_by_claims_and_buried_by_the_reaper,
             reaper::the_reaper_buries_every_tenants_exhausted_tasks_in_batches_and_nothing_else,
             reaper::a_claim_passes_over_exhausted_stale_tasks_to_the_claimable_ones,
@@ -168,6 +172,7 @@ pub(super) fn new_task(run_id: &str, key: Option<&str>) -> NewTask {
         input: format!("{{\"run\":\"{run_id}\"}}").into_bytes(),
         idempotency_key: key.map(str::to_owned),
         retry_policy: policy(),
+        auto_resume_hitl: true,
     }
 }
 

@@ -17,6 +17,7 @@ fn one_attempt_task(run_id: &str) -> NewTask {
             max_attempts: 1,
             ..policy()
         },
+        auto_resume_hitl: true,
     }
 }
 

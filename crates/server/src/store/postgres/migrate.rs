@@ -19,6 +19,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         3,
         include_str!("../../../migrations/postgres/0003_retention.sql"),
     ),
+    (
+        5,
+        include_str!("../../../migrations/postgres/0005_auto_resume_hitl.sql"),
+    ),
 ];
 
 /// The advisory lock key: one constant for every checkpointd instance ("cpd" + "migr" in ASCII),

@@ -1,0 +1,11 @@
+-- checkpointd schema v5 for Postgres: whether a human's decision resumes its task by itself.
+--
+-- true: Approve or Reject makes the task pending (claimable) at once. false: the decision is
+-- recorded and the task stays parked in input_required, unclaimable, until an operator's
+-- ResumeTask. Resolved at Enqueue (the request's value, else the server's
+-- `--auto-resume-hitl`) and never changed afterwards. Tasks enqueued before this version keep
+-- the behaviour they were enqueued under: true.
+--
+-- A NOT NULL column with a constant default is a catalog-only change (Postgres 11+): the
+-- table is not rewritten, however many tasks it holds.
+ALTER TABLE tasks ADD COLUMN auto_resume_hitl boolean NOT NULL DEFAULT true;
