@@ -120,13 +120,41 @@ fn the_tally_counts_each_extra_sending_of_an_email_as_a_duplicate() {
          run-a step-1/send_email\n\
          run-a step-1/send_email\n",
     );
-    assert_eq!(tally.sent, 5);
-    assert_eq!(tally.distinct(), 3);
-    assert_eq!(tally.duplicates(), 2);
     assert_eq!(
-        tally.repeated.into_iter().collect::<Vec<_>>(),
-        vec![("run-a step-1/send_email".to_owned(), 3)]
+        (tally.sent, tally.distinct(), tally.duplicates()),
+        (5, 3, 2)
     );
-    assert_eq!(tally.distinct_per_run["run-a"], 2);
-    assert_eq!(tally.distinct_per_run["run-b"], 1);
+    assert_eq!(
+        tally.repeated().collect::<Vec<_>>(),
+        vec![("run-a step-1/send_email", 3)]
+    );
+    assert_eq!(
+        tally.missing("run-a", 5),
+        vec!["run-a step-4/send_email", "run-a step-5/send_email"]
+    );
+}
+
+#[test]
+fn the_tally_reports_torn_lines_and_steps_a_run_does_not_have() {
+    let plan = ChaosPlan {
+        tasks: 1,
+        steps: 2..=2,
+        ..ChaosPlan::short(Backend::Sqlite)
+    };
+    let tally = EmailTally::from_spool(
+        "chaos-0 step-1/send_email\n\
+         chaos-0 step-2/send_emchaos-0 step-2/send_email\n\
+         chaos-0 step-4/send_email\n",
+    );
+    assert_eq!(
+        tally.unexpected(&plan),
+        vec![
+            "chaos-0 step-2/send_emchaos-0 step-2/send_email",
+            "chaos-0 step-4/send_email"
+        ]
+    );
+    assert_eq!(
+        tally.missing("chaos-0", 2),
+        vec!["chaos-0 step-2/send_email"]
+    );
 }

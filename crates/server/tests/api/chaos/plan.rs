@@ -43,7 +43,7 @@ impl ChaosPlan {
         Self {
             backend,
             tasks: 8,
-            steps: 30..=45,
+            steps: 40..=60,
             workers: 3,
             concurrency: 3,
             step_delay: Duration::from_millis(30),
@@ -93,9 +93,12 @@ impl ChaosPlan {
     }
 }
 
-/// Emails the demo agent sends in a run of `steps` steps: one on every step not a multiple of 3.
-pub fn emails_in(steps: u64) -> usize {
-    (1..=steps).filter(|step| !step.is_multiple_of(3)).count()
+/// The spool lines of every email the demo agent sends in a run of `steps` steps: one on every
+/// step that is not a multiple of 3.
+pub fn email_lines(run_id: &str, steps: u64) -> impl Iterator<Item = String> + '_ {
+    (1..=steps)
+        .filter(|step| !step.is_multiple_of(3))
+        .map(move |step| format!("{run_id} step-{step}/send_email"))
 }
 
 /// A splitmix64 sequence: reproducible draws for a seed, no dependency needed.
