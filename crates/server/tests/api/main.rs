@@ -5,6 +5,7 @@ mod support;
 mod bad_input;
 mod cache;
 mod cache_processes;
+mod chaos;
 mod checksum_vectors;
 mod corruption;
 mod durability;
