@@ -117,6 +117,7 @@ macro_rules! every_behaviour {
             transitions::release_returns_the_task_at_once_without_charging_an_attempt,
             transitions::an_approval_request_and_decision_round_trip_through_the_database,
             transitions::a_rejection_reads_back_as_a_rejection,
+            transitions::completion_clears_the_error_of_an_earlier_attempt,
             reaper::a_stale_task_on_its_final_attempt_is_left_by_claims_and_buried_by_the_reaper,
             reaper::the_reaper_buries_every_tenants_exhausted_tasks_in_batches_and_nothing_else,
             reaper::a_claim_passes_over_exhausted_stale_tasks_to_the_claimable_ones,
