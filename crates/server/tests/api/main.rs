@@ -13,6 +13,7 @@ mod health;
 mod health_command;
 mod messages;
 mod operator_cli;
+mod operator_path;
 mod queue;
 mod recovery;
 mod retention;
