@@ -86,7 +86,7 @@ fn print_checkpoint(checkpoint: &Checkpoint, tools: &[ToolResult]) {
     // The journal holds every result of the run; those past `tool_count` came after this
     // checkpoint and are replayed when the steps after it run again.
     println!(
-        "tool results ({}; this checkpoint covers the first {}):",
+        "tool results ({} in the run's journal, {} of them when this step was saved):",
         tools.len(),
         checkpoint.tool_count
     );
