@@ -433,12 +433,12 @@ async fn the_demo_reports_save_latency_with_its_sample_size() {
     let printed = stdout_of(&output);
     let worker_two = printed
         .lines()
-        .find(|line| line.starts_with("save latency, worker 2"))
+        .find(|line| line.starts_with("latency of worker 2"))
         .unwrap_or_else(|| panic!("{printed}"));
     assert!(worker_two.contains("(n="), "{worker_two}");
     let measured = printed
         .lines()
-        .find(|line| line.starts_with("save latency   "))
+        .find(|line| line.starts_with("per-save latency"))
         .unwrap_or_else(|| panic!("{printed}"));
     assert!(measured.contains("(n=40 saves of "), "{measured}");
     assert!(
