@@ -27,7 +27,8 @@ pub struct WorkerConfig {
     pub lease: Duration,
     /// Pause between claims when the queue is empty.
     pub poll_interval: Duration,
-    /// Stop after this many tasks reached an end (None: run until shut down).
+    /// Stop after this many tasks reached an end (None: run until shut down). A task parked
+    /// for approval has not ended: it comes back once a human decides.
     pub exit_after: Option<usize>,
     pub recovery: RecoveryPolicy,
 }
@@ -52,9 +53,10 @@ pub async fn run_worker(
     let mut running: JoinSet<(String, TaskEnd, RunStats)> = JoinSet::new();
     let mut report = WorkerReport::default();
     let done = |report: &WorkerReport| {
-        config
-            .exit_after
-            .is_some_and(|limit| report.ends.len() >= limit)
+        config.exit_after.is_some_and(|limit| {
+            let ended = report.ends.iter().filter(|(_, end)| has_ended(end));
+            ended.count() >= limit
+        })
     };
     while !shutdown.is_cancelled() && !done(&report) {
         let free = config.concurrency.saturating_sub(running.len());
@@ -95,6 +97,12 @@ pub async fn run_worker(
         collect(&mut report, joined);
     }
     Ok(report)
+}
+
+/// Whether `end` counts toward `exit_after`: everything but waiting for a human, which hands
+/// the task back to come again once decided.
+fn has_ended(end: &TaskEnd) -> bool {
+    !matches!(end, TaskEnd::AwaitingApproval(_))
 }
 
 async fn claim(api: &Arc<dyn RunnerApi>, config: &WorkerConfig, free: usize) -> Vec<Task> {

@@ -60,7 +60,8 @@ pub struct WorkerArgs {
     /// Extra message fragment that marks an error fatal (repeatable), besides the defaults.
     #[arg(long = "fatal-pattern")]
     pub fatal_patterns: Vec<String>,
-    /// Exit after this many tasks reached an end.
+    /// Exit after this many tasks reached an end: completed, failed (retried later or dead),
+    /// released or lost to another worker. A task parked for approval does not count.
     #[arg(long)]
     pub exit_after: Option<usize>,
     /// Log format: `text` or `json`.

@@ -43,6 +43,9 @@ enum Command {
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_) | Command::Worker(_)) {
+        checkpointd::cli::end_quietly_on_broken_pipe();
+    }
     let outcome = match cli.command {
         Command::Serve(args) => serve(args).await,
         Command::Worker(args) => checkpointd_runner::worker_command::run(args).await,

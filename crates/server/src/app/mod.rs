@@ -73,8 +73,12 @@ impl App {
                 (cached.clone() as Arc<dyn CheckpointStore>, Some(cached))
             }
         };
-        let admin_listener = TcpListener::bind(config.admin_listen).await?;
-        let listener = TcpListener::bind(config.listen).await?;
+        let admin_listener = bind(
+            config.admin_listen,
+            "--admin-listen / CHECKPOINTD_ADMIN_LISTEN",
+        )
+        .await?;
+        let listener = bind(config.listen, "--listen / CHECKPOINTD_LISTEN").await?;
         Ok(Self {
             listener,
             admin_listener,
@@ -189,6 +193,19 @@ impl App {
         shutdown.finished().await;
         outcome
     }
+}
+
+/// Binds one listener; a failure names the address and the setting it came from, since with
+/// two listeners "address already in use" alone does not say which one to change.
+async fn bind(addr: SocketAddr, setting: &str) -> Result<TcpListener, BoxError> {
+    TcpListener::bind(addr).await.map_err(|error| {
+        let reason = match error.kind() {
+            std::io::ErrorKind::AddrInUse => "address already in use".to_owned(),
+            std::io::ErrorKind::AddrNotAvailable => "address not available here".to_owned(),
+            _ => error.to_string(),
+        };
+        format!("cannot listen on {addr} ({setting}): {reason}").into()
+    })
 }
 
 /// Begins the shutdown when `signal` resolves; ends early if it begins some other way.

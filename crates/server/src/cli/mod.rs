@@ -9,6 +9,7 @@ mod client;
 mod health;
 mod maintenance;
 mod output;
+mod payload;
 mod runs;
 mod task_view;
 mod tasks;
@@ -19,6 +20,7 @@ use crate::proto;
 
 pub use health::{HealthArgs, health};
 pub use maintenance::{PruneArgs, ScrubArgs, prune, scrub_store};
+pub use output::end_quietly_on_broken_pipe;
 
 /// Where to send requests and how to print the answers; shared by every operator command.
 #[derive(Debug, Clone, Args)]
@@ -163,13 +165,22 @@ pub struct RunsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
-    /// List a run's checkpoints: step, size, validity, time, epoch and checksum.
+    /// List a run's checkpoints: step, size, status, time, epoch, checksum and pins.
+    ///
+    /// Rows are `unverified` until `--verify` recomputes their checksums.
     Show {
         /// The run id.
         run: String,
         /// Verify every checksum first (Validate), quarantining corrupt checkpoints.
         #[arg(long)]
         verify: bool,
+        /// Only this step.
+        #[arg(long)]
+        step: Option<i64>,
+        /// Print the step's content: state (pretty JSON when it is JSON), messages and the
+        /// run's tool journal.
+        #[arg(long, requires = "step", conflicts_with = "verify")]
+        payload: bool,
     },
     /// Recover a run as an agent would (bumps the epoch and fences the current worker).
     ///
@@ -178,6 +189,13 @@ pub enum RunsCommand {
     Resume {
         /// The run id.
         run: String,
+        /// After the resume, enqueue a task for the run so that a worker drives it on; prints
+        /// the task id.
+        #[arg(long)]
+        enqueue: bool,
+        /// Input of the enqueued task, as text (the demo agent reads `{"steps":N}`).
+        #[arg(long, requires = "enqueue", default_value = "")]
+        input: String,
     },
     /// Pin a checkpoint so that no retention policy prunes it.
     Pin {

@@ -68,6 +68,20 @@ pub fn print_fields(fields: &[(&str, String)]) {
     }
 }
 
+/// Lets a write to a closed stdout end the process quietly, as `head` or `grep -q` expect.
+///
+/// Rust ignores SIGPIPE, so `println!` to a closed pipe panics with a backtrace; the default
+/// action ends the process by the signal instead (status 141 in a shell), like any Unix tool.
+/// Only for commands that print for a reader: the server and the worker keep ignoring it.
+pub fn end_quietly_on_broken_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called before any other thread could be installing signal handlers; SIG_DFL is
+    // a valid action for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// Pretty-printed JSON on stdout.
 pub fn print_json(value: &Value) {
     // Serializing a `Value` cannot fail.

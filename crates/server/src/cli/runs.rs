@@ -1,12 +1,15 @@
 //! `checkpointd runs ...`: a run's checkpoints with their validity, and manual recovery.
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 use super::RunsCommand;
 use super::client::{CliError, Client};
 use super::output::{
-    Table, one_line, print_fields, print_json, short_checksum, time_json, time_text,
+    Table, one_line, or_dash, print_fields, print_json, short_checksum, time_json, time_text,
 };
+use super::payload::{show_payload, tool_results_json};
 use crate::proto::{self, CheckpointSummary, CheckpointVerdict};
 
 /// Largest page the server accepts.
@@ -14,8 +17,20 @@ const MAX_PAGE: u32 = 1000;
 
 pub async fn run(client: &Client, command: RunsCommand, json: bool) -> Result<(), CliError> {
     match command {
-        RunsCommand::Show { run, verify } => show(client, &run, verify, json).await,
-        RunsCommand::Resume { run } => resume(client, &run, json).await,
+        RunsCommand::Show {
+            run,
+            step: Some(step),
+            payload: true,
+            ..
+        } => show_payload(client, &run, step, json).await,
+        RunsCommand::Show {
+            run, verify, step, ..
+        } => show(client, &run, verify, step, json).await,
+        RunsCommand::Resume {
+            run,
+            enqueue,
+            input,
+        } => resume(client, &run, json, enqueue.then_some(input.as_str())).await,
         RunsCommand::Pin { run, step } => pin(client, &run, step, json).await,
         RunsCommand::Unpin {
             run,
@@ -97,7 +112,36 @@ async fn retention(client: &Client, run: &str, policy: &str, json: bool) -> Resu
     Ok(())
 }
 
-async fn show(client: &Client, run: &str, verify: bool, json: bool) -> Result<(), CliError> {
+/// What is known of a checkpoint's integrity: `valid` and `corrupt` only after a verification,
+/// `quarantined` once found corrupt (now or earlier), `unverified` otherwise.
+fn status(summary: &CheckpointSummary, verdict: Option<&CheckpointVerdict>) -> String {
+    let reason = |reason: &str| {
+        if reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", one_line(reason, 80))
+        }
+    };
+    match verdict {
+        Some(verdict) if verdict.valid => "valid".to_owned(),
+        Some(verdict) => format!("corrupt{}", reason(&verdict.reason)),
+        None if !summary.valid => format!("quarantined{}", reason(&summary.quarantine_reason)),
+        None => "unverified".to_owned(),
+    }
+}
+
+/// The pins of a checkpoint as one cell: `operator`, `approval:TASK`, or `-`.
+fn pins_text(summary: &CheckpointSummary) -> String {
+    or_dash(&summary.pinned_by.join(","))
+}
+
+async fn show(
+    client: &Client,
+    run: &str,
+    verify: bool,
+    step: Option<i64>,
+    json: bool,
+) -> Result<(), CliError> {
     // Validate goes first: it quarantines what it finds corrupt, so the listing shows it.
     let verdicts = if verify {
         let request = client.request(proto::ValidateRequest {
@@ -113,12 +157,27 @@ async fn show(client: &Client, run: &str, verify: bool, json: bool) -> Result<()
     } else {
         None
     };
-    let checkpoints = list_all(client, run).await?;
+    let mut checkpoints = list_all(client, run).await?;
+    if let Some(step) = step {
+        checkpoints.retain(|summary| summary.step == step);
+        if checkpoints.is_empty() {
+            return Err(CliError::Other(format!(
+                "run {run} has no checkpoint at step {step}"
+            )));
+        }
+    }
+    let by_step: HashMap<i64, &CheckpointVerdict> = verdicts
+        .iter()
+        .flatten()
+        .map(|verdict| (verdict.step, verdict))
+        .collect();
+    let verdict_of = |summary: &CheckpointSummary| by_step.get(&summary.step).copied();
     if json {
-        let mut out = json!({
-            "run_id": run,
-            "checkpoints": checkpoints.iter().map(summary_json).collect::<Vec<_>>(),
-        });
+        let rows: Vec<Value> = checkpoints
+            .iter()
+            .map(|summary| summary_json(summary, &status(summary, verdict_of(summary))))
+            .collect();
+        let mut out = json!({ "run_id": run, "checkpoints": rows });
         if let Some(verdicts) = &verdicts {
             out["verdicts"] = verdicts.iter().map(verdict_json).collect();
         }
@@ -142,16 +201,16 @@ async fn show(client: &Client, run: &str, verify: bool, json: bool) -> Result<()
         return Ok(());
     }
     let mut table = Table::new(vec![
-        "STEP", "SIZE", "MESSAGES", "EPOCH", "CREATED", "CHECKSUM", "STATUS",
+        "STEP",
+        "SIZE",
+        "MESSAGES",
+        "EPOCH",
+        "CREATED",
+        "CHECKSUM",
+        "PINNED_BY",
+        "STATUS",
     ]);
     for summary in &checkpoints {
-        let status = if summary.valid {
-            "valid".to_owned()
-        } else if summary.quarantine_reason.is_empty() {
-            "quarantined".to_owned()
-        } else {
-            format!("quarantined: {}", one_line(&summary.quarantine_reason, 80))
-        };
         table.row(vec![
             summary.step.to_string(),
             summary.size_bytes.to_string(),
@@ -159,10 +218,17 @@ async fn show(client: &Client, run: &str, verify: bool, json: bool) -> Result<()
             summary.epoch.to_string(),
             time_text(summary.created_at.as_ref()),
             short_checksum(&summary.checksum),
-            status,
+            pins_text(summary),
+            status(summary, verdict_of(summary)),
         ]);
     }
     print!("{}", table.render());
+    let unverified = checkpoints
+        .iter()
+        .any(|summary| status(summary, verdict_of(summary)) == "unverified");
+    if unverified {
+        println!("unverified: not checked since saved; --verify recomputes every checksum");
+    }
     Ok(())
 }
 
@@ -190,11 +256,13 @@ async fn list_all(client: &Client, run: &str) -> Result<Vec<CheckpointSummary>, 
     }
 }
 
-fn summary_json(summary: &CheckpointSummary) -> Value {
+fn summary_json(summary: &CheckpointSummary, status: &str) -> Value {
     json!({
         "step": summary.step,
         "size_bytes": summary.size_bytes,
+        "status": status.split(':').next().unwrap_or(status),
         "valid": summary.valid,
+        "pinned_by": summary.pinned_by,
         "quarantine_reason": if summary.quarantine_reason.is_empty() {
             Value::Null
         } else {
@@ -229,7 +297,31 @@ fn steps_text(steps: &[i64]) -> String {
     format!("{} (corrupt, quarantined)", steps.join(", "))
 }
 
-async fn resume(client: &Client, run: &str, json: bool) -> Result<(), CliError> {
+/// `--enqueue`: a task that drives the resumed run on; its id.
+async fn enqueue(client: &Client, run: &str, input: &str) -> Result<String, CliError> {
+    let request = client.request(proto::EnqueueRequest {
+        run_id: run.to_owned(),
+        input: input.as_bytes().to_vec(),
+        ..proto::EnqueueRequest::default()
+    });
+    let reply = client
+        .tasks()
+        .enqueue(request)
+        .await
+        .map_err(|status| client.status(status))?
+        .into_inner();
+    let task = reply
+        .task
+        .ok_or_else(|| CliError::Other("the server enqueued no task".to_owned()))?;
+    Ok(task.task_id)
+}
+
+async fn resume(
+    client: &Client,
+    run: &str,
+    json: bool,
+    enqueue_input: Option<&str>,
+) -> Result<(), CliError> {
     let request = client.request(proto::ResumeRequest {
         run_id: run.to_owned(),
     });
@@ -239,6 +331,10 @@ async fn resume(client: &Client, run: &str, json: bool) -> Result<(), CliError> 
         .await
         .map_err(|status| client.status(status))?
         .into_inner();
+    let task_id = match enqueue_input {
+        Some(input) => Some(enqueue(client, run, input).await?),
+        None => None,
+    };
     if json {
         let checkpoint = reply.checkpoint.as_ref().map_or(Value::Null, |c| {
             json!({
@@ -257,8 +353,9 @@ async fn resume(client: &Client, run: &str, json: bool) -> Result<(), CliError> 
             "recovered_from_step": reply.recovered_from_step,
             "restarted_from_scratch": reply.restarted_from_scratch,
             "skipped_steps": reply.skipped_steps,
-            "tool_results": reply.tool_results.len(),
+            "tool_results": tool_results_json(&reply.tool_results),
             "checkpoint": checkpoint,
+            "enqueued_task_id": task_id,
         }));
         return Ok(());
     }
@@ -285,6 +382,15 @@ async fn resume(client: &Client, run: &str, json: bool) -> Result<(), CliError> 
         fields.push(("checksum", checkpoint.checksum.clone()));
         fields.push(("saved", time_text(checkpoint.created_at.as_ref())));
     }
+    fields.push((
+        "task",
+        match &task_id {
+            Some(task_id) => format!("enqueued {task_id}; a worker drives the run on"),
+            None => format!(
+                "none enqueued: a worker drives the run only once a task names it (--enqueue, or checkpointd tasks enqueue --run {run})"
+            ),
+        },
+    ));
     print_fields(&fields);
     Ok(())
 }

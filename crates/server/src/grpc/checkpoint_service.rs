@@ -59,6 +59,26 @@ impl CheckpointApi {
     }
 }
 
+impl CheckpointApi {
+    /// Fills in who pins each listed checkpoint, from the retention facts of the caller's own
+    /// run (pins live beside retention, not in the checkpoint rows the listing reads).
+    async fn add_pins(&self, run: &RunKey, page: &mut [proto::CheckpointSummary]) -> Result<()> {
+        let Some(facts) = self.scrub_listing.retention_facts(run).await? else {
+            return Ok(());
+        };
+        let mut pins: std::collections::HashMap<i64, Vec<String>> = facts
+            .checkpoints
+            .into_iter()
+            .filter(|facts| facts.pinned())
+            .map(|facts| (facts.step.as_i64(), facts.pinned_by))
+            .collect();
+        for summary in page {
+            summary.pinned_by = pins.remove(&summary.step).unwrap_or_default();
+        }
+        Ok(())
+    }
+}
+
 fn check_label(kind: &str, value: &str) -> Result<()> {
     if value.len() > MAX_LABEL_BYTES {
         return Err(Error::InvalidArgument(format!(
@@ -248,8 +268,12 @@ impl CheckpointService for CheckpointApi {
         let page_size = PageSize::parse(request.get_ref().page_size)?;
         let after = step_after_page_token(&request.get_ref().page_token)?;
         let (page, next) = self.engine.list(&run, page_size, after).await?;
+        let mut checkpoints: Vec<_> = page.into_iter().map(summary_to_wire).collect();
+        if !checkpoints.is_empty() {
+            self.add_pins(&run, &mut checkpoints).await?;
+        }
         Ok(Response::new(proto::ListCheckpointsResponse {
-            checkpoints: page.into_iter().map(summary_to_wire).collect(),
+            checkpoints,
             next_page_token: next.map(|step| step.to_string()).unwrap_or_default(),
         }))
     }

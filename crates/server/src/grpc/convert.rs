@@ -44,6 +44,7 @@ pub fn summary_to_wire(summary: CheckpointSummary) -> proto::CheckpointSummary {
         checksum: summary.checksum.to_hex(),
         epoch: summary.epoch,
         message_count: summary.message_count,
+        pinned_by: Vec::new(),
     }
 }
 

@@ -164,6 +164,10 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
             fence(task, attempt)?;
             next.state = TaskState::Completed;
             next.result = Some(result);
+            // The error of an earlier attempt (a reclaim, a retried failure) no longer
+            // describes a task that succeeded; the attempt count still tells it took several.
+            next.last_error = None;
+            next.last_error_class = None;
             release_lease(&mut next);
         }
         Transition::Fail {

@@ -315,7 +315,7 @@ mod tests {
                 .unwrap()
                 .checkpoints
                 .into_iter()
-                .filter(|checkpoint| checkpoint.pinned)
+                .filter(|checkpoint| checkpoint.pinned())
                 .map(|checkpoint| checkpoint.step.get())
                 .collect()
         }

@@ -58,10 +58,16 @@ impl RunData {
     }
 
     fn pinned(&self, step: Step) -> bool {
+        !self.pinned_by(step).is_empty()
+    }
+
+    /// The sources pinning `step`, sorted.
+    fn pinned_by(&self, step: Step) -> Vec<String> {
         self.pins
             .range((step, String::new())..)
-            .next()
-            .is_some_and(|(at, _)| *at == step)
+            .take_while(|(at, _)| *at == step)
+            .map(|(_, source)| source.clone())
+            .collect()
     }
 
     fn latest_valid(&self, below: Option<Step>) -> Option<(Step, &CheckpointRow)> {
@@ -410,7 +416,7 @@ impl RetentionStore for MemoryStore {
                         step: *step,
                         created_at: row.created_at,
                         quarantined: row.quarantine.is_some(),
-                        pinned: data.pinned(*step),
+                        pinned_by: data.pinned_by(*step),
                     })
                     .collect(),
             }))

@@ -77,8 +77,15 @@ pub struct CheckpointFacts {
     pub step: Step,
     pub created_at: SystemTime,
     pub quarantined: bool,
+    /// The sources pinning it (`operator`, `approval:TASK`), sorted; empty when unpinned.
+    pub pinned_by: Vec<String>,
+}
+
+impl CheckpointFacts {
     /// Pinned by any source (an operator, an approval wait).
-    pub pinned: bool,
+    pub fn pinned(&self) -> bool {
+        !self.pinned_by.is_empty()
+    }
 }
 
 /// The checkpoints no policy may prune, found by the pruner before it plans.
@@ -159,7 +166,7 @@ pub fn prunable(
     };
     candidates
         .into_iter()
-        .filter(|facts| !facts.pinned && Some(facts.step) != protected.journal_base)
+        .filter(|facts| !facts.pinned() && Some(facts.step) != protected.journal_base)
         .map(|facts| facts.step)
         .collect()
 }
@@ -174,7 +181,11 @@ mod tests {
             step: Step::new(step),
             created_at: now() - Duration::from_secs(age_secs),
             quarantined,
-            pinned,
+            pinned_by: if pinned {
+                vec![OPERATOR_PIN.to_owned()]
+            } else {
+                Vec::new()
+            },
         }
     }
 

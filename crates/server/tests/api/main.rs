@@ -15,6 +15,7 @@ mod health_command;
 mod hitl;
 mod messages;
 mod operator_cli;
+mod operator_path;
 mod queue;
 mod recovery;
 mod retention;

@@ -82,7 +82,7 @@ async fn task_client(addr: SocketAddr) -> TaskServiceClient<Channel> {
 }
 
 /// Runs `checkpointd ARGS --server http://ADDR` with no CHECKPOINTD_* settings inherited.
-fn cli(addr: SocketAddr, args: &[&str]) -> Output {
+pub(crate) fn cli(addr: SocketAddr, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_checkpointd"))
         .args(args)
         .args(["--server", &format!("http://{addr}")])
@@ -92,7 +92,7 @@ fn cli(addr: SocketAddr, args: &[&str]) -> Output {
         .expect("run checkpointd")
 }
 
-fn stdout_of(output: &Output) -> String {
+pub(crate) fn stdout_of(output: &Output) -> String {
     assert!(
         output.status.success(),
         "checkpointd failed: {}\nstderr: {}",
@@ -165,14 +165,24 @@ async fn tasks_approve_makes_the_task_pending_with_the_decision_recorded() {
 }
 
 #[tokio::test]
-async fn runs_show_lists_every_saved_step_as_valid() {
+async fn runs_show_lists_every_saved_step_unverified_until_verify_finds_them_valid() {
     let seeded = seeded_server().await;
     let table = stdout_of(&cli(seeded.server.addr, &["runs", "show", SAVED_RUN]));
-    let rows: Vec<&str> = table.lines().skip(1).collect();
+    let rows: Vec<&str> = table.lines().skip(1).take(3).collect();
     assert_eq!(rows.len(), 3, "{table}");
     for (row, step) in rows.iter().zip(1..=3) {
         assert!(row.starts_with(&step.to_string()), "{table}");
-        assert!(row.ends_with("valid"), "{table}");
+        assert!(row.ends_with(" unverified"), "{table}");
+    }
+    let verified = stdout_of(&cli(
+        seeded.server.addr,
+        &["runs", "show", SAVED_RUN, "--verify"],
+    ));
+    let rows: Vec<&str> = verified.lines().skip(2).collect();
+    assert_eq!(rows.len(), 3, "{verified}");
+    for (row, step) in rows.iter().zip(1..=3) {
+        assert!(row.starts_with(&step.to_string()), "{verified}");
+        assert!(row.ends_with(" valid"), "{verified}");
     }
 
     let verified: Value = serde_json::from_str(&stdout_of(&cli(

@@ -301,7 +301,33 @@ async fn approval_survives_a_server_restart_and_the_tool_runs_once() {
     ];
     let approved = enqueue(&mut clients, "hitl-yes", 4).await;
     let rejected = enqueue(&mut clients, "hitl-no", 4).await;
-    wait_for_exit(WorkerProcess::start(server.addr, &flags)).await;
+    // Parked tasks have not ended, so --exit-after does not stop this worker: it is stopped
+    // once both wait for a human.
+    let mut parking = WorkerProcess::start(server.addr, &flags);
+    let tasks = clients.tasks.clone();
+    eventually(
+        Duration::from_secs(30),
+        "both tasks to wait for approval",
+        || {
+            let mut tasks = tasks.clone();
+            let ids = [approved.task_id.clone(), rejected.task_id.clone()];
+            async move {
+                for task_id in ids {
+                    let reply = tasks
+                        .get(GetRequest { task_id })
+                        .await
+                        .unwrap()
+                        .into_inner();
+                    if reply.task.unwrap().state != TaskState::InputRequired as i32 {
+                        return false;
+                    }
+                }
+                true
+            }
+        },
+    )
+    .await;
+    assert!(parking.terminate().success());
     for task in [&approved, &rejected] {
         let waiting = get(&mut clients, &task.task_id).await;
         assert_eq!(waiting.state, TaskState::InputRequired as i32);

@@ -118,6 +118,7 @@ macro_rules! every_behaviour {
             transitions::release_returns_the_task_at_once_without_charging_an_attempt,
             transitions::an_approval_request_and_decision_round_trip_through_the_database,
             transitions::a_rejection_reads_back_as_a_rejection,
+            transitions::completion_clears_the_error_of_an_earlier_attempt,
             parking::a_decided_task_without_auto_resume_stays_parked_until_resumed,
             parking::a_parked_task_refuses_a_second_decision_and_changes_nothing,
             parking::only_a_task_parked_after_a_decision_can_be_resumed,

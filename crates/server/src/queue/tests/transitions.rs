@@ -336,3 +336,24 @@ pub(super) async fn a_rejection_reads_back_as_a_rejection<B: TestBackend>() {
     assert_eq!(approval.details, b"");
     assert_eq!(queue.get(&t, &waiting.id).await.unwrap(), Some(decided));
 }
+
+pub(super) async fn completion_clears_the_error_of_an_earlier_attempt<B: TestBackend>() {
+    let backend = B::fresh().await;
+    let queue = backend.open().await;
+    let t = tenant("default");
+    enqueue(&*queue, &t, "run-1").await;
+    claim_one(&*queue, at(0)).await;
+    let reclaimed = claim_one(&*queue, at(0) + LEASE).await;
+    assert!(reclaimed.last_error.is_some(), "{reclaimed:?}");
+
+    let done = Transition::Complete {
+        attempt: reclaimed.attempt,
+        result: b"ok".to_vec(),
+    };
+    let done = queue.update(&t, &reclaimed.id, done, at(40)).await.unwrap();
+    assert_eq!((done.last_error, done.last_error_class), (None, None));
+    let stored = queue.get(&t, &reclaimed.id).await.unwrap().unwrap();
+    assert_eq!(stored.state, TaskState::Completed);
+    assert_eq!((stored.last_error, stored.last_error_class), (None, None));
+    assert_eq!(stored.attempts_used, 2, "the attempts still tell the story");
+}

@@ -47,8 +47,9 @@ const RUN_RETENTION: &str = "SELECT epoch, retention FROM runs WHERE tenant = $1
 
 const CHECKPOINT_FACTS: &str = "\
 SELECT c.step, c.created_at, c.quarantine_reason IS NOT NULL,
-       EXISTS (SELECT 1 FROM checkpoint_pins p
-                WHERE p.tenant = c.tenant AND p.run_id = c.run_id AND p.step = c.step)
+       ARRAY(SELECT p.source FROM checkpoint_pins p
+              WHERE p.tenant = c.tenant AND p.run_id = c.run_id AND p.step = c.step
+              ORDER BY p.source)
   FROM checkpoints c WHERE c.tenant = $1 AND c.run_id = $2 ORDER BY c.step";
 
 /// A keyset page of runs; ('', '') sorts before every run, as ids are never empty.
@@ -182,7 +183,7 @@ impl PostgresStore {
                 step: Step::new(unsigned(row.get(0))),
                 created_at: row.get::<_, SystemTime>(1),
                 quarantined: row.get(2),
-                pinned: row.get(3),
+                pinned_by: row.get(3),
             })
             .collect();
         Ok(Some(RetentionFacts {

@@ -145,10 +145,12 @@ pub(super) fn retention_facts(
     };
     let mut statement = tx
         .prepare_cached(
+            // Sources are `operator` or `approval:TASK_ID`: never a newline, so it separates them.
             "SELECT c.step, c.created_at, c.quarantine_reason IS NOT NULL,
-                    EXISTS (SELECT 1 FROM checkpoint_pins p
-                             WHERE p.tenant = c.tenant AND p.run_id = c.run_id
-                               AND p.step = c.step)
+                    (SELECT group_concat(source, char(10)) FROM
+                        (SELECT p.source FROM checkpoint_pins p
+                          WHERE p.tenant = c.tenant AND p.run_id = c.run_id
+                            AND p.step = c.step ORDER BY p.source))
                FROM checkpoints c WHERE c.tenant = ?1 AND c.run_id = ?2 ORDER BY c.step",
         )
         .db()?;
@@ -158,7 +160,10 @@ pub(super) fn retention_facts(
                 step: Step::new(unsigned(row, 0)?),
                 created_at: codec::from_micros(row.get(1)?),
                 quarantined: row.get(2)?,
-                pinned: row.get(3)?,
+                pinned_by: row
+                    .get::<_, Option<String>>(3)?
+                    .map(|sources| sources.split('\n').map(str::to_owned).collect())
+                    .unwrap_or_default(),
             })
         })
         .db()?

@@ -36,6 +36,7 @@ macro_rules! store_behaviours {
             retention::set_retention_is_read_back_in_the_retention_facts,
             retention::pins_are_per_source_and_default_to_the_latest_valid_step,
             retention::unpin_removes_one_source_or_every_source,
+            retention::retention_facts_name_every_source_pinning_a_step_in_one_tenant,
             retention::prune_deletes_only_unpinned_steps_below_the_latest_valid,
             retention::prune_is_fenced_by_epoch,
             retention::runs_after_pages_across_tenants_and_filters_by_policy,

@@ -19,7 +19,7 @@ async fn pinned(retention: &dyn RetentionStore, key: &RunKey) -> Vec<Step> {
     facts
         .checkpoints
         .iter()
-        .filter(|facts| facts.pinned)
+        .filter(|facts| facts.pinned())
         .map(|facts| facts.step)
         .collect()
 }
@@ -51,7 +51,7 @@ pub(crate) async fn set_retention_is_read_back_in_the_retention_facts(backend: &
     let seen: Vec<_> = facts
         .checkpoints
         .iter()
-        .map(|facts| (facts.step.get(), facts.quarantined, facts.pinned))
+        .map(|facts| (facts.step.get(), facts.quarantined, facts.pinned()))
         .collect();
     assert_eq!(
         seen,
@@ -119,6 +119,52 @@ pub(crate) async fn pins_are_per_source_and_default_to_the_latest_valid_step(
         .await
         .unwrap();
     assert_eq!(pinned(&*retention, &key).await, steps(&[1, 2, 3]));
+}
+
+pub(crate) async fn retention_facts_name_every_source_pinning_a_step_in_one_tenant(
+    backend: &impl TestBackend,
+) {
+    let store = backend.store();
+    let retention = backend.retention();
+    let key = run("default", "run-1");
+    let other_tenant = run("acme", "run-1");
+    save_steps(&*store, &key, &[1, 2, 3]).await;
+    save_steps(&*store, &other_tenant, &[1, 2, 3]).await;
+    for (step, source) in [(1, "operator"), (1, "approval:t1"), (3, "approval:t2")] {
+        retention
+            .pin(&key, Some(Step::new(step)), source)
+            .await
+            .unwrap();
+    }
+    retention
+        .pin(&other_tenant, Some(Step::new(2)), "operator")
+        .await
+        .unwrap();
+    let sources = |facts: crate::store::RetentionFacts| -> Vec<(u64, Vec<String>)> {
+        facts
+            .checkpoints
+            .into_iter()
+            .map(|facts| (facts.step.get(), facts.pinned_by))
+            .collect()
+    };
+    let facts = retention.retention_facts(&key).await.unwrap().unwrap();
+    assert_eq!(
+        sources(facts),
+        [
+            (1, vec!["approval:t1".to_owned(), "operator".to_owned()]),
+            (2, vec![]),
+            (3, vec!["approval:t2".to_owned()]),
+        ]
+    );
+    let facts = retention
+        .retention_facts(&other_tenant)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        sources(facts),
+        [(1, vec![]), (2, vec!["operator".to_owned()]), (3, vec![])]
+    );
 }
 
 pub(crate) async fn unpin_removes_one_source_or_every_source(backend: &impl TestBackend) {
