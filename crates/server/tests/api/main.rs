@@ -11,6 +11,8 @@ mod durability;
 mod fencing;
 mod health;
 mod health_command;
+mod intents;
+mod journal_repair;
 mod messages;
 mod operator_cli;
 mod queue;

@@ -19,6 +19,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         3,
         include_str!("../../../migrations/postgres/0003_retention.sql"),
     ),
+    (
+        4,
+        include_str!("../../../migrations/postgres/0004_tool_intents.sql"),
+    ),
 ];
 
 /// The advisory lock key: one constant for every checkpointd instance ("cpd" + "migr" in ASCII),

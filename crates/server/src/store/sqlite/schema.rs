@@ -21,6 +21,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         3,
         include_str!("../../../migrations/sqlite/0003_retention.sql"),
     ),
+    (
+        4,
+        include_str!("../../../migrations/sqlite/0004_tool_intents.sql"),
+    ),
 ];
 
 /// How long a statement waits for another process's lock before failing as `Unavailable`.

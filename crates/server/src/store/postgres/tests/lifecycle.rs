@@ -30,7 +30,11 @@ async fn two_instances_migrating_at_once_both_succeed() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3], "each migration applied exactly once");
+    assert_eq!(
+        versions,
+        [1, 2, 3, 4],
+        "each migration applied exactly once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
