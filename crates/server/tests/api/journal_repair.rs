@@ -104,12 +104,14 @@ async fn a_corrupt_entry_is_reported_in_doubt_and_repaired_without_a_duplicate(b
     assert_eq!(lines.iter().collect::<HashSet<_>>().len(), 3, "{lines:?}");
 }
 
-#[tokio::test]
+// Multi-threaded: the server runs in this process, and the CLI processes the test waits on
+// must find it answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupt_journal_entry_on_sqlite_is_repaired_without_a_duplicate() {
     a_corrupt_entry_is_reported_in_doubt_and_repaired_without_a_duplicate(Backend::Sqlite).await;
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_corrupt_journal_entry_on_postgres_is_repaired_without_a_duplicate() {
     a_corrupt_entry_is_reported_in_doubt_and_repaired_without_a_duplicate(Backend::Postgres).await;
 }
