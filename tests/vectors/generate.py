@@ -2,7 +2,8 @@
 """Writes checksum_v1.json: checksum v1 test vectors, computed independently of the Rust code.
 
 The framing is the one documented in proto/checkpoint/v1/checkpoint.proto. Any client that
-computes checksums (in any language) should reproduce every `expected` value here.
+computes checksums or idempotency keys (in any language) should reproduce every `expected` value
+here. A tool entry with "kind": "intent" is a tool intent; every other entry is a tool result.
 Run: python3 tests/vectors/generate.py > tests/vectors/checksum_v1.json
 """
 import hashlib
@@ -34,10 +35,19 @@ def message_chain(messages):
 def tool_chain(tools):
     t = ZERO
     for r in tools:
-        leaf = h(lp(r["call_id"].encode()) + lp(r["tool_name"].encode()) + u64(r["step"])
-                 + lp(r["output"]) + bytes([1 if r["is_error"] else 0]))
+        if r.get("kind") == "intent":
+            leaf = h(bytes([1]) + lp(r["call_id"].encode()) + lp(r["tool_name"].encode())
+                     + u64(r["step"]))
+        else:
+            leaf = h(lp(r["call_id"].encode()) + lp(r["tool_name"].encode()) + u64(r["step"])
+                     + lp(r["output"]) + bytes([1 if r["is_error"] else 0]))
         t = h(t + leaf)
     return t
+
+
+def idempotency_key(tenant, run_id, call_id):
+    return h(lp(b"checkpointd.idempotency.v1") + lp(tenant.encode()) + lp(run_id.encode())
+             + lp(call_id.encode())).hex()
 
 
 def checksum(v):
@@ -71,9 +81,39 @@ CASES = [
                 "output": b'{"sent":true}', "is_error": False},
                {"call_id": "step-42/deploy/0", "tool_name": "deploy", "step": 42,
                 "output": b"permission denied", "is_error": True}]},
+    {"name": "intent_then_result", "run_id": "agent/7", "step": 5,
+     "content_type": "application/json", "state": b'{"sent":1}', "metadata": {},
+     "messages": [],
+     "tools": [{"kind": "intent", "call_id": "step-5/send_email/0", "tool_name": "send_email",
+                "step": 5},
+               {"call_id": "step-5/send_email/0", "tool_name": "send_email", "step": 5,
+                "output": b'{"sent":true}', "is_error": False}]},
+    {"name": "intent_in_doubt", "run_id": "agent/7", "step": 6,
+     "content_type": "application/json", "state": b"{}", "metadata": {},
+     "messages": [],
+     "tools": [{"call_id": "step-4/read/0", "tool_name": "read", "step": 4,
+                "output": b"", "is_error": False},
+               {"kind": "intent", "call_id": "step-6/deploy/0", "tool_name": "deploy",
+                "step": 6}]},
     {"name": "large_step", "run_id": "x", "step": 2**63 - 1, "content_type": "text/plain",
      "state": b"s" * 1000, "metadata": {}, "messages": [{"role": "", "content": b""}], "tools": []},
 ]
+
+
+IDEMPOTENCY_CASES = [
+    ("default", "run-1", "step-5/send_email/0"),
+    ("acme", "agent/7", "step-41/send_email/0"),
+    ("", "r", "c"),
+    ("t\u00e9", "run", "step-0/deploy/12"),
+]
+
+
+def encode_tool(r):
+    if r.get("kind") == "intent":
+        return {"kind": "intent", "call_id": r["call_id"], "tool_name": r["tool_name"],
+                "step": r["step"]}
+    return {"call_id": r["call_id"], "tool_name": r["tool_name"], "step": r["step"],
+            "output_hex": r["output"].hex(), "is_error": r["is_error"]}
 
 
 def encode(v):
@@ -82,8 +122,7 @@ def encode(v):
         "content_type": v["content_type"], "state_hex": v["state"].hex(),
         "metadata": v["metadata"],
         "messages": [{"role": m["role"], "content_hex": m["content"].hex()} for m in v["messages"]],
-        "tools": [{"call_id": r["call_id"], "tool_name": r["tool_name"], "step": r["step"],
-                   "output_hex": r["output"].hex(), "is_error": r["is_error"]} for r in v["tools"]],
+        "tools": [encode_tool(r) for r in v["tools"]],
         "message_chain_hex": message_chain(v["messages"]).hex(),
         "tool_chain_hex": tool_chain(v["tools"]).hex(),
         "expected": checksum(v),
@@ -91,4 +130,7 @@ def encode(v):
 
 
 if __name__ == "__main__":
-    print(json.dumps({"version": 1, "vectors": [encode(v) for v in CASES]}, indent=2, ensure_ascii=False))
+    keys = [{"tenant": t, "run_id": r, "call_id": c, "expected": idempotency_key(t, r, c)}
+            for t, r, c in IDEMPOTENCY_CASES]
+    print(json.dumps({"version": 1, "vectors": [encode(v) for v in CASES],
+                      "idempotency_keys": keys}, indent=2, ensure_ascii=False))

@@ -89,6 +89,18 @@ pub struct ToolEntry<'a> {
     pub is_error: bool,
 }
 
+/// One journalled tool intent, as the tool chain frames it.
+#[derive(Clone, Copy, Debug)]
+pub struct IntentEntry<'a> {
+    pub call_id: &'a str,
+    pub tool_name: &'a str,
+    pub step: u64,
+}
+
+/// The byte that opens an intent leaf's preimage. A result leaf opens with the high byte of its
+/// call id's big-endian length, which is 0 for any real length, so the two never collide.
+const INTENT_LEAF_TAG: u8 = 0x01;
+
 /// The running digest of a run's tool journal, in journal order (`ToolResult.seq`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ToolChain {
@@ -114,6 +126,33 @@ impl ToolChain {
         self.len += 1;
         self.head
     }
+
+    /// Appends one tool intent and returns the new head.
+    pub fn push_intent(&mut self, entry: IntentEntry<'_>) -> Digest32 {
+        let mut leaf = Framer::new();
+        leaf.raw(&[INTENT_LEAF_TAG])
+            .lp(entry.call_id.as_bytes())
+            .lp(entry.tool_name.as_bytes())
+            .u64(entry.step);
+        self.head = chain(&self.head, &leaf.finish());
+        self.len += 1;
+        self.head
+    }
+}
+
+/// The domain tag that opens every idempotency key's framing.
+const IDEMPOTENCY_TAG: &[u8] = b"checkpointd.idempotency.v1";
+
+/// Idempotency key v1 of a tool call, lower-case hex: what a side-effecting tool receives so
+/// that a retry of the same call never repeats its effect.
+pub fn idempotency_key(tenant: &str, run_id: &str, call_id: &str) -> String {
+    let mut framer = Framer::new();
+    framer
+        .lp(IDEMPOTENCY_TAG)
+        .lp(tenant.as_bytes())
+        .lp(run_id.as_bytes())
+        .lp(call_id.as_bytes());
+    to_hex(&framer.finish())
 }
 
 /// What checksum v1 covers besides the two chains.

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use checkpointd_protocol::checksum::{
-    CheckpointContent, MessageChain, ToolChain, ToolEntry, checkpoint_checksum, to_hex,
+    CheckpointContent, IntentEntry, MessageChain, ToolChain, ToolEntry, checkpoint_checksum,
+    idempotency_key, to_hex,
 };
 use serde_json::Value;
 
@@ -16,14 +17,18 @@ fn text(value: &Value) -> &str {
     value.as_str().unwrap()
 }
 
-fn published_vectors() -> Vec<Value> {
+fn published_document() -> Value {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/vectors/checksum_v1.json"
     );
     let document: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert_eq!(document["version"], 1);
-    document["vectors"].as_array().unwrap().clone()
+    document
+}
+
+fn published_vectors() -> Vec<Value> {
+    published_document()["vectors"].as_array().unwrap().clone()
 }
 
 fn message_chain(vector: &Value) -> MessageChain {
@@ -43,6 +48,14 @@ fn message_chain(vector: &Value) -> MessageChain {
 fn tool_chain(vector: &Value) -> ToolChain {
     let mut chain = ToolChain::EMPTY;
     for tool in vector["tools"].as_array().unwrap() {
+        if tool["kind"] == "intent" {
+            chain.push_intent(IntentEntry {
+                call_id: text(&tool["call_id"]),
+                tool_name: text(&tool["tool_name"]),
+                step: tool["step"].as_u64().unwrap(),
+            });
+            continue;
+        }
         chain.push(ToolEntry {
             call_id: text(&tool["call_id"]),
             tool_name: text(&tool["tool_name"]),
@@ -105,4 +118,53 @@ fn chains_count_what_they_cover_and_start_at_zero() {
         MessageChain::over([("user", &b"hello"[..]), ("assistant", &b"hi"[..])]),
         messages
     );
+}
+
+#[test]
+fn published_vectors_cover_intents_beside_results() {
+    let vectors = published_vectors();
+    let intents = vectors
+        .iter()
+        .flat_map(|vector| vector["tools"].as_array().unwrap())
+        .filter(|tool| tool["kind"] == "intent")
+        .count();
+    assert!(intents >= 2);
+}
+
+#[test]
+fn every_published_idempotency_key_is_reproduced() {
+    let keys = published_document()["idempotency_keys"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(keys.len() >= 4);
+    for key in &keys {
+        assert_eq!(
+            idempotency_key(
+                text(&key["tenant"]),
+                text(&key["run_id"]),
+                text(&key["call_id"])
+            ),
+            text(&key["expected"])
+        );
+    }
+}
+
+#[test]
+fn an_intent_never_hashes_like_a_result_with_the_same_fields() {
+    let mut as_intent = ToolChain::EMPTY;
+    as_intent.push_intent(IntentEntry {
+        call_id: "c",
+        tool_name: "t",
+        step: 1,
+    });
+    let mut as_result = ToolChain::EMPTY;
+    as_result.push(ToolEntry {
+        call_id: "c",
+        tool_name: "t",
+        step: 1,
+        output: b"",
+        is_error: false,
+    });
+    assert_ne!(as_intent, as_result);
 }

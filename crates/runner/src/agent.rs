@@ -45,4 +45,14 @@ pub trait Agent: Send + Sync + 'static {
     /// Executes step `ctx.step()`, reading and replacing `ctx.state`, appending messages and
     /// calling tools through the context.
     async fn step(&self, ctx: &mut StepContext<'_>) -> Result<StepOutcome, AgentError>;
+
+    /// The task's result when `state` is already final, `None` while steps remain.
+    ///
+    /// A crash after the last step's checkpoint and before the task is completed leaves a run
+    /// whose restored state is its end: the runner asks this before stepping, so no step past
+    /// the end runs (and no tool of one). The default assumes every restored state has steps
+    /// left.
+    fn finished(&self, _state: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
 }

@@ -7,9 +7,9 @@ use async_trait::async_trait;
 use tonic::Status;
 
 use crate::proto::{
-    ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, RecordToolResultRequest,
-    ReleaseRequest, RequestApprovalRequest, ResumeRequest, ResumeResponse, SaveRequest, Task,
-    ToolResult,
+    ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, RecordToolIntentRequest,
+    RecordToolIntentResponse, RecordToolResultRequest, ReleaseRequest, RequestApprovalRequest,
+    ResumeRequest, ResumeResponse, SaveRequest, Task, ToolResult,
 };
 
 /// Every RPC the runner makes, with the replies reduced to what it reads.
@@ -24,6 +24,12 @@ pub trait RunnerApi: Send + Sync + 'static {
         &self,
         request: RecordToolResultRequest,
     ) -> Result<ToolResult, Status>;
+    /// RecordToolIntent: the journalled intent with its idempotency key, and the call's
+    /// result when it completed already.
+    async fn record_tool_intent(
+        &self,
+        request: RecordToolIntentRequest,
+    ) -> Result<RecordToolIntentResponse, Status>;
     /// Claim: the tasks leased to this worker.
     async fn claim(&self, request: ClaimRequest) -> Result<Vec<Task>, Status>;
     async fn heartbeat(&self, request: HeartbeatRequest) -> Result<(), Status>;

@@ -14,9 +14,9 @@ use crate::api::RunnerApi;
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::task_service_client::TaskServiceClient;
 use crate::proto::{
-    ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, RecordToolResultRequest,
-    ReleaseRequest, RequestApprovalRequest, ResumeRequest, ResumeResponse, SaveRequest, Task,
-    ToolResult,
+    ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, RecordToolIntentRequest,
+    RecordToolIntentResponse, RecordToolResultRequest, ReleaseRequest, RequestApprovalRequest,
+    ResumeRequest, ResumeResponse, SaveRequest, Task, ToolResult,
 };
 
 /// Adds `x-tenant-id` to each request when a tenant is configured, and the current span's W3C
@@ -109,6 +109,18 @@ impl RunnerApi for Clients {
             .into_inner()
             .result
             .ok_or_else(|| Status::internal("RecordToolResult returned no result"))
+    }
+
+    async fn record_tool_intent(
+        &self,
+        request: RecordToolIntentRequest,
+    ) -> Result<RecordToolIntentResponse, Status> {
+        Ok(self
+            .checkpoints
+            .clone()
+            .record_tool_intent(request)
+            .await?
+            .into_inner())
     }
 
     async fn claim(&self, request: ClaimRequest) -> Result<Vec<Task>, Status> {

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::future::Future;
 
 use crate::agent::AgentError;
-use crate::proto::{Message, RecordToolResultRequest};
+use crate::effects::{InDoubtPolicy, in_doubt_action, settle_in_doubt};
+use crate::proto::{InDoubtCall, Message, RecordToolIntentRequest, RecordToolResultRequest};
 use crate::session::{Decision, Session};
 
 /// The context of one step of one run.
@@ -77,16 +78,124 @@ impl<'a> StepContext<'a> {
         F: FnOnce() -> Fut + Send,
         Fut: Future<Output = Result<Vec<u8>, AgentError>> + Send,
     {
+        let call_id = self.next_call_id(name);
+        if let Some(output) = self.replay(&call_id) {
+            return Ok(output);
+        }
+        let output = tool().await?;
+        self.record_result(name, call_id, output).await
+    }
+
+    /// Calls a side-effecting tool at most once per call, even across a crash between its
+    /// effect and its journalled result.
+    ///
+    /// A journalled result is replayed. Otherwise an intent is journalled durably first, and
+    /// `tool` runs with the call's idempotency key, which it must honour (a key seen before
+    /// repeats no effect). A call Resume reported in doubt (intent, no result) is settled by
+    /// `policy`: re-run with the same key, put to a human, or failed; never re-run silently.
+    pub async fn call_side_effect<F, Fut>(
+        &mut self,
+        name: &str,
+        policy: InDoubtPolicy,
+        tool: F,
+    ) -> Result<Vec<u8>, AgentError>
+    where
+        F: FnOnce(String) -> Fut + Send,
+        Fut: Future<Output = Result<Vec<u8>, AgentError>> + Send,
+    {
+        let call_id = self.next_call_id(name);
+        if let Some(output) = self.replay(&call_id) {
+            return Ok(output);
+        }
+        let in_doubt = self.session.in_doubt.get(&call_id).cloned();
+        let key = match in_doubt {
+            Some(call) => self.settle(&call, policy)?,
+            None => {
+                let reply = self
+                    .session
+                    .api
+                    .record_tool_intent(RecordToolIntentRequest {
+                        run_id: self.session.run_id.clone(),
+                        call_id: call_id.clone(),
+                        tool_name: name.to_owned(),
+                        step: self.step as i64,
+                        epoch: Some(self.session.epoch),
+                    })
+                    .await?;
+                if let Some(result) = reply.result {
+                    // Completed by another incarnation since this one resumed.
+                    let output = result.output.clone();
+                    self.session.journal_recorded(result);
+                    return Ok(output);
+                }
+                let intent = reply.intent.ok_or_else(|| {
+                    AgentError::Other("RecordToolIntent returned no intent".into())
+                })?;
+                if reply.already_recorded {
+                    // Journalled by an incarnation this one did not see finish: in doubt.
+                    self.settle(
+                        &InDoubtCall {
+                            call_id: intent.call_id.clone(),
+                            tool_name: intent.tool_name.clone(),
+                            step: intent.step,
+                            idempotency_key: intent.idempotency_key.clone(),
+                            corrupt: false,
+                        },
+                        policy,
+                    )?
+                } else {
+                    let key = intent.idempotency_key.clone();
+                    self.session.intent_recorded(intent);
+                    key
+                }
+            }
+        };
+        let output = tool(key).await?;
+        self.record_result(name, call_id, output).await
+    }
+
+    /// Applies `policy` to an in-doubt call; the key to re-run it with when the policy allows.
+    fn settle(&self, call: &InDoubtCall, policy: InDoubtPolicy) -> Result<String, AgentError> {
+        let approved = self
+            .session
+            .decision
+            .as_ref()
+            .filter(|decision| decision.action == in_doubt_action(&call.call_id))
+            .map(|decision| decision.approved);
+        settle_in_doubt(call, policy, approved)?;
+        tracing::warn!(
+            run_id = %self.session.run_id,
+            call_id = %call.call_id,
+            %policy,
+            "re-running an in-doubt tool call with its idempotency key"
+        );
+        Ok(call.idempotency_key.clone())
+    }
+
+    /// `step-{step}/{name}/{n}` for the n-th call of `name` in this step.
+    fn next_call_id(&mut self, name: &str) -> String {
         let index = self.call_indexes.entry(name.to_owned()).or_insert(0);
         let call_id = format!("step-{}/{name}/{index}", self.step);
         *index += 1;
-        if let Some(recorded) = self.session.journal.get(&call_id) {
-            self.session.stats.tools_replayed += 1;
-            checkpointd_telemetry::metrics::record_tool_call(true);
-            tracing::info!(run_id = %self.session.run_id, call_id, "tool result replayed from the journal");
-            return Ok(recorded.output.clone());
-        }
-        let output = tool().await?;
+        call_id
+    }
+
+    /// The journalled output of a call, counted as a replay.
+    fn replay(&mut self, call_id: &str) -> Option<Vec<u8>> {
+        let recorded = self.session.journal.get(call_id)?;
+        self.session.stats.tools_replayed += 1;
+        checkpointd_telemetry::metrics::record_tool_call(true);
+        tracing::info!(run_id = %self.session.run_id, call_id, "tool result replayed from the journal");
+        Some(recorded.output.clone())
+    }
+
+    /// Journals a call's result durably and returns the output journalled.
+    async fn record_result(
+        &mut self,
+        name: &str,
+        call_id: String,
+        output: Vec<u8>,
+    ) -> Result<Vec<u8>, AgentError> {
         let recorded = self
             .session
             .api

@@ -1,7 +1,7 @@
 //! A deterministic, simulated LLM agent with tools and fault injection, for demos and tests.
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::agent::{Agent, AgentError, StepOutcome};
 use crate::context::StepContext;
+use crate::effects::InDoubtPolicy;
 use crate::events::RunnerEvents;
 
 /// Faults the demo agent injects.
@@ -27,6 +28,11 @@ pub struct Faults {
     pub seed: u64,
     /// Simulated model latency per step, so tests can interrupt a run mid-task.
     pub step_delay: std::time::Duration,
+    /// Abort the whole process right after this step's email is sent and before its result is
+    /// journalled: the window an intent and an idempotency key close.
+    pub crash_after_side_effect_at_step: Option<u64>,
+    /// What the email tool declares for a call left in doubt by a crash.
+    pub in_doubt: InDoubtPolicy,
 }
 
 /// Simulates an LLM agent: each step "thinks", looks something up, and on two steps out of
@@ -65,23 +71,47 @@ impl DemoAgent {
         (z ^ (z >> 31)) as f64 / (u64::MAX as f64 + 1.0)
     }
 
-    fn send_email(&self, run_id: &str, call: &str) -> Result<Vec<u8>, AgentError> {
+    /// Sends one email, honouring the idempotency key as a mail provider would: a key seen
+    /// before sends nothing and answers as the first send did.
+    fn send_email(&self, run_id: &str, call: &str, key: &str) -> Result<Vec<u8>, AgentError> {
         if let Some(path) = &self.side_effect_file {
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|error| AgentError::Transient(format!("mail spool: {error}")))?;
-            // One write call per line: O_APPEND keeps concurrent workers' lines whole.
-            file.write_all(format!("{run_id} {call}\n").as_bytes())
-                .map_err(|error| AgentError::Transient(format!("mail spool: {error}")))?;
-            file.sync_data()
+            spool_once(path, &format!("{run_id} {call}\n"), key)
                 .map_err(|error| AgentError::Transient(format!("mail spool: {error}")))?;
         }
         Ok(json!({ "sent": true, "call": call })
             .to_string()
             .into_bytes())
     }
+}
+
+/// Appends `line` to the spool unless `key` is in the spool's key file (`<spool>.keys`), then
+/// records the key; under an exclusive lock on the spool, so concurrent workers sending the same
+/// call send it once. The spool keeps one line per email sent.
+fn spool_once(path: &Path, line: &str, key: &str) -> std::io::Result<()> {
+    let mut spool = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    spool.lock()?;
+    let mut keys_path = path.as_os_str().to_owned();
+    keys_path.push(".keys");
+    let mut keys = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(&keys_path)?;
+    let mut seen = String::new();
+    keys.seek(SeekFrom::Start(0))?;
+    keys.read_to_string(&mut seen)?;
+    if seen.lines().any(|seen| seen == key) {
+        return Ok(());
+    }
+    // One write call per line: O_APPEND keeps lines whole. The email goes first: a crash
+    // between the two writes may repeat it, as a real provider's own window would.
+    spool.write_all(line.as_bytes())?;
+    spool.sync_data()?;
+    keys.write_all(format!("{key}\n").as_bytes())?;
+    keys.sync_data()
 }
 
 fn parse_state(bytes: &[u8]) -> Result<Value, AgentError> {
@@ -109,7 +139,6 @@ impl Agent for DemoAgent {
     async fn step(&self, ctx: &mut StepContext<'_>) -> Result<StepOutcome, AgentError> {
         let step = ctx.step();
         let mut state = parse_state(ctx.state())?;
-        let total = state["steps"].as_u64().unwrap_or(10);
 
         let delay = self.faults.step_delay;
         let thought = ctx
@@ -152,10 +181,15 @@ impl Agent for DemoAgent {
             if approved {
                 let run_id = ctx.run_id().to_owned();
                 let call = format!("step-{step}/send_email");
-                ctx.call_tool(
-                    "send_email",
-                    || async move { self.send_email(&run_id, &call) },
-                )
+                let crash = self.faults.crash_after_side_effect_at_step == Some(step);
+                ctx.call_side_effect("send_email", self.faults.in_doubt, |key| async move {
+                    let sent = self.send_email(&run_id, &call, &key)?;
+                    if crash {
+                        self.events.crashing(&run_id, step);
+                        std::process::abort();
+                    }
+                    Ok(sent)
+                })
                 .await?;
                 state["emails"] = json!(state["emails"].as_u64().unwrap_or(0) + 1);
             }
@@ -178,14 +212,24 @@ impl Agent for DemoAgent {
 
         state["done"] = json!(step);
         ctx.set_state(state.to_string().into_bytes());
-        if step >= total {
-            Ok(StepOutcome::Finished(
-                json!({ "steps": step, "emails": state["emails"] })
-                    .to_string()
-                    .into_bytes(),
-            ))
-        } else {
-            Ok(StepOutcome::Continue)
+        match final_result(&state) {
+            Some(result) => Ok(StepOutcome::Finished(result)),
+            None => Ok(StepOutcome::Continue),
         }
     }
+
+    fn finished(&self, state: &[u8]) -> Option<Vec<u8>> {
+        final_result(&parse_state(state).ok()?)
+    }
+}
+
+/// The task's result once every step is done: `{"steps": N, "emails": E}`.
+fn final_result(state: &Value) -> Option<Vec<u8>> {
+    let total = state["steps"].as_u64().unwrap_or(10);
+    let done = state["done"].as_u64().unwrap_or(0);
+    (done >= total).then(|| {
+        json!({ "steps": done, "emails": state["emails"] })
+            .to_string()
+            .into_bytes()
+    })
 }

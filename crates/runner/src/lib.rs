@@ -5,6 +5,7 @@
 //!
 //! - [`agent`]: the `Agent` trait agents implement, one step at a time.
 //! - [`context`]: what a step sees: state, messages, journalled tools, approvals.
+//! - [`effects`]: side-effecting tools: intents, idempotency keys, in-doubt policies.
 //! - [`strategy`]: when to checkpoint (`every_step`, `every_n`, `hybrid`, modifiers).
 //! - [`classify`]: fatal versus transient errors.
 //! - [`api`]: the checkpointd calls the runner makes, over gRPC ([`client`]) or a test double.
@@ -22,6 +23,7 @@ pub mod classify;
 pub mod client;
 pub mod context;
 pub mod demo_agent;
+pub mod effects;
 pub mod events;
 pub mod recovery;
 pub mod session;

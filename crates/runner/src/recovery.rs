@@ -172,6 +172,9 @@ async fn run_steps(
     driver: &Driver,
 ) -> Result<Incarnation, AgentError> {
     let (policy, signals) = (&driver.policy, &driver.signals);
+    if let Some(result) = agent.finished(&session.state) {
+        return Ok(Incarnation::Finished(result));
+    }
     loop {
         if signals.shutdown.is_cancelled() {
             session.save_completed().await?;

@@ -5,13 +5,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use checkpointd_protocol::checksum::{
-    CheckpointContent, MessageChain, ToolChain, ToolEntry, checkpoint_checksum, to_hex,
+    CheckpointContent, IntentEntry, MessageChain, ToolChain, ToolEntry, checkpoint_checksum, to_hex,
 };
 use tracing::Instrument as _;
 
 use crate::agent::AgentError;
 use crate::api::RunnerApi;
-use crate::proto::{Message, ResumeResponse, SaveRequest, ToolResult};
+use crate::proto::{InDoubtCall, Message, ResumeResponse, SaveRequest, ToolIntent, ToolResult};
 use crate::strategy::Strategy;
 
 /// A human decision carried by the task, handed to the agent when it asks again.
@@ -75,6 +75,10 @@ pub struct Session {
     tool_chain: Option<ToolChain>,
     pub(crate) last_saved_step: Option<u64>,
     pub(crate) journal: HashMap<String, ToolResult>,
+    /// Journalled intents by call id, with their idempotency keys.
+    pub(crate) intents: HashMap<String, ToolIntent>,
+    /// Calls Resume reported in doubt, by call id: settled by their tool's policy.
+    pub(crate) in_doubt: HashMap<String, InDoubtCall>,
     pub(crate) decision: Option<Decision>,
     pub(crate) stats: RunStats,
 }
@@ -91,11 +95,21 @@ impl Session {
             content_type,
             decision,
         } = setup;
-        let tool_chain = journal_chain(&resumed.tool_results);
+        let tool_chain = journal_chain(&resumed.tool_results, &resumed.tool_intents);
         let journal = resumed
             .tool_results
             .into_iter()
             .map(|result| (result.call_id.clone(), result))
+            .collect();
+        let intents = resumed
+            .tool_intents
+            .into_iter()
+            .map(|intent| (intent.call_id.clone(), intent))
+            .collect();
+        let in_doubt = resumed
+            .in_doubt
+            .into_iter()
+            .map(|call| (call.call_id.clone(), call))
             .collect();
         let (completed_step, state, messages, last_saved_step) = match resumed.checkpoint {
             Some(checkpoint) => (
@@ -126,6 +140,8 @@ impl Session {
             messages,
             last_saved_step,
             journal,
+            intents,
+            in_doubt,
             decision,
             stats: RunStats::default(),
         }
@@ -134,16 +150,27 @@ impl Session {
     /// Adds a result RecordToolResult just journalled; it extends the tool chain when it is the
     /// journal's next entry.
     pub(crate) fn journal_recorded(&mut self, recorded: ToolResult) {
+        self.extend_chain(recorded.seq, JournalEntry::Result(&recorded));
+        self.in_doubt.remove(&recorded.call_id);
+        self.journal.insert(recorded.call_id.clone(), recorded);
+    }
+
+    /// Adds an intent RecordToolIntent just journalled, like [`Self::journal_recorded`].
+    pub(crate) fn intent_recorded(&mut self, intent: ToolIntent) {
+        self.extend_chain(intent.seq, JournalEntry::Intent(&intent));
+        self.intents.insert(intent.call_id.clone(), intent);
+    }
+
+    fn extend_chain(&mut self, seq: u64, entry: JournalEntry<'_>) {
         self.tool_chain = self.tool_chain.and_then(|mut chain| {
-            (recorded.seq == chain.len + 1).then(|| {
-                chain.push(tool_entry(&recorded));
+            (seq == chain.len + 1).then(|| {
+                entry.push_onto(&mut chain);
                 chain
             })
         });
         if self.tool_chain.is_none() {
-            tracing::debug!(run_id = %self.run_id, seq = recorded.seq, "tool journal has a gap here; saves carry no client checksum");
+            tracing::debug!(run_id = %self.run_id, seq, "tool journal has a gap here; saves carry no client checksum");
         }
-        self.journal.insert(recorded.call_id.clone(), recorded);
     }
 
     /// Saves `state` as the checkpoint of `step`, with the first `message_len` messages, and
@@ -221,26 +248,54 @@ impl Session {
     }
 }
 
-/// The tool chain over a journal as Resume returns it, when its `seq`s run 1..=n.
-fn journal_chain(results: &[ToolResult]) -> Option<ToolChain> {
-    let mut ordered: Vec<&ToolResult> = results.iter().collect();
-    ordered.sort_by_key(|result| result.seq);
-    let mut chain = ToolChain::EMPTY;
-    for result in ordered {
-        if result.seq != chain.len + 1 {
-            return None;
-        }
-        chain.push(tool_entry(result));
-    }
-    Some(chain)
+/// One journal entry as checksum v1 chains it.
+enum JournalEntry<'a> {
+    Result(&'a ToolResult),
+    Intent(&'a ToolIntent),
 }
 
-fn tool_entry(result: &ToolResult) -> ToolEntry<'_> {
-    ToolEntry {
-        call_id: &result.call_id,
-        tool_name: &result.tool_name,
-        step: result.step as u64,
-        output: &result.output,
-        is_error: result.is_error,
+impl JournalEntry<'_> {
+    fn push_onto(&self, chain: &mut ToolChain) {
+        match self {
+            Self::Result(result) => {
+                chain.push(ToolEntry {
+                    call_id: &result.call_id,
+                    tool_name: &result.tool_name,
+                    step: result.step as u64,
+                    output: &result.output,
+                    is_error: result.is_error,
+                });
+            }
+            Self::Intent(intent) => {
+                chain.push_intent(IntentEntry {
+                    call_id: &intent.call_id,
+                    tool_name: &intent.tool_name,
+                    step: intent.step as u64,
+                });
+            }
+        }
     }
+}
+
+/// The tool chain over a journal (results and intents) as Resume returns it, when its `seq`s
+/// run 1..=n; `None` when an entry is missing (a corrupt one, for instance).
+fn journal_chain(results: &[ToolResult], intents: &[ToolIntent]) -> Option<ToolChain> {
+    let mut ordered: Vec<(u64, JournalEntry<'_>)> = results
+        .iter()
+        .map(|result| (result.seq, JournalEntry::Result(result)))
+        .chain(
+            intents
+                .iter()
+                .map(|intent| (intent.seq, JournalEntry::Intent(intent))),
+        )
+        .collect();
+    ordered.sort_by_key(|(seq, _)| *seq);
+    let mut chain = ToolChain::EMPTY;
+    for (seq, entry) in ordered {
+        if seq != chain.len + 1 {
+            return None;
+        }
+        entry.push_onto(&mut chain);
+    }
+    Some(chain)
 }

@@ -13,6 +13,7 @@ use checkpointd_telemetry::{LogFormat, TelemetryArgs, TelemetrySettings};
 use crate::classify::{DEFAULT_FATAL_PATTERNS, ErrorClassifier};
 use crate::client::Clients;
 use crate::demo_agent::{DemoAgent, Faults};
+use crate::effects::InDoubtPolicy;
 use crate::events::{RunnerEvents, StdoutEvents};
 use crate::parse_duration;
 use crate::recovery::RecoveryPolicy;
@@ -73,6 +74,14 @@ pub struct WorkerArgs {
     /// Demo agent: abort the process during this step (after its tools, before its checkpoint).
     #[arg(long)]
     pub crash_at_step: Option<u64>,
+    /// Demo agent: abort the process right after this step's email is sent, before its result
+    /// is journalled (the email's call is then in doubt).
+    #[arg(long)]
+    pub crash_after_side_effect_at_step: Option<u64>,
+    /// Demo agent: the email tool's in-doubt policy: `retry_with_key` (the tool honours the
+    /// idempotency key), `ask` (park the task for a human) or `fail`.
+    #[arg(long = "in-doubt", default_value = "retry_with_key")]
+    pub in_doubt: InDoubtPolicy,
     /// Demo agent: fail this step with an error that reads as fatal.
     #[arg(long)]
     pub fatal_at_step: Option<u64>,
@@ -131,6 +140,8 @@ pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
             approval_at_step: args.approval_at_step,
             seed: args.seed,
             step_delay: args.step_delay,
+            crash_after_side_effect_at_step: args.crash_after_side_effect_at_step,
+            in_doubt: args.in_doubt,
         },
         args.side_effect_file,
         events.clone(),

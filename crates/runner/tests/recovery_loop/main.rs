@@ -99,11 +99,16 @@ impl Agent for ScriptedAgent {
             }
         }
         ctx.set_state(step.to_string().into_bytes());
-        if step == self.steps {
+        if step >= self.steps {
             Ok(StepOutcome::Finished(b"done".to_vec()))
         } else {
             Ok(StepOutcome::Continue)
         }
+    }
+
+    fn finished(&self, state: &[u8]) -> Option<Vec<u8>> {
+        let done: u64 = std::str::from_utf8(state).ok()?.parse().ok()?;
+        (done >= self.steps).then(|| b"done".to_vec())
     }
 }
 
@@ -202,6 +207,32 @@ async fn transient_errors_resurrect_after_each_cooldown_until_the_budget_is_spen
             fatal: false,
             error: "transient: model timeout".into()
         }]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_run_resumed_at_its_final_checkpoint_completes_without_stepping_past_the_end() {
+    let api = Arc::new(MemoryApi::default());
+    let agent = ScriptedAgent::new(3).with_tools_at(&[1, 2, 3, 4]);
+    assert_eq!(
+        drive(&api, &agent, policy("every_step", 0)).await.end,
+        TaskEnd::Completed
+    );
+
+    // As after a crash between the last checkpoint and Complete: the task is claimed again.
+    let again = drive(&api, &agent, policy("every_step", 0)).await;
+
+    assert_eq!(again.end, TaskEnd::Completed);
+    assert_eq!(again.resumed_from, vec![3]);
+    assert_eq!(
+        api.saved_steps(),
+        vec![1, 2, 3],
+        "no step 4 was run or saved"
+    );
+    assert_eq!(
+        api.tool_executions(),
+        3,
+        "no tool of a step past the end ran"
     );
 }
 

@@ -6,13 +6,15 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 use checkpointd_protocol::checksum::{
-    CheckpointContent, MessageChain, ToolChain, ToolEntry, checkpoint_checksum, to_hex,
+    CheckpointContent, IntentEntry, MessageChain, ToolChain, ToolEntry, checkpoint_checksum,
+    idempotency_key, to_hex,
 };
 use checkpointd_runner::api::RunnerApi;
 use checkpointd_runner::proto::{
-    Checkpoint, ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, Message,
-    RecordToolResultRequest, ReleaseRequest, RequestApprovalRequest, ResumeRequest, ResumeResponse,
-    SaveRequest, Task, ToolResult,
+    Checkpoint, ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, InDoubtCall, Message,
+    RecordToolIntentRequest, RecordToolIntentResponse, RecordToolResultRequest, ReleaseRequest,
+    RequestApprovalRequest, ResumeRequest, ResumeResponse, SaveRequest, Task, ToolIntent,
+    ToolResult,
 };
 use tonic::{Code, Status};
 
@@ -30,6 +32,7 @@ struct Run {
     epoch: u64,
     log: Vec<Message>,
     journal: Vec<ToolResult>,
+    intents: Vec<ToolIntent>,
     latest: Option<Checkpoint>,
     resumes: usize,
     saves: Vec<(u64, Option<String>)>,
@@ -83,23 +86,34 @@ impl MemoryApi {
 }
 
 impl Run {
+    /// Results and intents journalled: the next entry's seq is one more.
+    fn journal_len(&self) -> u64 {
+        (self.journal.len() + self.intents.len()) as u64
+    }
+
     /// Checksum v1 of `request` as this server would store it, recomputed from scratch.
     fn checksum_of(&self, request: &SaveRequest, log: &[Message]) -> String {
         let messages = MessageChain::over(
             log.iter()
                 .map(|message| (message.role.as_str(), message.content.as_slice())),
         );
-        let mut journal: Vec<&ToolResult> = self.journal.iter().collect();
-        journal.sort_by_key(|result| result.seq);
         let mut tools = ToolChain::EMPTY;
-        for result in journal {
-            tools.push(ToolEntry {
-                call_id: &result.call_id,
-                tool_name: &result.tool_name,
-                step: result.step as u64,
-                output: &result.output,
-                is_error: result.is_error,
-            });
+        for seq in 1..=self.journal_len() {
+            if let Some(result) = self.journal.iter().find(|result| result.seq == seq) {
+                tools.push(ToolEntry {
+                    call_id: &result.call_id,
+                    tool_name: &result.tool_name,
+                    step: result.step as u64,
+                    output: &result.output,
+                    is_error: result.is_error,
+                });
+            } else if let Some(intent) = self.intents.iter().find(|intent| intent.seq == seq) {
+                tools.push_intent(IntentEntry {
+                    call_id: &intent.call_id,
+                    tool_name: &intent.tool_name,
+                    step: intent.step as u64,
+                });
+            }
         }
         let metadata: BTreeMap<String, String> = request.metadata.clone().into_iter().collect();
         to_hex(&checkpoint_checksum(
@@ -132,6 +146,20 @@ impl RunnerApi for MemoryApi {
             tool_results: run.journal.clone(),
             epoch: run.epoch,
             skipped_steps: Vec::new(),
+            tool_intents: run.intents.clone(),
+            in_doubt: run
+                .intents
+                .iter()
+                .filter(|intent| !run.journal.iter().any(|r| r.call_id == intent.call_id))
+                .map(|intent| InDoubtCall {
+                    call_id: intent.call_id.clone(),
+                    tool_name: intent.tool_name.clone(),
+                    step: intent.step,
+                    idempotency_key: intent.idempotency_key.clone(),
+                    corrupt: false,
+                })
+                .collect(),
+            corrupt_call_ids: Vec::new(),
         })
     }
 
@@ -169,7 +197,7 @@ impl RunnerApi for MemoryApi {
             epoch: run.epoch,
             checksum,
             message_count: log.len() as u64,
-            tool_count: run.journal.len() as u64,
+            tool_count: run.journal_len(),
             ..Checkpoint::default()
         });
         run.log = log;
@@ -191,11 +219,49 @@ impl RunnerApi for MemoryApi {
             step: request.step,
             output: request.output,
             is_error: request.is_error,
-            seq: run.journal.len() as u64 + 1,
+            seq: run.journal_len() + 1,
             ..ToolResult::default()
         };
         run.journal.push(result.clone());
         Ok(result)
+    }
+
+    async fn record_tool_intent(
+        &self,
+        request: RecordToolIntentRequest,
+    ) -> Result<RecordToolIntentResponse, Status> {
+        let mut run = self.0.lock().unwrap();
+        let result = run
+            .journal
+            .iter()
+            .find(|r| r.call_id == request.call_id)
+            .cloned();
+        let known = run
+            .intents
+            .iter()
+            .find(|i| i.call_id == request.call_id)
+            .cloned();
+        if known.is_some() || result.is_some() {
+            return Ok(RecordToolIntentResponse {
+                intent: known,
+                already_recorded: true,
+                result,
+            });
+        }
+        let intent = ToolIntent {
+            idempotency_key: idempotency_key("default", &request.run_id, &request.call_id),
+            call_id: request.call_id,
+            tool_name: request.tool_name,
+            step: request.step,
+            seq: run.journal_len() + 1,
+            recorded_at: None,
+        };
+        run.intents.push(intent.clone());
+        Ok(RecordToolIntentResponse {
+            intent: Some(intent),
+            already_recorded: false,
+            result: None,
+        })
     }
 
     async fn claim(&self, _request: ClaimRequest) -> Result<Vec<Task>, Status> {

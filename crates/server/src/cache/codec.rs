@@ -6,8 +6,8 @@ use std::time::SystemTime;
 use prost::Message as _;
 
 use crate::domain::{
-    CallId, Checksum, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step, StoredCheckpoint,
-    ToolChain, ToolRecord,
+    CallId, Checksum, EntryKind, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step,
+    StoredCheckpoint, ToolChain, ToolRecord,
 };
 use crate::proto;
 use crate::store::Snapshot;
@@ -97,6 +97,7 @@ pub fn snapshot(
         .map(|raw| {
             let wire = proto::ToolResult::decode(raw.as_slice()).ok()?;
             let mut record = ToolRecord {
+                kind: EntryKind::Result,
                 call_id: CallId::parse(&wire.call_id).ok()?,
                 tool_name: wire.tool_name,
                 step: Step::parse(wire.step).ok()?,

@@ -25,10 +25,12 @@ pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 
 use crate::domain::{
-    Message, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
+    EntryKind, IntentOutcome, Message, MessageChain, NewCheckpoint, NewToolIntent, NewToolResult,
+    RunKey, SavedCheckpoint, Step, ToolRecord,
 };
 use crate::error::Result;
 use crate::store::forward::wrap_checkpoint_store;
+use crate::store::plan::JournalRewrite;
 use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
 use link::RedisLink;
 use writer::{CacheWrite, CacheWriter};
@@ -174,6 +176,15 @@ impl CachedStore {
     }
 
     fn fill(&self, keys: &RunKeys, snapshot: &Snapshot) {
+        // The cached journal holds results only, so a run with intents is served by the store:
+        // intents are rare (one per side-effecting call) and such a run stays correct either way.
+        if snapshot
+            .tools
+            .iter()
+            .any(|record| record.kind == EntryKind::Intent)
+        {
+            return;
+        }
         let checkpoint = &snapshot.checkpoint;
         if entry_bytes(&checkpoint.state, &checkpoint.messages) > self.settings.max_entry_bytes {
             CacheStats::bump(&self.link.stats.skipped_large);
@@ -243,7 +254,7 @@ async fn fetch(
 // it cannot make a cached entry wrong, and callers reach it on the store itself.
 wrap_checkpoint_store! {
     impl for CachedStore, wrapping self.inner,
-    forwarding [tools, steps, begin_resume, list, run_exists, ping, latest_head],
+    forwarding [tools, steps, begin_resume, list, run_exists, ping, latest_head, journal_actions],
     {
         async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
             let saved = self.inner.save(checkpoint).await?;
@@ -272,6 +283,25 @@ wrap_checkpoint_store! {
                 });
             }
             Ok((record, existed))
+        }
+
+        async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {
+            let outcome = self.inner.record_tool_intent(intent).await?;
+            if !outcome.already_recorded {
+                // Runs with intents are not cached (see `fill`): drop what is there.
+                self.writer.send(CacheWrite::Evicted {
+                    keys: self.keys(&intent.run),
+                });
+            }
+            Ok(outcome)
+        }
+
+        async fn rewrite_journal(&self, rewrite: &JournalRewrite) -> Result<Vec<Step>> {
+            let quarantined = self.inner.rewrite_journal(rewrite).await?;
+            self.writer.send(CacheWrite::Evicted {
+                keys: self.keys(&rewrite.run),
+            });
+            Ok(quarantined)
         }
 
         async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {

@@ -7,6 +7,7 @@
 
 mod client;
 mod health;
+mod journal;
 mod maintenance;
 mod output;
 mod payload;
@@ -214,6 +215,9 @@ pub enum RunsCommand {
         #[arg(long)]
         all_sources: bool,
     },
+    /// Show a run's tool journal (results, intents, calls in doubt, corrupt entries, repairs),
+    /// or repair one call: `--mark-done CALL --output TEXT` or `--drop CALL`.
+    Journal(journal::JournalArgs),
     /// Set a run's retention policy: all, latest_only, keep_last:N, max_age:DURATION, or
     /// `default` for the server's.
     Retention {

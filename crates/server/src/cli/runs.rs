@@ -38,6 +38,7 @@ pub async fn run(client: &Client, command: RunsCommand, json: bool) -> Result<()
             all_sources,
         } => unpin(client, &run, step, all_sources, json).await,
         RunsCommand::Retention { run, policy } => retention(client, &run, &policy, json).await,
+        RunsCommand::Journal(args) => super::journal::run(client, args, json).await,
     }
 }
 

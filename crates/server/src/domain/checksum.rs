@@ -7,7 +7,7 @@ use std::fmt;
 use checkpointd_protocol::checksum as v1;
 pub use checkpointd_protocol::checksum::Digest32;
 
-use super::{Message, RunId, Step, ToolRecord};
+use super::{EntryKind, Message, RunId, Step, ToolRecord};
 use crate::error::Error;
 
 /// Checksum v1 of a checkpoint, shown as lower-case hex.
@@ -135,14 +135,32 @@ impl ToolChain {
         head
     }
 
+    /// Appends one journal entry, result or intent, as checksum v1 frames its kind.
     pub fn push_record(&mut self, record: &ToolRecord) -> Digest32 {
-        self.push(
-            record.call_id.as_str(),
-            &record.tool_name,
-            record.step,
-            &record.output,
-            record.is_error,
-        )
+        match record.kind {
+            EntryKind::Result => self.push(
+                record.call_id.as_str(),
+                &record.tool_name,
+                record.step,
+                &record.output,
+                record.is_error,
+            ),
+            EntryKind::Intent => {
+                self.push_intent(record.call_id.as_str(), &record.tool_name, record.step)
+            }
+        }
+    }
+
+    /// Appends one tool intent and returns the new head.
+    pub fn push_intent(&mut self, call_id: &str, tool_name: &str, step: Step) -> Digest32 {
+        let mut chain = self.to_wire();
+        let head = chain.push_intent(v1::IntentEntry {
+            call_id,
+            tool_name,
+            step: step.get(),
+        });
+        *self = Self::from_wire(chain);
+        head
     }
 
     fn to_wire(self) -> v1::ToolChain {

@@ -3,12 +3,17 @@
 mod checksum;
 mod fencing;
 mod ids;
+mod journal;
 mod paging;
 mod records;
 
 pub use checksum::{Checksum, Digest32, MessageChain, ToolChain, checkpoint_checksum};
 pub use fencing::{Attempt, Epoch};
 pub use ids::{CallId, RunId, RunKey, Step, Tenant};
+pub use journal::{
+    EntryKind, InDoubt, IntentOutcome, JournalAction, JournalDiagnosis, JournalRepair,
+    NewToolIntent, Repair, idempotency_key,
+};
 pub use paging::PageSize;
 pub use records::{
     CheckpointSummary, Message, NewCheckpoint, NewToolResult, Quarantine, Restored, Resumed,

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use super::{CallId, Checksum, Digest32, MessageChain, RunId, RunKey, Step, ToolChain};
+use super::{
+    CallId, Checksum, Digest32, EntryKind, InDoubt, MessageChain, RunId, RunKey, Step, ToolChain,
+};
 
 /// One entry of a run's message log.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,9 +121,11 @@ pub struct NewToolResult {
     pub epoch: u64,
 }
 
-/// One journalled tool result.
+/// One journal entry: a tool result, or (`kind`) a tool intent, whose `output` is empty and
+/// `is_error` false.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ToolRecord {
+    pub kind: EntryKind,
     pub call_id: CallId,
     pub tool_name: String,
     pub step: Step,
@@ -170,8 +174,13 @@ pub struct Resumed {
     /// None when the run restarts from scratch.
     pub checkpoint: Option<StoredCheckpoint>,
     pub skipped_steps: Vec<Step>,
+    /// The journal's sound entries, results and intents, in journal order.
     pub tool_results: Vec<ToolRecord>,
     pub epoch: u64,
+    /// Intents without a result, and calls whose entry is corrupt.
+    pub in_doubt: Vec<InDoubt>,
+    /// Call ids of the corrupt journal entries.
+    pub corrupt_call_ids: Vec<String>,
 }
 
 /// One line of ListCheckpoints.

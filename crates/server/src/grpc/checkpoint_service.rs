@@ -6,7 +6,8 @@ use std::sync::Arc;
 use tonic::{Request, Response, Status};
 
 use super::convert::{
-    checkpoint_to_wire, step_after_page_token, summary_to_wire, tools_to_wire, verdict_to_wire,
+    checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, step_after_page_token, summary_to_wire,
+    verdict_to_wire,
 };
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
@@ -18,6 +19,8 @@ use crate::proto::{self, checkpoint_service_server::CheckpointService};
 use crate::service::{Engine, RetentionService};
 use crate::store::RetentionStore;
 use crate::wire::{message_from_wire, timestamp, tool_to_wire};
+
+mod journal_api;
 
 /// Longest content type, tool name or message role accepted, in bytes.
 const MAX_LABEL_BYTES: usize = 256;
@@ -171,10 +174,12 @@ impl CheckpointService for CheckpointApi {
     ) -> Result<Response<proto::LoadLatestResponse>, Status> {
         let run = run_key(request.metadata(), &request.get_ref().run_id)?;
         let restored = self.engine.load_latest(&run).await?;
+        let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
         Ok(Response::new(proto::LoadLatestResponse {
             checkpoint: Some(checkpoint_to_wire(restored.checkpoint)),
-            tool_results: tools_to_wire(restored.tool_results),
+            tool_results,
             skipped_steps: restored.skipped_steps.iter().map(|s| s.as_i64()).collect(),
+            tool_intents,
         }))
     }
 
@@ -190,9 +195,11 @@ impl CheckpointService for CheckpointApi {
         let run = run_key(request.metadata(), &request.get_ref().run_id)?;
         let step = Step::parse(request.get_ref().step)?;
         let restored = self.engine.load_at_step(&run, step).await?;
+        let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
         Ok(Response::new(proto::LoadAtStepResponse {
             checkpoint: Some(checkpoint_to_wire(restored.checkpoint)),
-            tool_results: tools_to_wire(restored.tool_results),
+            tool_results,
+            tool_intents,
         }))
     }
 
@@ -227,13 +234,21 @@ impl CheckpointService for CheckpointApi {
             .as_ref()
             .map(|checkpoint| checkpoint.step.as_i64())
             .unwrap_or(0);
+        let (tool_results, tool_intents) = journal_to_wire(&run, resumed.tool_results);
         Ok(Response::new(proto::ResumeResponse {
             restarted_from_scratch: resumed.checkpoint.is_none(),
             checkpoint: resumed.checkpoint.map(checkpoint_to_wire),
             recovered_from_step,
             skipped_steps: resumed.skipped_steps.iter().map(|s| s.as_i64()).collect(),
-            tool_results: tools_to_wire(resumed.tool_results),
+            tool_results,
             epoch: resumed.epoch,
+            tool_intents,
+            in_doubt: resumed
+                .in_doubt
+                .into_iter()
+                .map(|call| in_doubt_to_wire(&run, call))
+                .collect(),
+            corrupt_call_ids: resumed.corrupt_call_ids,
         }))
     }
 
@@ -254,6 +269,47 @@ impl CheckpointService for CheckpointApi {
             result: Some(tool_to_wire(record)),
             already_recorded,
         }))
+    }
+
+    #[tracing::instrument(name = "checkpoint.record_tool_intent", skip_all, fields(
+        otel.kind = "server",
+        checkpoint.run_id = %request.get_ref().run_id,
+        checkpoint.step = request.get_ref().step,
+    ))]
+    async fn record_tool_intent(
+        &self,
+        request: Request<proto::RecordToolIntentRequest>,
+    ) -> Result<Response<proto::RecordToolIntentResponse>, Status> {
+        Ok(Response::new(
+            journal_api::record_tool_intent(&self.engine, request).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "checkpoint.get_journal", skip_all, fields(
+        otel.kind = "server",
+        checkpoint.run_id = %request.get_ref().run_id,
+    ))]
+    async fn get_journal(
+        &self,
+        request: Request<proto::GetJournalRequest>,
+    ) -> Result<Response<proto::GetJournalResponse>, Status> {
+        Ok(Response::new(
+            journal_api::get_journal(&self.engine, request).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "checkpoint.repair_journal", skip_all, fields(
+        otel.kind = "server",
+        checkpoint.run_id = %request.get_ref().run_id,
+    ))]
+    async fn repair_journal(
+        &self,
+        request: Request<proto::RepairJournalRequest>,
+    ) -> Result<Response<proto::RepairJournalResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        Ok(Response::new(
+            journal_api::repair_journal(&self.engine, request).await?,
+        ))
     }
 
     #[tracing::instrument(name = "checkpoint.list", skip_all, fields(

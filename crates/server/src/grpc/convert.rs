@@ -1,7 +1,10 @@
 //! Conversions between the checkpoint RPCs' wire messages and domain records; the records the
 //! cache shares live in [`crate::wire`].
 
-use crate::domain::{CheckpointSummary, Step, StoredCheckpoint, ToolRecord, Verdict};
+use crate::domain::{
+    CheckpointSummary, EntryKind, InDoubt, JournalAction, RunKey, Step, StoredCheckpoint,
+    ToolRecord, Verdict, idempotency_key,
+};
 use crate::error::{Error, Result};
 use crate::proto;
 use crate::wire::{message_to_wire, timestamp, tool_to_wire};
@@ -27,8 +30,70 @@ pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {
     }
 }
 
-pub fn tools_to_wire(records: Vec<ToolRecord>) -> Vec<proto::ToolResult> {
-    records.into_iter().map(tool_to_wire).collect()
+/// A journal split by kind: its results and its intents, each in journal order.
+pub fn journal_to_wire(
+    run: &RunKey,
+    records: Vec<ToolRecord>,
+) -> (Vec<proto::ToolResult>, Vec<proto::ToolIntent>) {
+    let (intents, results): (Vec<_>, Vec<_>) = records
+        .into_iter()
+        .partition(|record| record.kind == EntryKind::Intent);
+    (
+        results.into_iter().map(tool_to_wire).collect(),
+        intents
+            .into_iter()
+            .map(|record| intent_to_wire(run, record))
+            .collect(),
+    )
+}
+
+pub fn intent_to_wire(run: &RunKey, record: ToolRecord) -> proto::ToolIntent {
+    proto::ToolIntent {
+        idempotency_key: idempotency_key(run, record.call_id.as_str()),
+        call_id: record.call_id.as_str().to_owned(),
+        tool_name: record.tool_name,
+        step: record.step.as_i64(),
+        seq: record.seq,
+        recorded_at: Some(timestamp(record.recorded_at)),
+    }
+}
+
+pub fn in_doubt_to_wire(run: &RunKey, call: InDoubt) -> proto::InDoubtCall {
+    proto::InDoubtCall {
+        idempotency_key: idempotency_key(run, call.call_id.as_str()),
+        call_id: call.call_id.as_str().to_owned(),
+        tool_name: call.tool_name,
+        step: call.step.as_i64(),
+        corrupt: call.corrupt,
+    }
+}
+
+pub fn journal_entry_to_wire(record: ToolRecord, corrupt: bool) -> proto::JournalEntry {
+    let kind = match record.kind {
+        EntryKind::Result => proto::JournalEntryKind::Result,
+        EntryKind::Intent => proto::JournalEntryKind::Intent,
+    };
+    proto::JournalEntry {
+        seq: record.seq,
+        kind: kind as i32,
+        call_id: record.call_id.as_str().to_owned(),
+        tool_name: record.tool_name,
+        step: record.step.as_i64(),
+        output: record.output,
+        is_error: record.is_error,
+        recorded_at: Some(timestamp(record.recorded_at)),
+        corrupt,
+    }
+}
+
+pub fn journal_action_to_wire(action: JournalAction) -> proto::JournalAction {
+    proto::JournalAction {
+        call_id: action.call_id,
+        action: action.action,
+        actor: action.actor,
+        acted_at: Some(timestamp(action.acted_at)),
+        detail: action.detail,
+    }
 }
 
 pub fn summary_to_wire(summary: CheckpointSummary) -> proto::CheckpointSummary {

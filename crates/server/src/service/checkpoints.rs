@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use crate::domain::{
-    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, PageSize, Restored, Resumed,
-    RunKey, SavedCheckpoint, Step, ToolRecord, Verdict, verify_tool_journal,
+    CheckpointSummary, JournalDiagnosis, MessageChain, NewCheckpoint, NewToolResult, PageSize,
+    Restored, Resumed, RunKey, SavedCheckpoint, Step, ToolRecord, Verdict, verify_tool_journal,
 };
 use crate::error::{Error, Result};
 use crate::store::{CheckpointStore, Snapshot, Which};
@@ -14,7 +14,17 @@ use crate::store::{CheckpointStore, Snapshot, Which};
 /// Everything the RPCs do, independent of gRPC.
 #[derive(Clone)]
 pub struct Engine {
-    store: Arc<dyn CheckpointStore>,
+    pub(super) store: Arc<dyn CheckpointStore>,
+}
+
+/// What a read does with a tool journal that fails verification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DamagedJournal {
+    /// Fail with DATA_LOSS: a plain read must not drop a result a tool depends on.
+    Refuse,
+    /// Restore the newest checkpoint that does not cover the first corrupt entry: Resume
+    /// reports the corrupt calls as in doubt instead.
+    FallBack,
 }
 
 impl Engine {
@@ -37,7 +47,7 @@ impl Engine {
 
     /// The latest checkpoint that verifies; corrupt ones on the way are quarantined.
     pub async fn load_latest(&self, run: &RunKey) -> Result<Restored> {
-        let (found, mut skipped_steps) = self.latest_valid(run).await?;
+        let (found, mut skipped_steps) = self.latest_valid(run, DamagedJournal::Refuse).await?;
         if found.is_none() && skipped_steps.is_empty() {
             // Only here, off the hot path: tell "no checkpoints" from "all quarantined earlier".
             skipped_steps = self.quarantined_above(run, None).await?;
@@ -148,24 +158,34 @@ impl Engine {
     /// The newest checkpoint that verifies (corrupt ones above it are quarantined on the way),
     /// with the run's verified tool journal; `None` when no checkpoint verifies.
     pub async fn verified_latest(&self, run: &RunKey) -> Result<Option<Snapshot>> {
-        Ok(self.latest_valid(run).await?.0)
+        Ok(self.latest_valid(run, DamagedJournal::Refuse).await?.0)
     }
 
     /// Recovery: fence older writers, restore the latest valid checkpoint, rewind the log.
+    ///
+    /// A corrupt journal entry does not fail it: the restored checkpoint is the newest that
+    /// does not cover the entry, and the entry's call is reported in doubt, never re-run
+    /// silently.
     pub async fn resume(&self, run: &RunKey) -> Result<Resumed> {
         // The epoch goes up first, so nothing an older owner writes from here on can land.
         let epoch = self.store.begin_resume(run).await?;
-        let (found, _) = self.latest_valid(run).await?;
+        let (found, _) = self.latest_valid(run, DamagedJournal::FallBack).await?;
         let restored_step = found.as_ref().map(|snapshot| snapshot.checkpoint.step);
         let skipped_steps = self.quarantined_above(run, restored_step).await?;
-        let (checkpoint, tool_results) = match found {
+        let (checkpoint, journal) = match found {
             Some(snapshot) => (Some(snapshot.checkpoint), snapshot.tools),
-            None => {
-                let tools = self.store.tools(run).await?;
-                verify_tool_journal(&tools).map_err(Error::DataLoss)?;
-                (None, tools)
-            }
+            None => (None, self.store.tools(run).await?),
         };
+        let diagnosis = JournalDiagnosis::of(&journal);
+        let corrupt_call_ids = diagnosis.corrupt_call_ids();
+        if !corrupt_call_ids.is_empty() {
+            tracing::warn!(
+                run_id = %run.run_id,
+                tenant = %run.tenant,
+                corrupt = ?corrupt_call_ids,
+                "tool journal has corrupt entries; their calls are in doubt"
+            );
+        }
         let chain = checkpoint
             .as_ref()
             .map(|checkpoint| MessageChain::over(&checkpoint.messages))
@@ -183,8 +203,10 @@ impl Engine {
         Ok(Resumed {
             checkpoint,
             skipped_steps,
-            tool_results,
+            tool_results: diagnosis.sound,
             epoch,
+            in_doubt: diagnosis.in_doubt,
+            corrupt_call_ids,
         })
     }
 
@@ -211,15 +233,32 @@ impl Engine {
 
     /// The newest checkpoint that verifies, and the steps found corrupt on the way (now
     /// quarantined), newest first.
-    async fn latest_valid(&self, run: &RunKey) -> Result<(Option<Snapshot>, Vec<Step>)> {
+    async fn latest_valid(
+        &self,
+        run: &RunKey,
+        damaged_journal: DamagedJournal,
+    ) -> Result<(Option<Snapshot>, Vec<Step>)> {
         let mut skipped = Vec::new();
         let mut below = None;
         while let Some(snapshot) = self.store.load(run, Which::LatestBelow(below)).await? {
             if snapshot.verified {
                 return Ok((Some(snapshot), skipped));
             }
-            verify_journal(&snapshot)?;
             let step = snapshot.checkpoint.step;
+            if let Err(error) = verify_journal(&snapshot) {
+                if damaged_journal == DamagedJournal::Refuse {
+                    return Err(error);
+                }
+                let first = JournalDiagnosis::of(&snapshot.tools).first_corrupt_seq();
+                if let Some(first) = first.filter(|first| snapshot.checkpoint.tool_count >= *first)
+                {
+                    let reason = format!("covers tool journal entry {first}, which is corrupt");
+                    self.quarantine(run, step, &reason).await?;
+                    skipped.push(step);
+                    below = Some(step);
+                    continue;
+                }
+            }
             match snapshot.checkpoint.verify(&snapshot.tools) {
                 Ok(()) => return Ok((Some(snapshot), skipped)),
                 Err(reason) => {

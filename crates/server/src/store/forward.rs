@@ -52,6 +52,36 @@ macro_rules! wrap_checkpoint_store {
             }
         ]);
     };
+    (@build $wrapper:ty, $inner:ident, [record_tool_intent $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn record_tool_intent(
+                &self,
+                intent: &$crate::domain::NewToolIntent,
+            ) -> $crate::error::Result<$crate::domain::IntentOutcome> {
+                self.$inner.record_tool_intent(intent).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [rewrite_journal $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn rewrite_journal(
+                &self,
+                rewrite: &$crate::store::plan::JournalRewrite,
+            ) -> $crate::error::Result<Vec<$crate::domain::Step>> {
+                self.$inner.rewrite_journal(rewrite).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [journal_actions $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn journal_actions(
+                &self,
+                run: &$crate::domain::RunKey,
+            ) -> $crate::error::Result<Vec<$crate::domain::JournalAction>> {
+                self.$inner.journal_actions(run).await
+            }
+        ]);
+    };
     (@build $wrapper:ty, $inner:ident, [load $($rest:ident)*], [$($methods:tt)*]) => {
         $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
             async fn load(

@@ -9,12 +9,13 @@ use std::time::Instant;
 use async_trait::async_trait;
 use tracing::Instrument as _;
 
+use super::plan::JournalRewrite;
 use super::{
     CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot, Which,
 };
 use crate::domain::{
-    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    Tenant, ToolRecord,
+    CheckpointSummary, IntentOutcome, JournalAction, MessageChain, NewCheckpoint, NewToolIntent,
+    NewToolResult, RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
 };
 use crate::error::Result;
 use crate::telemetry::metrics;
@@ -74,6 +75,24 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
             self.inner.record_tool_result(result),
         )
         .await
+    }
+
+    async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {
+        self.observe(
+            "store.record_tool_intent",
+            self.inner.record_tool_intent(intent),
+        )
+        .await
+    }
+
+    async fn rewrite_journal(&self, rewrite: &JournalRewrite) -> Result<Vec<Step>> {
+        self.observe("store.rewrite_journal", self.inner.rewrite_journal(rewrite))
+            .await
+    }
+
+    async fn journal_actions(&self, run: &RunKey) -> Result<Vec<JournalAction>> {
+        self.observe("store.journal_actions", self.inner.journal_actions(run))
+            .await
     }
 
     async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {

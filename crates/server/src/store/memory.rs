@@ -1,5 +1,7 @@
 //! In-memory store for tests and throwaway runs: same contract, nothing survives a restart.
 
+mod journal;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::SystemTime;
@@ -15,8 +17,9 @@ use super::{
     Snapshot, Which,
 };
 use crate::domain::{
-    CheckpointSummary, Checksum, Digest32, Message, MessageChain, NewCheckpoint, NewToolResult,
-    Quarantine, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord,
+    CheckpointSummary, Checksum, Digest32, EntryKind, IntentOutcome, JournalAction, Message,
+    MessageChain, NewCheckpoint, NewToolIntent, NewToolResult, Quarantine, RunKey, SavedCheckpoint,
+    Step, StoredCheckpoint, Tenant, ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -40,6 +43,8 @@ struct RunData {
     checkpoints: BTreeMap<Step, CheckpointRow>,
     messages: Vec<(Message, Digest32)>,
     tools: Vec<ToolRecord>,
+    /// Every repair an operator made to the journal, oldest first.
+    actions: Vec<JournalAction>,
     retention: Option<String>,
     /// (step, source) of every pin.
     pins: BTreeSet<(Step, String)>,
@@ -52,6 +57,7 @@ impl RunData {
             checkpoints: BTreeMap::new(),
             messages: Vec::new(),
             tools: Vec::new(),
+            actions: Vec::new(),
             retention: None,
             pins: BTreeSet::new(),
         }
@@ -221,7 +227,7 @@ impl CheckpointStore for MemoryStore {
             let existing = run
                 .tools
                 .iter()
-                .find(|record| record.call_id == result.call_id)
+                .find(|record| record.call_id == result.call_id && record.kind == EntryKind::Result)
                 .cloned();
             match plan::plan_tool_result(result, &run.head, existing)? {
                 ToolPlan::Existing(record) => Ok((record, true)),
@@ -234,6 +240,18 @@ impl CheckpointStore for MemoryStore {
                 }
             }
         })
+    }
+
+    async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {
+        self.journal_intent(intent)
+    }
+
+    async fn rewrite_journal(&self, rewrite: &plan::JournalRewrite) -> Result<Vec<Step>> {
+        self.journal_rewrite(rewrite)
+    }
+
+    async fn journal_actions(&self, run: &RunKey) -> Result<Vec<JournalAction>> {
+        self.journal_actions_of(run)
     }
 
     async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {

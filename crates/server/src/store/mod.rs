@@ -19,8 +19,9 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use crate::domain::{
-    CheckpointSummary, Checksum, MessageChain, NewCheckpoint, NewToolResult, RunKey,
-    SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
+    CheckpointSummary, Checksum, IntentOutcome, JournalAction, MessageChain, NewCheckpoint,
+    NewToolIntent, NewToolResult, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant,
+    ToolChain, ToolRecord,
 };
 use crate::error::Result;
 
@@ -84,13 +85,31 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// Same shape as `save`: lock the run, read the context, [`plan::plan_tool_result`], apply.
     async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)>;
 
+    /// Journals a tool intent, or answers with what the call id already holds (its intent,
+    /// its result, or both) and `already_recorded`.
+    ///
+    /// Same shape as `save`: lock the run, read the call's entries, [`plan::plan_tool_intent`],
+    /// apply. The intent takes the journal's next `seq`; a later result for the call id is
+    /// journalled beside it (a call holds at most one entry of each kind).
+    async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome>;
+
+    /// Applies an operator's journal repair in one transaction that locks the run: replaces
+    /// the entries from `from_seq` on, sets the tool chain head, quarantines the checkpoints
+    /// whose `tool_count` reaches `quarantine_from`, and records the action. Only while the
+    /// run's tool chain is still `expected`; otherwise `FailedPrecondition`. Returns the steps
+    /// quarantined, ascending. `NotFound` for an unknown run.
+    async fn rewrite_journal(&self, rewrite: &plan::JournalRewrite) -> Result<Vec<Step>>;
+
+    /// Every repair recorded for the run's journal, oldest first.
+    async fn journal_actions(&self, run: &RunKey) -> Result<Vec<JournalAction>>;
+
     /// Reads one checkpoint with the messages it covers and the run's tool journal.
     ///
     /// Performs no verification: the checkpoint engine verifies what it restores. `None` when no
     /// checkpoint matches.
     async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>>;
 
-    /// The run's whole tool journal, in journal order.
+    /// The run's whole tool journal, results and intents, in journal order.
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>>;
 
     /// Every step that has a checkpoint, ascending.

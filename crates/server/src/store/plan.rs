@@ -7,8 +7,9 @@
 use std::time::SystemTime;
 
 use crate::domain::{
-    Checksum, Digest32, Message, MessageChain, NewCheckpoint, NewToolResult, SavedCheckpoint, Step,
-    ToolChain, ToolRecord, checkpoint_checksum,
+    Checksum, Digest32, EntryKind, IntentOutcome, Message, MessageChain, NewCheckpoint,
+    NewToolIntent, NewToolResult, SavedCheckpoint, Step, ToolChain, ToolRecord,
+    checkpoint_checksum,
 };
 use crate::error::{Error, Result};
 
@@ -226,6 +227,7 @@ pub fn plan_tool_result(
         request.is_error,
     );
     let record = ToolRecord {
+        kind: EntryKind::Result,
         call_id: request.call_id.clone(),
         tool_name: request.tool_name.clone(),
         step: request.step,
@@ -236,6 +238,61 @@ pub fn plan_tool_result(
         chain,
     };
     Ok(ToolPlan::Insert(record, tools))
+}
+
+/// What a backend must do for a RecordToolIntent.
+#[derive(Clone, Debug)]
+pub enum IntentPlan {
+    /// The call is known already (an intent, a result, or both): answer with what is stored.
+    Existing(IntentOutcome),
+    /// Insert this intent and set the run's tool chain head.
+    Insert(ToolRecord, ToolChain),
+}
+
+/// Decides what a RecordToolIntent does, given the run's head and the call's stored entries.
+///
+/// Fenced like a result. A call that already has a result never gets an intent after it: the
+/// call is done, and the answer says so.
+pub fn plan_tool_intent(
+    request: &NewToolIntent,
+    head: &RunHead,
+    existing_intent: Option<ToolRecord>,
+    existing_result: Option<ToolRecord>,
+) -> Result<IntentPlan> {
+    check_epoch(request.epoch, head.epoch)?;
+    if existing_intent.is_some() || existing_result.is_some() {
+        return Ok(IntentPlan::Existing(IntentOutcome {
+            intent: existing_intent,
+            result: existing_result,
+            already_recorded: true,
+        }));
+    }
+    let mut tools = head.tools;
+    let chain = tools.push_intent(request.call_id.as_str(), &request.tool_name, request.step);
+    let record = ToolRecord {
+        kind: EntryKind::Intent,
+        call_id: request.call_id.clone(),
+        tool_name: request.tool_name.clone(),
+        step: request.step,
+        output: Vec::new(),
+        is_error: false,
+        seq: tools.len,
+        recorded_at: SystemTime::now(),
+        chain,
+    };
+    Ok(IntentPlan::Insert(record, tools))
+}
+
+/// A journal repair applies only to the journal it was planned from.
+pub fn check_journal_unchanged(expected: &ToolChain, current: &ToolChain) -> Result<()> {
+    if expected != current {
+        return Err(Error::FailedPrecondition(format!(
+            "the tool journal changed since it was read ({} entries then, {} now); \
+             read it again and repeat the repair",
+            expected.len, current.len
+        )));
+    }
+    Ok(())
 }
 
 /// Fencing: a write must carry exactly the run's current epoch.
@@ -258,5 +315,8 @@ pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
+mod repair;
 #[cfg(test)]
 mod tests;
+
+pub use repair::{JournalRewrite, plan_repair};

@@ -290,6 +290,7 @@ mod tests {
 
     fn record(seq: u64, step: u64) -> ToolRecord {
         ToolRecord {
+            kind: crate::domain::EntryKind::Result,
             call_id: CallId::parse(&format!("call-{seq}")).unwrap(),
             tool_name: "t".into(),
             step: Step::new(step),

@@ -94,13 +94,11 @@ async fn chaos(plan: ChaosPlan) {
 // Until tool intents with idempotency keys land, a kill between an email and its journal entry
 // sends that email again on resume: these two are merged with the intents and enabled then.
 #[tokio::test]
-#[ignore = "needs tool intents: a kill between an email and its journal entry still sends it twice"]
 async fn chaos_short_sends_every_email_once_across_random_worker_kills_on_sqlite() {
     chaos(ChaosPlan::short(Backend::Sqlite)).await;
 }
 
 #[tokio::test]
-#[ignore = "needs tool intents: a kill between an email and its journal entry still sends it twice"]
 async fn chaos_short_sends_every_email_once_across_random_worker_kills_on_postgres() {
     chaos(ChaosPlan::short(Backend::Postgres)).await;
 }

@@ -75,12 +75,6 @@ fn emails_sent(spool: &Path, run_id: &str, call: &str) -> usize {
     text.lines().filter(|l| *l == line).count()
 }
 
-async fn wait_for_exit(mut worker: WorkerProcess) {
-    tokio::task::spawn_blocking(move || worker.wait())
-        .await
-        .unwrap();
-}
-
 #[tokio::test]
 async fn an_approved_task_stays_parked_across_a_restart_until_resumed_and_its_tool_runs_once() {
     let schema = PgSchema::create().await;
@@ -91,18 +85,18 @@ async fn an_approved_task_stays_parked_across_a_restart_until_resumed_and_its_to
     let spool_flag = spool.to_str().unwrap();
     let parked = enqueue(&mut client, PARKED_RUN, 4).await;
     assert!(!parked.auto_resume_hitl, "the server's default applies");
-    let first = WorkerProcess::start(
+    let mut first = WorkerProcess::start(
         server.addr,
-        &[
-            "--approval-at-step",
-            "2",
-            "--exit-after",
-            "1",
-            "--side-effect-file",
-            spool_flag,
-        ],
+        &["--approval-at-step", "2", "--side-effect-file", spool_flag],
     );
-    wait_for_exit(first).await;
+    // A parked task does not end a worker's run: stop it once the task waits for approval.
+    wait_until("the task parked for approval", || {
+        let mut client = client.clone();
+        let id = parked.task_id.clone();
+        async move { get(&mut client, &id).await.state == TaskState::InputRequired as i32 }
+    })
+    .await;
+    assert!(first.terminate().success());
     let waiting = get(&mut client, &parked.task_id).await;
     assert_eq!(waiting.state, TaskState::InputRequired as i32);
     assert_eq!(emails_sent(&spool, PARKED_RUN, "step-1/send_email"), 1);

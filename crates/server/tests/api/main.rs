@@ -13,6 +13,8 @@ mod fencing;
 mod health;
 mod health_command;
 mod hitl;
+mod intents;
+mod journal_repair;
 mod messages;
 mod operator_cli;
 mod operator_path;

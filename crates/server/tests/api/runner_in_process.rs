@@ -47,6 +47,13 @@ impl RunnerApi for SaveWitness {
         self.clients.record_tool_result(request).await
     }
 
+    async fn record_tool_intent(
+        &self,
+        request: checkpointd::proto::RecordToolIntentRequest,
+    ) -> Result<checkpointd::proto::RecordToolIntentResponse, Status> {
+        self.clients.record_tool_intent(request).await
+    }
+
     async fn claim(&self, request: ClaimRequest) -> Result<Vec<Task>, Status> {
         self.clients.claim(request).await
     }

@@ -79,12 +79,25 @@ impl<B: TestBackend, const SETTLED: bool> TestBackend for Cached<B, SETTLED> {
         self.inner.retention()
     }
 
+    /// Damages the store's journal entry and drops the run's entry, like `damage_state`.
+    async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
+        self.cache.flushed().await;
+        self.inner.damage_tool_output(run, seq).await;
+        self.evict(run).await;
+    }
+
     /// Damages the store's row and drops the run's entry, as when the damage happened at rest
     /// before anything was cached: a good cached copy would rightly still be served.
     async fn damage_state(&self, run: &RunKey, step: Step) {
         // Nothing queued earlier (a refill, say) may land after the eviction below.
         self.cache.flushed().await;
         self.inner.damage_state(run, step).await;
+        self.evict(run).await;
+    }
+}
+
+impl<B: TestBackend, const SETTLED: bool> Cached<B, SETTLED> {
+    async fn evict(&self, run: &RunKey) {
         let mut connection = self
             .redis
             .get_multiplexed_async_connection()

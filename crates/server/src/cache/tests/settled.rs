@@ -36,6 +36,24 @@ impl CheckpointStore for Settled {
         self.settle(self.0.record_tool_result(result)).await
     }
 
+    async fn record_tool_intent(
+        &self,
+        intent: &crate::domain::NewToolIntent,
+    ) -> Result<crate::domain::IntentOutcome> {
+        self.settle(self.0.record_tool_intent(intent)).await
+    }
+
+    async fn rewrite_journal(
+        &self,
+        rewrite: &crate::store::plan::JournalRewrite,
+    ) -> Result<Vec<Step>> {
+        self.settle(self.0.rewrite_journal(rewrite)).await
+    }
+
+    async fn journal_actions(&self, run: &RunKey) -> Result<Vec<crate::domain::JournalAction>> {
+        self.settle(self.0.journal_actions(run)).await
+    }
+
     async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
         self.settle(self.0.load(run, which)).await
     }

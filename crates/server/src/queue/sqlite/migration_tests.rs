@@ -19,12 +19,12 @@ async fn a_version_1_database_gains_the_task_table_on_open() {
         .save(&checkpoint(&run, 1, 0, vec![message("user", "hi")]))
         .await
         .unwrap();
-    // Back to what a binary without the queue (and without retention, which came later) left
-    // behind.
+    // Back to what a binary without the queue (and without retention or tool intents, which
+    // came later) left behind.
     db.raw()
         .execute_batch(
             "DROP TABLE tasks; DROP TABLE checkpoint_pins; DROP INDEX runs_with_retention;
-             ALTER TABLE runs DROP COLUMN retention;
+             ALTER TABLE runs DROP COLUMN retention; DROP TABLE journal_actions;
              DELETE FROM checkpointd_migrations WHERE version >= 2;",
         )
         .unwrap();

@@ -4,8 +4,8 @@
 use std::time::{Duration, SystemTime};
 
 use super::{
-    ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan, check_epoch,
-    plan_save, plan_tool_result,
+    ExistingCheckpoint, IntentPlan, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
+    check_epoch, plan_save, plan_tool_intent, plan_tool_result,
 };
 use crate::domain::{Checksum, Message, MessageChain, NewCheckpoint, ToolChain, ToolRecord};
 use crate::error::Error;
@@ -293,6 +293,7 @@ fn stored_tool(call_id: &str, output: &str) -> ToolRecord {
     let mut chain = ToolChain::EMPTY;
     let request = tool(&run("default", "run-1"), call_id, output);
     ToolRecord {
+        kind: crate::domain::EntryKind::Result,
         call_id: request.call_id,
         tool_name: request.tool_name,
         step: request.step,
@@ -385,6 +386,121 @@ fn tool_result_plans_insert_new_calls_and_replay_known_ones() {
             }
             (Ok(ToolPlan::Existing(record)), Ok(None)) => {
                 assert_eq!(Some(record), existing, "{situation}");
+            }
+            (Err(Error::FailedPrecondition(_)), Err(())) => {}
+            (planned, expected) => {
+                panic!("{situation}: planned {planned:?}, expected {expected:?}")
+            }
+        }
+    }
+}
+
+#[test]
+fn tool_intent_plans_insert_new_calls_and_answer_known_ones_with_what_they_hold() {
+    let key = run("default", "run-1");
+    let head = |epoch: u64, tools: ToolChain| RunHead {
+        epoch,
+        messages: MessageChain::EMPTY,
+        tools,
+    };
+    let mut one_result = ToolChain::EMPTY;
+    one_result.push("c1", "search", crate::domain::Step::new(1), b"42", false);
+    let result = stored_tool("c1", "42");
+    let intent = ToolRecord {
+        kind: crate::domain::EntryKind::Intent,
+        output: Vec::new(),
+        ..stored_tool("c1", "")
+    };
+    let request = |epoch: u64, call_id: &str| crate::domain::NewToolIntent {
+        run: key.clone(),
+        call_id: crate::domain::CallId::parse(call_id).unwrap(),
+        tool_name: "send_email".to_owned(),
+        step: crate::domain::Step::new(1),
+        epoch,
+    };
+    type Stored = (Option<ToolRecord>, Option<ToolRecord>);
+    let none: Stored = (None, None);
+    // (situation, run head, stored (intent, result), request, expected seq or known or refusal)
+    let rows = vec![
+        (
+            "a first intent",
+            head(0, ToolChain::EMPTY),
+            none.clone(),
+            request(0, "c1"),
+            Ok(Some(1)),
+        ),
+        (
+            "an intent after a result",
+            head(0, one_result),
+            none.clone(),
+            request(0, "c2"),
+            Ok(Some(2)),
+        ),
+        (
+            "a repeated intent",
+            head(0, one_result),
+            (Some(intent.clone()), None),
+            request(0, "c1"),
+            Ok(None),
+        ),
+        (
+            "an intent for a completed call",
+            head(0, one_result),
+            (Some(intent.clone()), Some(result.clone())),
+            request(0, "c1"),
+            Ok(None),
+        ),
+        (
+            "an intent after a result without one",
+            head(0, one_result),
+            (None, Some(result.clone())),
+            request(0, "c1"),
+            Ok(None),
+        ),
+        (
+            "a stale epoch",
+            head(2, one_result),
+            none.clone(),
+            request(1, "c2"),
+            Err(()),
+        ),
+        (
+            "a stale epoch repeating an intent",
+            head(2, one_result),
+            (Some(intent.clone()), None),
+            request(1, "c1"),
+            Err(()),
+        ),
+        (
+            "an epoch never issued",
+            head(0, ToolChain::EMPTY),
+            none,
+            request(3, "c1"),
+            Err(()),
+        ),
+    ];
+    for (situation, head, (stored_intent, stored_result), request, expected) in rows {
+        let planned = plan_tool_intent(
+            &request,
+            &head,
+            stored_intent.clone(),
+            stored_result.clone(),
+        );
+        match (planned, expected) {
+            (Ok(IntentPlan::Insert(record, tools)), Ok(Some(seq))) => {
+                let mut chain = head.tools;
+                let value = chain.push_record(&record);
+                assert_eq!((record.seq, record.chain), (seq, value), "{situation}");
+                assert_eq!(record.kind, crate::domain::EntryKind::Intent, "{situation}");
+                assert_eq!(tools, chain, "{situation}");
+            }
+            (Ok(IntentPlan::Existing(outcome)), Ok(None)) => {
+                assert!(outcome.already_recorded, "{situation}");
+                assert_eq!(
+                    (outcome.intent, outcome.result),
+                    (stored_intent, stored_result),
+                    "{situation}"
+                );
             }
             (Err(Error::FailedPrecondition(_)), Err(())) => {}
             (planned, expected) => {

@@ -137,21 +137,23 @@ async fn rewind_under_lock(
 
 async fn delete_under_lock(tx: &Transaction<'_>, run: &RunKey) -> Result<Locked<u64>> {
     let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
-    let (runs, checkpoints, messages, tools, pins) = tokio::try_join!(
+    let (runs, checkpoints, messages, tools, pins, actions) = tokio::try_join!(
         tx.prepare_cached(sql::DELETE_RUN),
         tx.prepare_cached(sql::DELETE_CHECKPOINTS),
         tx.prepare_cached(sql::DELETE_MESSAGES),
         tx.prepare_cached(sql::DELETE_TOOLS),
         tx.prepare_cached(sql::DELETE_PINS),
+        tx.prepare_cached(sql::DELETE_JOURNAL_ACTIONS),
     )
     .map_err(db)?;
     let params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
-    let (runs, checkpoints, messages, tools, _) = tokio::try_join!(
+    let (runs, checkpoints, messages, tools, _, _) = tokio::try_join!(
         tx.execute(&runs, &params),
         tx.execute(&checkpoints, &params),
         tx.execute(&messages, &params),
         tx.execute(&tools, &params),
         tx.execute(&pins, &params),
+        tx.execute(&actions, &params),
     )
     .map_err(db)?;
     if runs + checkpoints + messages + tools == 0 {

@@ -20,6 +20,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         include_str!("../../../migrations/postgres/0003_retention.sql"),
     ),
     (
+        4,
+        include_str!("../../../migrations/postgres/0004_tool_intents.sql"),
+    ),
+    (
         5,
         include_str!("../../../migrations/postgres/0005_auto_resume_hitl.sql"),
     ),

@@ -14,6 +14,7 @@
 mod batch;
 pub(crate) mod error;
 mod head_cache;
+mod journal;
 mod lifecycle;
 mod migrate;
 mod reads;
@@ -31,13 +32,14 @@ use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod, Runtime};
 use tokio_postgres::NoTls;
 
+use super::plan::JournalRewrite;
 use super::{
     CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot,
     StoreOptions, Which, redact_url,
 };
 use crate::domain::{
-    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    Tenant, ToolRecord,
+    CheckpointSummary, IntentOutcome, JournalAction, MessageChain, NewCheckpoint, NewToolIntent,
+    NewToolResult, RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
 };
 use crate::error::{Error, Result};
 use batch::SaveBatcher;
@@ -176,6 +178,18 @@ impl CheckpointStore for PostgresStore {
 
     async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
         self.journal_tool_result(result).await
+    }
+
+    async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {
+        self.journal_intent(intent).await
+    }
+
+    async fn rewrite_journal(&self, rewrite: &JournalRewrite) -> Result<Vec<Step>> {
+        self.journal_rewrite(rewrite).await
+    }
+
+    async fn journal_actions(&self, run: &RunKey) -> Result<Vec<JournalAction>> {
+        self.read_journal_actions(run).await
     }
 
     async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {

@@ -13,8 +13,8 @@ use tokio_postgres::Row;
 use super::super::Snapshot;
 use super::super::plan::RunHead;
 use crate::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, Message, MessageChain, Quarantine, RunKey, Step,
-    StoredCheckpoint, ToolChain, ToolRecord,
+    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Message, MessageChain, Quarantine,
+    RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -87,6 +87,7 @@ pub(super) fn tool_record(row: &Row) -> Result<ToolRecord> {
     let call_id: &str = row.get(0);
     let chain: &[u8] = row.get(7);
     Ok(ToolRecord {
+        kind: entry_kind(row.get(8)),
         call_id: stored_call_id(call_id)?,
         tool_name: row.get(1),
         step: Step::new(unsigned(row.get(2))),
@@ -96,6 +97,14 @@ pub(super) fn tool_record(row: &Row) -> Result<ToolRecord> {
         recorded_at: row.get(6),
         chain: digest_or_zero(chain),
     })
+}
+
+fn entry_kind(intent: bool) -> EntryKind {
+    if intent {
+        EntryKind::Intent
+    } else {
+        EntryKind::Result
+    }
 }
 
 fn stored_call_id(raw: &str) -> Result<CallId> {
@@ -182,7 +191,7 @@ fn stored_checkpoint(row: &Row, run: &RunKey, messages: Vec<Message>) -> StoredC
     }
 }
 
-/// The tool journal columns (14..=21) of a snapshot row, zipped back into records.
+/// The tool journal columns (14..=22) of a snapshot row, zipped back into records.
 fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
     let call_ids: Option<Vec<String>> = row.get(14);
     let Some(call_ids) = call_ids else {
@@ -195,6 +204,7 @@ fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
     let seqs: Vec<i64> = row.get(19);
     let recorded_ats: Vec<SystemTime> = row.get(20);
     let chains: Vec<Vec<u8>> = row.get(21);
+    let intents: Vec<bool> = row.get(22);
     let count = call_ids.len();
     let lengths = [
         tool_names.len(),
@@ -204,6 +214,7 @@ fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
         seqs.len(),
         recorded_ats.len(),
         chains.len(),
+        intents.len(),
     ];
     // The arrays come from one aggregate over the same rows, so this only guards the indexing.
     if lengths.iter().any(|length| *length != count) {
@@ -216,6 +227,7 @@ fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
     (0..count)
         .map(|index| {
             Ok(ToolRecord {
+                kind: entry_kind(intents[index]),
                 call_id: stored_call_id(&call_ids[index])?,
                 tool_name: tool_names.next().unwrap_or_default(),
                 step: Step::new(unsigned(steps[index])),

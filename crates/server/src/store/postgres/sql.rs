@@ -160,8 +160,49 @@ SELECT ord, updated_at, now() AS created_at FROM run";
 
 /// A journalled result by call id (the unique index).
 pub(super) const TOOL_BY_CALL_ID: &str = "\
-SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
+FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = $3 AND NOT intent";
+
+/// Every journal entry of a call: its intent and its result, when journalled.
+pub(super) const JOURNAL_BY_CALL_ID: &str = "\
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
 FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = $3";
+
+/// Writes one journal entry, result or intent, under the run lock.
+pub(super) const INSERT_JOURNAL_ENTRY: &str = "\
+INSERT INTO tool_results (tenant, run_id, seq, call_id, tool_name, step, output, is_error, chain,
+                          recorded_at, intent)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
+/// Moves the run's tool chain head, under the run lock.
+pub(super) const SET_TOOL_HEAD: &str = concat!(
+    "UPDATE runs SET tool_count = $3, tool_head = $4, ",
+    bump_updated_at!(),
+    " WHERE tenant = $1 AND run_id = $2"
+);
+
+/// A journal repair drops the entries from seq `$3` on before writing their replacements.
+pub(super) const TRUNCATE_JOURNAL: &str =
+    "DELETE FROM tool_results WHERE tenant = $1 AND run_id = $2 AND seq >= $3";
+
+/// Quarantines the checkpoints that cover journal entry `$3` or later.
+pub(super) const QUARANTINE_COVERING: &str = "\
+UPDATE checkpoints SET quarantine_reason = $4
+WHERE tenant = $1 AND run_id = $2 AND tool_count >= $3 AND quarantine_reason IS NULL
+RETURNING step";
+
+/// Records a journal repair with the run's next action number.
+pub(super) const INSERT_JOURNAL_ACTION: &str = "\
+INSERT INTO journal_actions (tenant, run_id, seq, call_id, action, actor, detail, acted_at)
+SELECT $1, $2, COALESCE(MAX(seq), 0) + 1, $3, $4, $5, $6, $7
+FROM journal_actions WHERE tenant = $1 AND run_id = $2";
+
+pub(super) const JOURNAL_ACTIONS: &str = "\
+SELECT call_id, action, actor, detail, acted_at FROM journal_actions
+WHERE tenant = $1 AND run_id = $2 ORDER BY seq";
+
+pub(super) const DELETE_JOURNAL_ACTIONS: &str =
+    "DELETE FROM journal_actions WHERE tenant = $1 AND run_id = $2";
 
 /// Journals a tool result, conditional on the run row's version like `WRITE_CHECKPOINT`.
 ///
@@ -195,7 +236,8 @@ macro_rules! snapshot_sql {
        c.metadata_values, c.message_count, c.tool_count, c.checksum, c.created_at,
        c.quarantine_reason,
        m.roles, m.contents,
-       t.call_ids, t.tool_names, t.steps, t.outputs, t.is_errors, t.seqs, t.recorded_ats, t.chains
+       t.call_ids, t.tool_names, t.steps, t.outputs, t.is_errors, t.seqs, t.recorded_ats, t.chains,
+       t.intents
 FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+,
             ") AS c
@@ -209,7 +251,8 @@ CROSS JOIN LATERAL (
     SELECT array_agg(call_id) AS call_ids, array_agg(tool_name) AS tool_names,
            array_agg(step) AS steps, array_agg(output) AS outputs,
            array_agg(is_error) AS is_errors, array_agg(seq) AS seqs,
-           array_agg(recorded_at) AS recorded_ats, array_agg(chain) AS chains
+           array_agg(recorded_at) AS recorded_ats, array_agg(chain) AS chains,
+           array_agg(intent) AS intents
     FROM (SELECT * FROM tool_results
           WHERE tenant = $1 AND run_id = $2 ORDER BY seq) AS ordered
 ) AS t"
@@ -251,7 +294,7 @@ pub(super) const LOAD_AT: &str = snapshot_sql!("step = $3");
 pub(super) const LOAD_AT_BARE: &str = bare_checkpoint_sql!("step = $3");
 
 pub(super) const TOOLS: &str = "\
-SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
 FROM tool_results WHERE tenant = $1 AND run_id = $2 ORDER BY seq";
 
 pub(super) const STEPS: &str = "\

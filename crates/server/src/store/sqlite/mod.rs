@@ -13,6 +13,7 @@
 
 pub(crate) mod codec;
 pub(crate) mod error;
+mod journal;
 mod read;
 mod retention;
 mod schema;
@@ -27,12 +28,13 @@ use async_trait::async_trait;
 use rusqlite::{Connection, TransactionBehavior};
 
 use self::error::DbResultExt;
+use super::plan::JournalRewrite;
 use super::{
     CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot, Which,
 };
 use crate::domain::{
-    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    Tenant, ToolRecord,
+    CheckpointSummary, IntentOutcome, JournalAction, MessageChain, NewCheckpoint, NewToolIntent,
+    NewToolResult, RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -132,6 +134,24 @@ impl CheckpointStore for SqliteStore {
     async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
         let result = result.clone();
         self.write(move |conn| write::record_tool_result(conn, &result))
+            .await
+    }
+
+    async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {
+        let intent = intent.clone();
+        self.write(move |conn| journal::record_tool_intent(conn, &intent))
+            .await
+    }
+
+    async fn rewrite_journal(&self, rewrite: &JournalRewrite) -> Result<Vec<Step>> {
+        let rewrite = rewrite.clone();
+        self.write(move |conn| journal::rewrite_journal(conn, &rewrite))
+            .await
+    }
+
+    async fn journal_actions(&self, run: &RunKey) -> Result<Vec<JournalAction>> {
+        let run = run.clone();
+        self.read(move |conn| journal::journal_actions(conn, &run))
             .await
     }
 

@@ -8,8 +8,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::codec::{self, bytes, decode_metadata, digest, optional_text, text, unsigned};
 use super::error::DbResultExt;
 use crate::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, Message, MessageChain, Quarantine, RunKey, Step,
-    StoredCheckpoint, ToolChain, ToolRecord,
+    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Message, MessageChain, Quarantine,
+    RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord,
 };
 use crate::error::{Error, Result};
 use crate::store::plan::{ExistingCheckpoint, RunHead};
@@ -204,7 +204,7 @@ fn messages(conn: &Connection, run: &RunKey, count: u64) -> Result<Vec<Message>>
 
 /// The columns of a tool journal row, in the order [`tool_row`] reads them.
 pub(super) const TOOL_COLUMNS: &str =
-    "seq, call_id, tool_name, step, is_error, chain, recorded_at, output";
+    "seq, call_id, tool_name, step, is_error, chain, recorded_at, intent, output";
 
 /// The run's whole tool journal, ascending by seq.
 pub(super) fn tools(conn: &Connection, run: &RunKey) -> Result<Vec<ToolRecord>> {
@@ -238,6 +238,7 @@ struct ToolRecordFields {
     is_error: bool,
     recorded_at: std::time::SystemTime,
     chain: Digest32,
+    kind: EntryKind,
 }
 
 /// Reads a row selected with [`TOOL_COLUMNS`].
@@ -251,7 +252,12 @@ pub(super) fn tool_row(row: &Row<'_>) -> rusqlite::Result<RawTool> {
             is_error: row.get::<_, i64>(4)? != 0,
             chain: digest(row, 5)?,
             recorded_at: codec::from_micros(row.get(6)?),
-            output: bytes(row, 7)?,
+            kind: if row.get::<_, i64>(7)? != 0 {
+                EntryKind::Intent
+            } else {
+                EntryKind::Result
+            },
+            output: bytes(row, 8)?,
         },
     })
 }
@@ -268,6 +274,7 @@ impl RawTool {
             ))
         })?;
         Ok(ToolRecord {
+            kind: fields.kind,
             call_id,
             tool_name: fields.tool_name,
             step: fields.step,

@@ -22,6 +22,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../../migrations/sqlite/0003_retention.sql"),
     ),
     (
+        4,
+        include_str!("../../../migrations/sqlite/0004_tool_intents.sql"),
+    ),
+    (
         5,
         include_str!("../../../migrations/sqlite/0005_auto_resume_hitl.sql"),
     ),

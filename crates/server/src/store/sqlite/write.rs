@@ -2,13 +2,14 @@
 //! lock is taken before the first read, so the context a plan is made from cannot change before
 //! the plan is applied, and any error drops the transaction, rolling everything back.
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::codec::{self, encode_metadata, signed};
 use super::error::DbResultExt;
-use super::read;
+use super::{journal, read};
 use crate::domain::{
-    MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
+    EntryKind, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
+    ToolRecord,
 };
 use crate::error::{Error, Result};
 use crate::store::plan::{
@@ -165,52 +166,17 @@ pub(super) fn record_tool_result(
     let run = &request.run;
     let tx = begin(conn)?;
     let head = read::run_head(&tx, run)?.unwrap_or(RunHead::NEW);
-    let existing = tx
-        .prepare_cached(&format!(
-            "SELECT {} FROM tool_results WHERE tenant = ?1 AND run_id = ?2 AND call_id = ?3",
-            read::TOOL_COLUMNS
-        ))
-        .db()?
-        .query_row(
-            params![
-                run.tenant.as_str(),
-                run.run_id.as_str(),
-                request.call_id.as_str()
-            ],
-            read::tool_row,
-        )
-        .optional()
-        .db()?
-        .map(read::RawTool::into_record)
-        .transpose()?;
+    let existing =
+        journal::entry_by_call_id(&tx, run, request.call_id.as_str(), EntryKind::Result)?;
     let (mut record, tools) = match plan::plan_tool_result(request, &head, existing)? {
         ToolPlan::Existing(record) => return Ok((record, true)),
         ToolPlan::Insert(record, tools) => (record, tools),
     };
     // Keep only what the column keeps, so this answer equals what a retry reads back.
-    let recorded_at = codec::to_micros(record.recorded_at);
-    record.recorded_at = codec::from_micros(recorded_at);
+    record.recorded_at = codec::from_micros(codec::to_micros(record.recorded_at));
 
     upsert_run(&tx, run, &RunHead { tools, ..head }, codec::now().1)?;
-    tx.prepare_cached(
-        "INSERT INTO tool_results (tenant, run_id, seq, call_id, tool_name, step, is_error,
-                                   chain, recorded_at, output)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )
-    .db()?
-    .execute(params![
-        run.tenant.as_str(),
-        run.run_id.as_str(),
-        signed(record.seq, "tool seq")?,
-        record.call_id.as_str(),
-        record.tool_name,
-        signed(record.step.get(), "step")?,
-        record.is_error,
-        record.chain,
-        recorded_at,
-        record.output,
-    ])
-    .db()?;
+    journal::insert_entry(&tx, run, &record)?;
     tx.commit().db()?;
     Ok((record, false))
 }
@@ -300,7 +266,7 @@ pub(super) fn quarantine(
     Ok(())
 }
 
-/// Deletes the run from all five tables; returns how many checkpoints went.
+/// Deletes the run from all six tables; returns how many checkpoints went.
 pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
     let tx = begin(conn)?;
     let delete = |table: &str| -> Result<usize> {
@@ -313,6 +279,7 @@ pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
     };
     // Children before the run row, which they reference.
     delete("checkpoint_pins")?;
+    delete("journal_actions")?;
     delete("tool_results")?;
     delete("messages")?;
     let checkpoints = delete("checkpoints")?;

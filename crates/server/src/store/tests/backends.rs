@@ -32,6 +32,10 @@ impl TestBackend for Memory {
     async fn damage_state(&self, run: &RunKey, step: Step) {
         self.0.overwrite_state(run, step, DAMAGED_STATE);
     }
+
+    async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
+        self.0.overwrite_tool_output(run, seq, DAMAGED_STATE);
+    }
 }
 
 /// A database file in a directory of its own, removed with the backend.
@@ -76,6 +80,22 @@ impl TestBackend for Sqlite {
             .expect("damage a checkpoint");
         assert_eq!(changed, 1, "no checkpoint at step {step} to damage");
     }
+
+    async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
+        let changed = rusqlite::Connection::open(&self.path)
+            .expect("raw sqlite connection")
+            .execute(
+                "UPDATE tool_results SET output = ?4 WHERE tenant = ?1 AND run_id = ?2 AND seq = ?3",
+                rusqlite::params![
+                    run.tenant.as_str(),
+                    run.run_id.as_str(),
+                    seq as i64,
+                    DAMAGED_STATE
+                ],
+            )
+            .expect("damage a journal entry");
+        assert_eq!(changed, 1, "no journal entry {seq} to damage");
+    }
 }
 
 /// A schema of its own in the Postgres at `TEST_DATABASE_URL`.
@@ -115,6 +135,23 @@ impl TestBackend for Postgres {
             .expect("damage a checkpoint");
         assert_eq!(changed, 1, "no checkpoint at step {step} to damage");
     }
+
+    async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
+        let changed = super::raw_client(&self.schema.url())
+            .await
+            .execute(
+                "UPDATE tool_results SET output = $4 WHERE tenant = $1 AND run_id = $2 AND seq = $3",
+                &[
+                    &run.tenant.as_str(),
+                    &run.run_id.as_str(),
+                    &(seq as i64),
+                    &DAMAGED_STATE,
+                ],
+            )
+            .await
+            .expect("damage a journal entry");
+        assert_eq!(changed, 1, "no journal entry {seq} to damage");
+    }
 }
 
 /// The instrumented wrapper around another backend's store.
@@ -146,6 +183,10 @@ impl<B: TestBackend> TestBackend for Instrumented<B> {
 
     async fn damage_state(&self, run: &RunKey, step: Step) {
         self.inner.damage_state(run, step).await;
+    }
+
+    async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
+        self.inner.damage_tool_output(run, seq).await;
     }
 }
 

@@ -41,6 +41,11 @@ macro_rules! store_behaviours {
             retention::prune_is_fenced_by_epoch,
             retention::runs_after_pages_across_tenants_and_filters_by_policy,
             retention::checkpoints_after_pages_in_one_tenant_or_across_all,
+            journal::intents_and_results_share_one_journal_that_checkpoints_cover,
+            journal::a_repeated_intent_answers_with_what_the_call_holds,
+            journal::a_tool_intent_is_fenced_by_epoch,
+            journal::a_repair_rewrites_the_journal_from_a_corrupt_entry_and_records_who,
+            journal::an_in_doubt_call_marked_done_gets_its_result_appended,
         );
     };
     (@tests $backend:ty; $($group:ident :: $behaviour:ident),* $(,)?) => {
@@ -59,6 +64,7 @@ pub(crate) use store_behaviours;
 
 pub(crate) mod backends;
 pub(crate) mod fencing;
+pub(crate) mod journal;
 mod pg_schema;
 pub(crate) mod reads;
 pub(crate) mod retention;
@@ -85,6 +91,10 @@ pub(crate) trait TestBackend: Sized {
     /// Overwrites the state of the checkpoint at `step` as a bad disk would, so that it reads
     /// back but no longer matches its checksum.
     async fn damage_state(&self, run: &RunKey, step: Step);
+
+    /// Overwrites the output of tool journal entry `seq` as a bad disk would, so that it reads
+    /// back but no longer matches its digest.
+    async fn damage_tool_output(&self, run: &RunKey, seq: u64);
 }
 
 pub(crate) fn run(tenant: &str, run_id: &str) -> RunKey {

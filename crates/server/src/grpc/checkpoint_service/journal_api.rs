@@ -1,0 +1,107 @@
+//! The journal RPCs of `CheckpointService`: RecordToolIntent, GetJournal and RepairJournal.
+
+use std::time::SystemTime;
+
+use tonic::{Request, Status};
+
+use super::check_label;
+use crate::domain::{CallId, Epoch, JournalRepair, NewToolIntent, Repair, Step};
+use crate::error::{Error, Result};
+use crate::grpc::convert::{
+    in_doubt_to_wire, intent_to_wire, journal_action_to_wire, journal_entry_to_wire,
+};
+use crate::grpc::tenant::run_key;
+use crate::proto;
+use crate::service::Engine;
+use crate::wire::tool_to_wire;
+
+pub async fn record_tool_intent(
+    engine: &Engine,
+    request: Request<proto::RecordToolIntentRequest>,
+) -> Result<proto::RecordToolIntentResponse, Status> {
+    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let request = request.into_inner();
+    if request.tool_name.is_empty() {
+        return Err(Error::InvalidArgument("tool_name must not be empty".into()).into());
+    }
+    check_label("tool_name", &request.tool_name)?;
+    let intent = NewToolIntent {
+        run: run.clone(),
+        call_id: CallId::parse(&request.call_id)?,
+        tool_name: request.tool_name,
+        step: Step::parse(request.step)?,
+        epoch: Epoch::from_wire(request.epoch).get(),
+    };
+    let outcome = engine.record_tool_intent(&intent).await?;
+    Ok(proto::RecordToolIntentResponse {
+        intent: outcome.intent.map(|record| intent_to_wire(&run, record)),
+        already_recorded: outcome.already_recorded,
+        result: outcome.result.map(tool_to_wire),
+    })
+}
+
+pub async fn get_journal(
+    engine: &Engine,
+    request: Request<proto::GetJournalRequest>,
+) -> Result<proto::GetJournalResponse, Status> {
+    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let view = engine.journal(&run).await?;
+    let corrupt_call_ids = view.diagnosis.corrupt_call_ids();
+    let corrupt = &view.diagnosis.corrupt;
+    Ok(proto::GetJournalResponse {
+        entries: view
+            .entries
+            .into_iter()
+            .map(|record| {
+                let damaged = corrupt.contains(&record);
+                journal_entry_to_wire(record, damaged)
+            })
+            .collect(),
+        in_doubt: view
+            .diagnosis
+            .in_doubt
+            .into_iter()
+            .map(|call| in_doubt_to_wire(&run, call))
+            .collect(),
+        corrupt_call_ids,
+        actions: view
+            .actions
+            .into_iter()
+            .map(journal_action_to_wire)
+            .collect(),
+    })
+}
+
+pub async fn repair_journal(
+    engine: &Engine,
+    request: Request<proto::RepairJournalRequest>,
+) -> Result<proto::RepairJournalResponse, Status> {
+    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let request = request.into_inner();
+    if request.actor.is_empty() {
+        return Err(Error::InvalidArgument("actor must not be empty".into()).into());
+    }
+    check_label("actor", &request.actor)?;
+    let repair = match request.repair {
+        Some(proto::repair_journal_request::Repair::MarkDoneOutput(output)) => {
+            Repair::MarkDone(output)
+        }
+        Some(proto::repair_journal_request::Repair::Drop(true)) => Repair::Drop,
+        Some(proto::repair_journal_request::Repair::Drop(false)) | None => {
+            return Err(
+                Error::InvalidArgument("say what to do: mark_done_output or drop".into()).into(),
+            );
+        }
+    };
+    let repair = JournalRepair {
+        run,
+        call_id: CallId::parse(&request.call_id)?,
+        actor: request.actor,
+        repair,
+    };
+    let (action, quarantined) = engine.repair_journal(&repair, SystemTime::now()).await?;
+    Ok(proto::RepairJournalResponse {
+        action: Some(journal_action_to_wire(action)),
+        quarantined_steps: quarantined.iter().map(|step| step.as_i64()).collect(),
+    })
+}
