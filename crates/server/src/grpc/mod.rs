@@ -2,12 +2,14 @@
 //! root ([`crate::app`]) serves it and drives the health statuses.
 
 mod checkpoint_service;
+pub mod connection;
 pub(crate) mod convert;
 pub mod health;
 mod retention_api;
 mod task_convert;
 mod task_service;
 pub mod tenant;
+mod wire_status;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +21,7 @@ use tonic_health::server::{HealthReporter, HealthService};
 use tower_layer::{Identity, Stack};
 
 pub use checkpoint_service::CheckpointApi;
+pub use connection::ConnectionSettings;
 pub use task_service::TaskApi;
 
 use crate::maintenance::RetentionSettings;
@@ -28,6 +31,8 @@ use crate::queue::{RetryPolicy, TaskQueue};
 use crate::service::{Engine, TaskService};
 use crate::store::RetentionStore;
 use crate::telemetry::rpc_layer::RpcLayer;
+use connection::ActivityLayer;
+use wire_status::WireStatusLayer;
 
 /// What the server serves: checkpoints always, the task queue when one is configured.
 #[derive(Clone)]
@@ -58,6 +63,8 @@ pub struct ServerSettings {
     /// Time between two passes of the reaper, which buries stale tasks on their final
     /// attempt; zero turns it off.
     pub reap_interval: Duration,
+    /// Timeouts, keepalive and caps of client connections.
+    pub connections: ConnectionSettings,
 }
 
 impl Default for ServerSettings {
@@ -70,6 +77,7 @@ impl Default for ServerSettings {
             stale_threshold: Duration::from_secs(30),
             retention: RetentionSettings::default(),
             reap_interval: Duration::from_secs(5),
+            connections: ConnectionSettings::default(),
         }
     }
 }
@@ -81,13 +89,17 @@ pub const CHECKPOINT_SERVICE_NAME: &str = "checkpoint.v1.CheckpointService";
 /// degrades the server (every read goes to the store) without taking it down.
 pub const CACHE_SERVICE_NAME: &str = "checkpointd.cache";
 
+/// The router [`router`] builds: its services behind the server's layers.
+pub type ServerRouter =
+    Router<Stack<WireStatusLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>>;
+
 /// The server's services behind the RPC layer: health (whose statuses `health` sets),
 /// reflection, checkpoints, and tasks when a queue is configured.
 pub fn router(
     backends: Backends,
     settings: &ServerSettings,
     health: HealthReporter,
-) -> Result<Router<Stack<RpcLayer, Identity>>, tonic_reflection::server::Error> {
+) -> Result<ServerRouter, tonic_reflection::server::Error> {
     let Backends {
         engine,
         retention,
@@ -114,8 +126,17 @@ pub fn router(
             .with_approval_pins(retention);
         TaskServiceServer::new(TaskApi::new(tasks)).max_decoding_message_size(decode_ceiling)
     });
+    let connections = settings.connections;
+    let nonzero = |duration: Duration| (!duration.is_zero()).then_some(duration);
     Ok(Server::builder()
+        .max_concurrent_streams(connections.max_concurrent_streams)
+        .http2_keepalive_interval(nonzero(connections.keepalive_interval))
+        .http2_keepalive_timeout(Some(connections.keepalive_timeout))
+        // Outermost, so a call counts as in flight for as long as any layer works on it.
+        .layer(ActivityLayer)
         .layer(RpcLayer)
+        // Innermost, so the RPC metrics record the code the client receives.
+        .layer(WireStatusLayer)
         .add_service(HealthServer::new(HealthService::from_health_reporter(
             health,
         )))

@@ -6,8 +6,8 @@ use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
 use super::task_convert::{
-    error_class_from_wire, positive_duration, retry_overrides_from_wire, state_from_wire,
-    task_to_wire,
+    comment_from_wire, error_class_from_wire, error_text_from_wire, positive_duration,
+    retry_overrides_from_wire, state_from_wire, task_to_wire,
 };
 use super::tenant::tenant_of;
 use crate::domain::{Attempt, PageSize, RunId, Tenant};
@@ -166,7 +166,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         let transition = Transition::Fail {
             attempt: Attempt::from_wire(request.attempt).get(),
             class: error_class_from_wire(request.error_class)?,
-            error: request.error,
+            error: error_text_from_wire(request.error)?,
         };
         reply!(
             FailResponse,
@@ -214,7 +214,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         let transition = Transition::Decide {
             approved: true,
             decided_by: name("decided_by", &request.decided_by)?,
-            comment: request.comment,
+            comment: comment_from_wire(request.comment)?,
         };
         reply!(
             ApproveResponse,
@@ -231,7 +231,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         let transition = Transition::Decide {
             approved: false,
             decided_by: name("decided_by", &request.decided_by)?,
-            comment: request.comment,
+            comment: comment_from_wire(request.comment)?,
         };
         reply!(
             RejectResponse,

@@ -3,11 +3,14 @@
 mod support;
 
 mod bad_input;
+mod bad_input_strings;
 mod cache;
 mod cache_processes;
 mod checksum_vectors;
+mod connections;
 mod corruption;
 mod durability;
+mod failure_logs;
 mod fencing;
 mod health;
 mod health_command;
