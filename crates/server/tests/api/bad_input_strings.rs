@@ -28,7 +28,7 @@ const APPROVE: &str = "/checkpoint.v1.TaskService/Approve";
 
 /// A request body sent as is, so a test can send what no typed client would.
 #[derive(Clone, Debug, Default)]
-struct RawBody(Vec<u8>);
+pub(crate) struct RawBody(pub(crate) Vec<u8>);
 
 impl prost::Message for RawBody {
     fn encode_raw(&self, buf: &mut impl BufMut) {
@@ -55,7 +55,7 @@ impl prost::Message for RawBody {
 }
 
 /// A length-delimited field: a string, bytes or an embedded message.
-fn field(tag: u32, value: &[u8]) -> Vec<u8> {
+pub(crate) fn field(tag: u32, value: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     prost::encoding::bytes::encode(tag, &value.to_vec(), &mut out);
     out
@@ -63,17 +63,25 @@ fn field(tag: u32, value: &[u8]) -> Vec<u8> {
 
 const NOT_UTF8: &[u8] = b"ok\xff\xfe";
 
-async fn raw_call(channel: &Channel, path: &'static str, body: Vec<u8>) -> Result<(), Status> {
+/// One unary call with `body` as the request, decoding the answer as `R`.
+pub(crate) async fn raw_call<R>(
+    channel: &Channel,
+    path: &'static str,
+    body: Vec<u8>,
+) -> Result<R, Status>
+where
+    R: prost::Message + Default + Send + 'static,
+{
     let mut grpc = tonic::client::Grpc::new(channel.clone());
     grpc.ready().await.expect("the channel is ready");
-    let codec = tonic_prost::ProstCodec::<RawBody, ()>::default();
+    let codec = tonic_prost::ProstCodec::<RawBody, R>::default();
     grpc.unary(
         tonic::Request::new(RawBody(body)),
         PathAndQuery::from_static(path),
         codec,
     )
     .await
-    .map(drop)
+    .map(tonic::Response::into_inner)
 }
 
 fn assert_refused(name: &str, outcome: Result<(), Status>, code: Code, field: &str) {
@@ -246,14 +254,15 @@ async fn string_fields_refuse_nul_invalid_and_overlong_values(backend: Backend) 
         ("comment", APPROVE, field(3, NOT_UTF8)),
     ];
     for (name, path, body) in not_utf8 {
-        let outcome = raw_call(&channel, path, body).await;
+        let outcome = raw_call::<()>(&channel, path, body).await;
         let status = outcome.expect_err(name);
         assert_eq!(status.code(), Code::InvalidArgument, "{name}: {status:?}");
     }
-    let garbage = raw_call(&channel, SAVE, vec![0xff; 16]).await;
+    let garbage = raw_call::<()>(&channel, SAVE, vec![0xff; 16]).await;
     assert_eq!(garbage.unwrap_err().code(), Code::InvalidArgument);
     // Beyond what tonic decodes at all (twice the limit, and at least 1 MiB over it).
-    let far_too_large = raw_call(&channel, SAVE, field(4, &vec![7; 2 * LIMIT + (2 << 20)])).await;
+    let far_too_large =
+        raw_call::<()>(&channel, SAVE, field(4, &vec![7; 2 * LIMIT + (2 << 20)])).await;
     assert_eq!(far_too_large.unwrap_err().code(), Code::ResourceExhausted);
 
     // Nothing above stored a checkpoint, and the server still answers.

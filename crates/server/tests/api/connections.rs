@@ -12,7 +12,7 @@ use tonic::transport::Channel;
 use crate::support::requests::save;
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 
-use crate::support::{Backend, TestApp, spawn_app_with, wait_until};
+use crate::support::{Backend, ServerProcess, TestApp, spawn_app_with, wait_until};
 
 /// The HTTP/2 connection preface's magic, and an empty SETTINGS frame that completes it.
 const MAGIC: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
@@ -228,4 +228,70 @@ async fn connections_beyond_the_cap_are_closed_until_one_closes() {
         client.save(save("run-1", 1, b"{}")).await.is_ok()
     })
     .await;
+}
+
+/// User plus system CPU time of a process so far, in clock ticks (1/100 s on Linux).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+async fn health_answers(addr: std::net::SocketAddr) -> bool {
+    let attempt = async {
+        let channel = Channel::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .ok()?;
+        tonic_health::pb::health_client::HealthClient::new(channel)
+            .check(tonic_health::pb::HealthCheckRequest::default())
+            .await
+            .ok()
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_secs(1), attempt).await,
+        Ok(Some(_))
+    )
+}
+
+#[tokio::test]
+async fn a_server_out_of_file_descriptors_stays_idle_and_answers_once_connections_close() {
+    let server = ServerProcess::start("memory://", &["--header-read-timeout", "60s"]);
+    let limited = std::process::Command::new("prlimit")
+        .args(["--pid", &server.pid().to_string(), "--nofile=64:64"])
+        .status()
+        .expect("run prlimit");
+    assert!(limited.success(), "prlimit failed");
+    assert!(
+        health_answers(server.addr).await,
+        "serving before the flood"
+    );
+
+    // More connections than descriptors: the rest wait in the listen backlog, and every
+    // accept fails with EMFILE until some close.
+    let mut flood = Vec::new();
+    for _ in 0..100 {
+        flood.push(TcpStream::connect(server.addr).await.unwrap());
+    }
+    let before = cpu_ticks(server.pid());
+    // A measuring window, not a synchronisation: how much CPU the starved server burns.
+    let window = Duration::from_secs(2);
+    tokio::time::sleep(window).await;
+    let burnt = cpu_ticks(server.pid()) - before;
+    // A retry loop without back-off burns the whole window (200 ticks); allow a tenth.
+    assert!(
+        burnt <= 20,
+        "{burnt} ticks of CPU in {window:?} while starved of descriptors"
+    );
+
+    drop(flood);
+    let addr = server.addr;
+    wait_until("health answers again", || health_answers(addr)).await;
 }

@@ -10,6 +10,7 @@ mod checksum_vectors;
 mod connections;
 mod corruption;
 mod durability;
+mod edge_fuzz;
 mod failure_logs;
 mod fencing;
 mod health;
