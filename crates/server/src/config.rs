@@ -11,7 +11,7 @@ use clap::Args;
 use serde::Deserialize;
 
 use crate::cache::CacheSettings;
-use crate::grpc::ServerSettings;
+use crate::grpc::{ConnectionSettings, ServerSettings};
 use crate::maintenance::RetentionSettings;
 use crate::queue::RetryPolicy;
 use crate::store::StoreOptions;
@@ -82,6 +82,8 @@ pub struct ServeArgs {
     pub telemetry: crate::telemetry::TelemetryArgs,
     #[command(flatten)]
     pub retention: RetentionArgs,
+    #[command(flatten)]
+    pub connections: ConnectionArgs,
 }
 
 /// Retention flags, shared by `serve` and `prune`.
@@ -165,6 +167,13 @@ struct FileConfig {
     admin_listen: Option<SocketAddr>,
     otlp_endpoint: Option<String>,
     instance_id: Option<String>,
+    // Client connections (ConnectionArgs).
+    header_read_timeout: Option<String>,
+    idle_timeout: Option<String>,
+    http2_keepalive_interval: Option<String>,
+    http2_keepalive_timeout: Option<String>,
+    max_concurrent_streams: Option<u32>,
+    max_connections: Option<usize>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -220,6 +229,7 @@ impl ServeConfig {
         let defaults = ServerSettings::default();
         let file_duration = |raw: &Option<String>| raw.as_deref().map(parse_duration).transpose();
         let file_drain = file_duration(&file.drain_timeout)?;
+        let connections = args.connections.resolve(&file)?;
         let retry = defaults.retry_defaults;
         let retry_defaults = RetryPolicy {
             max_attempts: args
@@ -300,6 +310,7 @@ impl ServeConfig {
                     .auto_resume_hitl
                     .or(file.auto_resume_hitl)
                     .unwrap_or(defaults.auto_resume_hitl),
+                connections,
             },
             store: StoreOptions {
                 pool_size: args
@@ -343,6 +354,73 @@ fn default_database() -> Result<String, String> {
     std::fs::create_dir_all(&dir)
         .map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     Ok(format!("sqlite://{}", dir.join("checkpointd.db").display()))
+}
+
+/// Client connection flags of `checkpointd serve`.
+#[derive(Debug, Default, Args)]
+pub struct ConnectionArgs {
+    /// A new connection must send the HTTP/2 preface within this; `0s`: no limit [default: 10s].
+    #[arg(long, env = "CHECKPOINTD_HEADER_READ_TIMEOUT", value_parser = parse_duration)]
+    pub header_read_timeout: Option<Duration>,
+    /// A connection with no call in flight for this long is closed; `0s`: never [default: 5m].
+    #[arg(long, env = "CHECKPOINTD_IDLE_TIMEOUT", value_parser = parse_duration)]
+    pub idle_timeout: Option<Duration>,
+    /// How often the server pings each HTTP/2 connection; `0s`: no pings [default: 30s].
+    #[arg(long, env = "CHECKPOINTD_HTTP2_KEEPALIVE_INTERVAL", value_parser = parse_duration)]
+    pub http2_keepalive_interval: Option<Duration>,
+    /// A ping unanswered this long closes the connection [default: 10s].
+    #[arg(long, env = "CHECKPOINTD_HTTP2_KEEPALIVE_TIMEOUT", value_parser = parse_duration)]
+    pub http2_keepalive_timeout: Option<Duration>,
+    /// Concurrent calls one connection may have open [default: 200].
+    #[arg(long, env = "CHECKPOINTD_MAX_CONCURRENT_STREAMS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_concurrent_streams: Option<u32>,
+    /// Open client connections; more are closed at once [default: 4096].
+    #[arg(long, env = "CHECKPOINTD_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+}
+
+impl ConnectionArgs {
+    /// These flags over the file's keys over the defaults.
+    fn resolve(&self, file: &FileConfig) -> Result<ConnectionSettings, String> {
+        let defaults = ConnectionSettings::default();
+        let duration = |flag: Option<Duration>, key: &Option<String>, default: Duration| {
+            let from_file = key.as_deref().map(parse_duration).transpose()?;
+            Ok::<_, String>(flag.or(from_file).unwrap_or(default))
+        };
+        let settings = ConnectionSettings {
+            header_read_timeout: duration(
+                self.header_read_timeout,
+                &file.header_read_timeout,
+                defaults.header_read_timeout,
+            )?,
+            idle_timeout: duration(self.idle_timeout, &file.idle_timeout, defaults.idle_timeout)?,
+            keepalive_interval: duration(
+                self.http2_keepalive_interval,
+                &file.http2_keepalive_interval,
+                defaults.keepalive_interval,
+            )?,
+            keepalive_timeout: duration(
+                self.http2_keepalive_timeout,
+                &file.http2_keepalive_timeout,
+                defaults.keepalive_timeout,
+            )?,
+            max_concurrent_streams: self
+                .max_concurrent_streams
+                .or(file.max_concurrent_streams)
+                .unwrap_or(defaults.max_concurrent_streams),
+            max_connections: self
+                .max_connections
+                .or(file.max_connections)
+                .unwrap_or(defaults.max_connections),
+        };
+        if settings.max_concurrent_streams == 0 || settings.max_connections == 0 {
+            return Err("max_concurrent_streams and max_connections must be at least 1".into());
+        }
+        if settings.keepalive_timeout.is_zero() {
+            return Err("http2_keepalive_timeout must be positive".into());
+        }
+        Ok(settings)
+    }
 }
 
 #[cfg(test)]

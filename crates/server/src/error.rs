@@ -1,6 +1,10 @@
 //! One error type for the whole service, and the one place that maps it to gRPC status codes.
 
+use std::time::Instant;
+
 use tonic::{Code, Status};
+
+mod throttle;
 
 /// Everything that can go wrong in checkpointd, classified by what the caller should do.
 #[derive(Debug, thiserror::Error)]
@@ -39,11 +43,15 @@ impl From<Error> for Status {
             Error::TooLarge(msg) => Status::new(Code::ResourceExhausted, msg),
             Error::DataLoss(msg) => Status::new(Code::DataLoss, msg),
             Error::Unavailable(detail) => {
-                tracing::warn!(error = %detail, "storage unavailable");
+                if let Some(suppressed) = throttle::admit("unavailable", &detail, Instant::now()) {
+                    tracing::warn!(error = %detail, suppressed, "storage unavailable");
+                }
                 Status::new(Code::Unavailable, "storage is unavailable; retry later")
             }
             Error::Internal(detail) => {
-                tracing::error!(error = %detail, "internal error");
+                if let Some(suppressed) = throttle::admit("internal", &detail, Instant::now()) {
+                    tracing::error!(error = %detail, suppressed, "internal error");
+                }
                 Status::new(Code::Internal, "internal error")
             }
         }

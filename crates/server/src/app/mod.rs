@@ -6,6 +6,7 @@
 
 mod admin;
 mod background;
+mod incoming;
 mod queue_depth;
 
 use std::future::Future;
@@ -14,7 +15,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tonic::transport::server::TcpIncoming;
 use tonic_health::server::HealthReporter;
 
 use crate::cache::CachedStore;
@@ -173,9 +173,7 @@ impl App {
         background::serve_admin(&shutdown, admin_listener, metrics, engine.clone());
         background::run_maintenance(&shutdown, engine, retention, queue, &settings);
         let serve = router.serve_with_incoming_shutdown(
-            // Nagle's algorithm would hold multi-segment replies for the client's delayed ACK
-            // (~40 ms).
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            incoming::GuardedIncoming::new(listener, settings.connections),
             shutdown.token().cancelled_owned(),
         );
         let outcome = tokio::select! {

@@ -6,6 +6,7 @@ mod ids;
 mod journal;
 mod paging;
 mod records;
+mod text;
 
 pub use checksum::{Checksum, Digest32, MessageChain, ToolChain, checkpoint_checksum};
 pub use fencing::{Attempt, Epoch};
@@ -19,3 +20,4 @@ pub use records::{
     CheckpointSummary, Message, NewCheckpoint, NewToolResult, Quarantine, Restored, Resumed,
     SavedCheckpoint, StoredCheckpoint, ToolRecord, Verdict, verify_tool_journal,
 };
+pub use text::{MAX_LABEL_BYTES, MAX_TEXT_BYTES, check_label, check_no_nul, check_text};

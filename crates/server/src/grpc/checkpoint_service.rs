@@ -12,7 +12,8 @@ use super::convert::{
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
 use crate::domain::{
-    CallId, Checksum, Epoch, NewCheckpoint, NewToolResult, PageSize, RunKey, Step,
+    CallId, Checksum, Epoch, NewCheckpoint, NewToolResult, PageSize, RunKey, Step, check_label,
+    check_text,
 };
 use crate::error::{Error, Result};
 use crate::proto::{self, checkpoint_service_server::CheckpointService};
@@ -21,9 +22,6 @@ use crate::store::RetentionStore;
 use crate::wire::{message_from_wire, timestamp, tool_to_wire};
 
 mod journal_api;
-
-/// Longest content type, tool name or message role accepted, in bytes.
-const MAX_LABEL_BYTES: usize = 256;
 
 /// Serves `checkpoint.v1.CheckpointService` on top of an [`Engine`] and a [`RetentionService`].
 #[derive(Clone)]
@@ -82,21 +80,15 @@ impl CheckpointApi {
     }
 }
 
-fn check_label(kind: &str, value: &str) -> Result<()> {
-    if value.len() > MAX_LABEL_BYTES {
-        return Err(Error::InvalidArgument(format!(
-            "{kind} is {} bytes; the limit is {MAX_LABEL_BYTES}",
-            value.len()
-        )));
-    }
-    Ok(())
-}
-
 fn parse_save(run: RunKey, request: proto::SaveRequest) -> Result<NewCheckpoint> {
     let step = Step::parse(request.step)?;
     check_label("content_type", &request.content_type)?;
     for message in &request.messages {
         check_label("message role", &message.role)?;
+    }
+    for (key, value) in &request.metadata {
+        check_label("metadata key", key)?;
+        check_text("metadata value", value)?;
     }
     let client_checksum = request
         .checksum

@@ -2,12 +2,14 @@
 //! root ([`crate::app`]) serves it and drives the health statuses.
 
 mod checkpoint_service;
+pub mod connection;
 pub(crate) mod convert;
 pub mod health;
 mod retention_api;
 mod task_convert;
 mod task_service;
 pub mod tenant;
+mod wire_status;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +21,7 @@ use tonic_health::server::{HealthReporter, HealthService};
 use tower_layer::{Identity, Stack};
 
 pub use checkpoint_service::CheckpointApi;
+pub use connection::ConnectionSettings;
 pub use task_service::TaskApi;
 
 use crate::maintenance::RetentionSettings;
@@ -28,6 +31,8 @@ use crate::queue::{RetryPolicy, TaskQueue};
 use crate::service::{Engine, TaskService};
 use crate::store::RetentionStore;
 use crate::telemetry::rpc_layer::RpcLayer;
+use connection::ActivityLayer;
+use wire_status::WireStatusLayer;
 
 /// What the server serves: checkpoints always, the task queue when one is configured.
 #[derive(Clone)]
@@ -61,6 +66,8 @@ pub struct ServerSettings {
     /// Whether an approval decision makes a task claimable at once, for tasks enqueued
     /// without a say; `false` parks decided tasks until `ResumeTask`.
     pub auto_resume_hitl: bool,
+    /// Timeouts, keepalive and caps of client connections.
+    pub connections: ConnectionSettings,
 }
 
 impl Default for ServerSettings {
@@ -74,6 +81,7 @@ impl Default for ServerSettings {
             retention: RetentionSettings::default(),
             reap_interval: Duration::from_secs(5),
             auto_resume_hitl: true,
+            connections: ConnectionSettings::default(),
         }
     }
 }
@@ -85,13 +93,17 @@ pub const CHECKPOINT_SERVICE_NAME: &str = "checkpoint.v1.CheckpointService";
 /// degrades the server (every read goes to the store) without taking it down.
 pub const CACHE_SERVICE_NAME: &str = "checkpointd.cache";
 
+/// The router [`router`] builds: its services behind the server's layers.
+pub type ServerRouter =
+    Router<Stack<WireStatusLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>>;
+
 /// The server's services behind the RPC layer: health (whose statuses `health` sets),
 /// reflection, checkpoints, and tasks when a queue is configured.
 pub fn router(
     backends: Backends,
     settings: &ServerSettings,
     health: HealthReporter,
-) -> Result<Router<Stack<RpcLayer, Identity>>, tonic_reflection::server::Error> {
+) -> Result<ServerRouter, tonic_reflection::server::Error> {
     let Backends {
         engine,
         retention,
@@ -119,8 +131,17 @@ pub fn router(
             .with_auto_resume_hitl(settings.auto_resume_hitl);
         TaskServiceServer::new(TaskApi::new(tasks)).max_decoding_message_size(decode_ceiling)
     });
+    let connections = settings.connections;
+    let nonzero = |duration: Duration| (!duration.is_zero()).then_some(duration);
     Ok(Server::builder()
+        .max_concurrent_streams(connections.max_concurrent_streams)
+        .http2_keepalive_interval(nonzero(connections.keepalive_interval))
+        .http2_keepalive_timeout(Some(connections.keepalive_timeout))
+        // Outermost, so a call counts as in flight for as long as any layer works on it.
+        .layer(ActivityLayer)
         .layer(RpcLayer)
+        // Innermost, so the RPC metrics record the code the client receives.
+        .layer(WireStatusLayer)
         .add_service(HealthServer::new(HealthService::from_health_reporter(
             health,
         )))

@@ -53,6 +53,20 @@ fn error_class_to_wire(class: ErrorClass) -> proto::ErrorClass {
     }
 }
 
+/// A decision's comment, refused with the field's name when it holds a NUL byte or is
+/// overlong, on every backend alike.
+pub fn comment_from_wire(raw: String) -> Result<String> {
+    crate::domain::check_text("comment", &raw)?;
+    Ok(raw)
+}
+
+/// A failure's error text: a NUL byte is refused; length is not, the queue's rules keep the
+/// first 8 KiB.
+pub fn error_text_from_wire(raw: String) -> Result<String> {
+    crate::domain::check_no_nul("error", &raw)?;
+    Ok(raw)
+}
+
 /// The longest lease a claim or heartbeat may ask for.
 pub const MAX_LEASE: Duration = Duration::from_secs(24 * 3600);
 

@@ -6,8 +6,8 @@ use tonic::metadata::MetadataMap;
 use tonic::{Request, Response, Status};
 
 use super::task_convert::{
-    error_class_from_wire, positive_duration, retry_overrides_from_wire, state_from_wire,
-    task_to_wire,
+    comment_from_wire, error_class_from_wire, error_text_from_wire, positive_duration,
+    retry_overrides_from_wire, state_from_wire, task_to_wire,
 };
 use super::tenant::tenant_of;
 use crate::domain::{Attempt, PageSize, RunId, Tenant};
@@ -167,7 +167,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         let transition = Transition::Fail {
             attempt: Attempt::from_wire(request.attempt).get(),
             class: error_class_from_wire(request.error_class)?,
-            error: request.error,
+            error: error_text_from_wire(request.error)?,
         };
         reply!(
             FailResponse,
@@ -215,7 +215,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         let transition = Transition::Decide {
             approved: true,
             decided_by: name("decided_by", &request.decided_by)?,
-            comment: request.comment,
+            comment: comment_from_wire(request.comment)?,
         };
         reply!(
             ApproveResponse,
@@ -232,7 +232,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         let transition = Transition::Decide {
             approved: false,
             decided_by: name("decided_by", &request.decided_by)?,
-            comment: request.comment,
+            comment: comment_from_wire(request.comment)?,
         };
         reply!(
             RejectResponse,

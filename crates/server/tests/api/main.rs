@@ -3,12 +3,16 @@
 mod support;
 
 mod bad_input;
+mod bad_input_strings;
 mod cache;
 mod cache_processes;
 mod chaos;
 mod checksum_vectors;
+mod connections;
 mod corruption;
 mod durability;
+mod edge_fuzz;
+mod failure_logs;
 mod fencing;
 mod health;
 mod health_command;

@@ -4,7 +4,7 @@ use std::time::SystemTime;
 
 use tonic::{Request, Status};
 
-use super::check_label;
+use crate::domain::check_label;
 use crate::domain::{CallId, Epoch, JournalRepair, NewToolIntent, Repair, Step};
 use crate::error::{Error, Result};
 use crate::grpc::convert::{

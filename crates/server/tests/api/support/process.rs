@@ -59,6 +59,11 @@ impl ServerProcess {
         }
     }
 
+    /// The process id, e.g. to change its resource limits or read its CPU time.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGKILL: no shutdown code runs at all.
     pub fn kill9(&mut self) {
         self.child.kill().expect("SIGKILL checkpointd");
