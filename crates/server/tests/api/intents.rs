@@ -11,7 +11,7 @@ use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{EnqueueRequest, GetRequest, ResumeRequest, Task, TaskState};
 
-use crate::support::{PgSchema, ServerProcess, WorkerProcess, channel};
+use crate::support::{PgSchema, ServerProcess, WorkerProcess, channel, wait_until};
 
 /// The call the demo agent's step-2 email makes.
 const STEP_2_EMAIL: &str = "step-2/send_email/0";
@@ -53,6 +53,24 @@ pub(crate) async fn run_worker(server: SocketAddr, flags: Vec<String>) -> Worker
     })
     .await
     .unwrap()
+}
+
+/// Runs a worker process until the task `task_id` waits in input_required, then stops it: a
+/// parked task does not count towards `--exit-after`.
+pub(crate) async fn run_worker_until_parked(server: SocketAddr, flags: Vec<String>, task_id: &str) {
+    let flags_ref: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let mut worker = WorkerProcess::start(server, &flags_ref);
+    let id = task_id.to_owned();
+    wait_until("the task parked in input_required", || {
+        let id = id.clone();
+        async move { get(server, &id).await.state == TaskState::InputRequired as i32 }
+    })
+    .await;
+    assert!(
+        tokio::task::spawn_blocking(move || worker.terminate().success())
+            .await
+            .unwrap()
+    );
 }
 
 /// A demo worker's flags: short leases, a checkpoint every step, `spool` for the emails.
@@ -169,7 +187,7 @@ async fn ask_parks_the_in_doubt_call_and_the_operators_decision_finishes_it_once
     let task = enqueue(server.addr, "ask-run").await;
     crash_after_the_email(&server, &spool, "ask").await;
 
-    run_worker(server.addr, flags(&spool, "ask", &["--exit-after", "1"])).await;
+    run_worker_until_parked(server.addr, flags(&spool, "ask", &[]), &task.task_id).await;
     let parked = get(server.addr, &task.task_id).await;
     assert_eq!(parked.state, TaskState::InputRequired as i32, "{parked:?}");
     let approval = parked.approval.unwrap();

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use checkpointd::proto::{ResumeRequest, TaskState};
 
-use crate::intents::{cli, enqueue, flags, get, run_worker, stdout_of};
+use crate::intents::{cli, enqueue, flags, get, run_worker, run_worker_until_parked, stdout_of};
 use crate::support::{Backend, TestApp, spawn_app};
 
 const RUN: &str = "corrupt-journal-run";
@@ -62,7 +62,12 @@ async fn a_corrupt_entry_is_reported_in_doubt_and_repaired_without_a_duplicate(b
     );
 
     // The worker never re-runs a corrupt call by itself: it asks.
-    worker(&["--exit-after", "1"]).await;
+    run_worker_until_parked(
+        app.addr,
+        flags(&spool, "retry_with_key", &[]),
+        &task.task_id,
+    )
+    .await;
     let parked = get(app.addr, &task.task_id).await;
     assert_eq!(parked.state, TaskState::InputRequired as i32, "{parked:?}");
     assert_eq!(
