@@ -3,14 +3,13 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{EnqueueRequest, GetRequest, Task, TaskState};
 use tonic::transport::Channel;
 
-use crate::support::{PgSchema, ServerProcess, WorkerProcess, channel, wait_until};
+use crate::support::{self, PgSchema, ServerProcess, WorkerProcess, channel, wait_until};
 
 const PARKED_RUN: &str = "hitl-parked";
 const CANARY_RUN: &str = "hitl-canary";
@@ -53,19 +52,7 @@ async fn get(client: &mut TaskServiceClient<Channel>, task_id: &str) -> Task {
 
 /// Runs `checkpointd ARGS --server http://ADDR` and returns its stdout, failing on an error.
 fn cli(addr: SocketAddr, args: &[&str]) -> String {
-    let output: Output = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
-        .args(args)
-        .args(["--server", &format!("http://{addr}")])
-        .env_remove("CHECKPOINTD_SERVER")
-        .env_remove("CHECKPOINTD_TENANT")
-        .output()
-        .expect("run checkpointd");
-    assert!(
-        output.status.success(),
-        "checkpointd {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    support::stdout_of(&support::cli(addr, args))
 }
 
 /// How many times the demo agent's email tool ran for `call` of `run_id`.

@@ -5,13 +5,12 @@
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{EnqueueRequest, GetRequest, ResumeRequest, Task, TaskState};
 
-use crate::support::{PgSchema, ServerProcess, WorkerProcess, channel, wait_until};
+use crate::support::{PgSchema, ServerProcess, WorkerProcess, channel, cli, stdout_of, wait_until};
 
 /// The call the demo agent's step-2 email makes.
 const STEP_2_EMAIL: &str = "step-2/send_email/0";
@@ -100,26 +99,6 @@ fn emails(spool: &Path, run_id: &str) -> Vec<String> {
         .filter(|line| line.starts_with(&format!("{run_id} ")))
         .map(str::to_owned)
         .collect()
-}
-
-pub(crate) fn cli(addr: SocketAddr, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_checkpointd"))
-        .args(args)
-        .args(["--server", &format!("http://{addr}")])
-        .env_remove("CHECKPOINTD_SERVER")
-        .env_remove("CHECKPOINTD_TENANT")
-        .output()
-        .expect("run checkpointd")
-}
-
-pub(crate) fn stdout_of(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "checkpointd failed: {}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
 }
 
 /// A worker that aborts right after step 2's email, before its result is journalled.

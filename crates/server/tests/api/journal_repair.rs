@@ -7,8 +7,9 @@ use std::collections::HashSet;
 
 use checkpointd::proto::{ResumeRequest, TaskState};
 
-use crate::intents::{cli, enqueue, flags, get, run_worker, run_worker_until_parked, stdout_of};
+use crate::intents::{enqueue, flags, get, run_worker, run_worker_until_parked};
 use crate::support::{Backend, TestApp, spawn_app};
+use crate::support::{cli, stdout_of};
 
 const RUN: &str = "corrupt-journal-run";
 const STEP_2_EMAIL: &str = "step-2/send_email/0";

@@ -1,7 +1,6 @@
 //! The operator CLI (`checkpointd tasks|runs ...`) run as a real process against a real server.
 
 use std::net::SocketAddr;
-use std::process::{Command, Output};
 
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{
@@ -10,7 +9,7 @@ use checkpointd::proto::{
 use serde_json::Value;
 use tonic::transport::Channel;
 
-use crate::support::{self, ServerProcess, requests};
+use crate::support::{self, ServerProcess, cli, requests, stdout_of};
 
 const PARKED_RUN: &str = "run-needs-approval";
 const SAVED_RUN: &str = "run-with-checkpoints";
@@ -79,27 +78,6 @@ async fn seeded_server() -> Seeded {
 
 async fn task_client(addr: SocketAddr) -> TaskServiceClient<Channel> {
     TaskServiceClient::new(support::channel(addr).await)
-}
-
-/// Runs `checkpointd ARGS --server http://ADDR` with no CHECKPOINTD_* settings inherited.
-pub(crate) fn cli(addr: SocketAddr, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_checkpointd"))
-        .args(args)
-        .args(["--server", &format!("http://{addr}")])
-        .env_remove("CHECKPOINTD_SERVER")
-        .env_remove("CHECKPOINTD_TENANT")
-        .output()
-        .expect("run checkpointd")
-}
-
-pub(crate) fn stdout_of(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "checkpointd failed: {}\nstderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).unwrap()
 }
 
 #[tokio::test]

@@ -12,10 +12,10 @@ use checkpointd::proto::{
 };
 use serde_json::{Value, json};
 
-use crate::operator_cli::{cli, stdout_of};
 use crate::support::{
     Backend, ServerProcess, TestApp, WorkerProcess, requests, spawn_app, wait_until,
 };
+use crate::support::{cli, stdout_of};
 
 const RUN: &str = "run-under-care";
 

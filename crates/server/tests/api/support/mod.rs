@@ -1,6 +1,7 @@
 //! Test support: the real app on port 0 over a chosen backend, a real client, raw database access.
 
 mod cache_entries;
+mod cli;
 mod health;
 mod process;
 mod proxy;
@@ -27,6 +28,7 @@ pub use cache_entries::{cache_keys, cached_step};
 pub use checkpointd_testkit::{
     PgSchema, RedisProcess, database_url, redis_connection, redis_url, unique_prefix, wait_until,
 };
+pub use cli::{cli, stdout_of};
 pub use health::{next_status, serve_draining, watch_health};
 pub use process::{ServerProcess, WorkerProcess};
 pub use proxy::TcpProxy;
