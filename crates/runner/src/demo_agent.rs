@@ -84,12 +84,17 @@ impl DemoAgent {
     }
 }
 
-/// Appends `line` to the spool unless `key` is in the spool's key file (`<spool>.keys`), then
-/// records the key; under an exclusive lock on the spool, so concurrent workers sending the same
-/// call send it once. The spool keeps one line per email sent.
+/// Appends `line` to the spool at most once per `key`, as a mail provider that honours
+/// idempotency keys would; under an exclusive lock on the spool, so concurrent workers sending
+/// the same call send it once. The spool keeps one line per email sent.
+///
+/// The key is recorded (`<spool>.keys`) before the email goes out, like a provider's pending
+/// record: a key seen before sends again only when its email never reached the spool (a crash
+/// between the two writes), so a crash anywhere neither repeats nor loses an email.
 fn spool_once(path: &Path, line: &str, key: &str) -> std::io::Result<()> {
     let mut spool = std::fs::OpenOptions::new()
         .create(true)
+        .read(true)
         .append(true)
         .open(path)?;
     spool.lock()?;
@@ -100,18 +105,25 @@ fn spool_once(path: &Path, line: &str, key: &str) -> std::io::Result<()> {
         .read(true)
         .append(true)
         .open(&keys_path)?;
-    let mut seen = String::new();
-    keys.seek(SeekFrom::Start(0))?;
-    keys.read_to_string(&mut seen)?;
-    if seen.lines().any(|seen| seen == key) {
-        return Ok(());
+    if read_all(&mut keys)?.lines().any(|seen| seen == key) {
+        let email = line.trim_end();
+        if read_all(&mut spool)?.lines().any(|sent| sent == email) {
+            return Ok(());
+        }
+    } else {
+        // One write call per line: O_APPEND keeps lines whole.
+        keys.write_all(format!("{key}\n").as_bytes())?;
+        keys.sync_data()?;
     }
-    // One write call per line: O_APPEND keeps lines whole. The email goes first: a crash
-    // between the two writes may repeat it, as a real provider's own window would.
     spool.write_all(line.as_bytes())?;
-    spool.sync_data()?;
-    keys.write_all(format!("{key}\n").as_bytes())?;
-    keys.sync_data()
+    spool.sync_data()
+}
+
+fn read_all(file: &mut std::fs::File) -> std::io::Result<String> {
+    let mut text = String::new();
+    file.seek(SeekFrom::Start(0))?;
+    file.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 fn parse_state(bytes: &[u8]) -> Result<Value, AgentError> {

@@ -102,7 +102,7 @@ fn generate(rng: &mut Rng, task: &str) -> (Call, bool) {
 }
 
 /// The calls whose `task_id` names a task.
-const TASK_CALLS: [&str; 10] = [
+const TASK_CALLS: [&str; 11] = [
     "/checkpoint.v1.TaskService/Heartbeat",
     "/checkpoint.v1.TaskService/Complete",
     "/checkpoint.v1.TaskService/Fail",
@@ -113,6 +113,7 @@ const TASK_CALLS: [&str; 10] = [
     "/checkpoint.v1.TaskService/Get",
     "/checkpoint.v1.TaskService/Cancel",
     "/checkpoint.v1.TaskService/Requeue",
+    "/checkpoint.v1.TaskService/ResumeTask",
 ];
 
 fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
