@@ -101,8 +101,8 @@ fn generate(rng: &mut Rng, task: &str) -> (Call, bool) {
     (call, !names_own_task)
 }
 
-/// The calls whose `task_id` names a task.
-const TASK_CALLS: [&str; 11] = [
+/// The calls that may name the backend's own task.
+const TASK_CALLS: [&str; 12] = [
     "/checkpoint.v1.TaskService/Heartbeat",
     "/checkpoint.v1.TaskService/Complete",
     "/checkpoint.v1.TaskService/Fail",
@@ -114,6 +114,8 @@ const TASK_CALLS: [&str; 11] = [
     "/checkpoint.v1.TaskService/Cancel",
     "/checkpoint.v1.TaskService/Requeue",
     "/checkpoint.v1.TaskService/ResumeTask",
+    // Its page token may be the backend's own task id.
+    "/checkpoint.v1.TaskService/List",
 ];
 
 fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
