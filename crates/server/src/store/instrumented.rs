@@ -4,10 +4,8 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Instant;
 
 use async_trait::async_trait;
-use tracing::Instrument as _;
 
 use super::plan::JournalRewrite;
 use super::{
@@ -44,10 +42,7 @@ impl<S: ?Sized + Send + Sync> InstrumentedStore<S> {
             db.system = self.system,
             db.operation = operation,
         );
-        let started = Instant::now();
-        let outcome = work.instrument(span).await;
-        metrics::record_store(operation, self.system, outcome.is_ok(), started.elapsed());
-        outcome
+        metrics::observe_store(span, operation, self.system, work).await
     }
 }
 
