@@ -91,6 +91,15 @@ impl Error {
         }
     }
 
+    /// Names `field` as the request field a bad input came from, keeping the message (which
+    /// may say more, such as "metadata key").
+    pub fn in_field(self, field: &str) -> Self {
+        match self {
+            Self::InvalidField { message, .. } => Self::invalid(field, message),
+            other => other,
+        }
+    }
+
     /// The gRPC code and the `ErrorInfo` reason: the one mapping, documented in the proto.
     pub fn code_and_reason(&self) -> (Code, &'static str) {
         match self {

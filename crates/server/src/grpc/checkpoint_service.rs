@@ -81,11 +81,11 @@ fn parse_save(run: RunKey, request: proto::SaveRequest) -> Result<NewCheckpoint>
     let step = Step::parse(request.step)?;
     check_label("content_type", &request.content_type)?;
     for message in &request.messages {
-        check_label("messages.role", &message.role)?;
+        check_label("message role", &message.role).map_err(|e| e.in_field("messages"))?;
     }
     for (key, value) in &request.metadata {
-        check_label("metadata", key)?;
-        check_text("metadata", value)?;
+        check_label("metadata key", key).map_err(|e| e.in_field("metadata"))?;
+        check_text("metadata value", value).map_err(|e| e.in_field("metadata"))?;
     }
     let client_checksum = request
         .checksum

@@ -317,7 +317,8 @@ async fn list_checkpoints_filters_by_metadata_either_way(backend: Backend) {
             request.page_token = page.next_page_token;
         }
     };
-    let even = [("parity".to_owned(), "even".to_owned())].into();
+    let even: std::collections::HashMap<String, String> =
+        [("parity".to_owned(), "even".to_owned())].into();
     let request = |descending, before_step| ListCheckpointsRequest {
         run_id: "r".into(),
         page_size: 2,

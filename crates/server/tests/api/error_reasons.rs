@@ -116,7 +116,8 @@ async fn unknown_runs_checkpoints_and_tasks_have_their_own_reasons(backend: Back
         .tasks()
         .await
         .get(GetRequest {
-            task_id: "no-such-task".into(),
+            // A well-formed task id that names no task.
+            task_id: "0190b8a4-5b3c-7000-8000-000000000000".into(),
         })
         .await
         .unwrap_err();

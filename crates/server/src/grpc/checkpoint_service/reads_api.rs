@@ -119,8 +119,8 @@ pub async fn resume(
 /// A ListCheckpoints request as the engine takes it.
 pub fn list_request(request: &proto::ListCheckpointsRequest) -> Result<ListRequest> {
     for (key, value) in &request.metadata_filter {
-        check_label("metadata_filter", key)?;
-        check_text("metadata_filter", value)?;
+        check_label("metadata_filter key", key).map_err(|e| e.in_field("metadata_filter"))?;
+        check_text("metadata_filter value", value).map_err(|e| e.in_field("metadata_filter"))?;
     }
     Ok(ListRequest {
         page_size: PageSize::parse(request.page_size)?,
