@@ -258,10 +258,7 @@ async fn a_resume_in_flight_fences_the_pruner(backend: Backend) {
         .retention
         .prune(&plan.run, plan.epoch, &plan.steps)
         .await;
-    assert!(
-        matches!(refused, Err(Error::StaleEpoch(_))),
-        "{refused:?}"
-    );
+    assert!(matches!(refused, Err(Error::StaleEpoch(_))), "{refused:?}");
     assert_eq!(steps(&mut client, "run-1").await, vec![1, 2, 3]);
 
     // The next pass plans at the new epoch.
