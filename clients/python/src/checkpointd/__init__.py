@@ -7,7 +7,9 @@
 """
 
 from .aio import AsyncClient
+from .classify import ApprovalRequired, Decision, ErrorClassifier, FatalError, TransientError
 from .client import Client
+from .context import InDoubtPolicy, StepContext
 from .errors import (
     AlreadyExists,
     CheckpointdError,
@@ -20,18 +22,36 @@ from .errors import (
     Unauthenticated,
     Unavailable,
 )
+from .recovery import Done, RecoverableAgent, RecoveryPolicy
+from .store import Checkpoint, CheckpointStore, InDoubt, Resumed
+from .strategy import Strategy
 
 __all__ = [
     "AlreadyExists",
+    "ApprovalRequired",
     "AsyncClient",
+    "Checkpoint",
+    "CheckpointStore",
     "CheckpointdError",
     "Client",
     "DataLoss",
+    "Decision",
+    "Done",
+    "ErrorClassifier",
     "FailedPrecondition",
+    "FatalError",
+    "InDoubt",
+    "InDoubtPolicy",
     "InvalidArgument",
     "NotFound",
     "PermissionDenied",
+    "RecoverableAgent",
+    "RecoveryPolicy",
     "ResourceExhausted",
+    "Resumed",
+    "StepContext",
+    "Strategy",
+    "TransientError",
     "Unauthenticated",
     "Unavailable",
 ]
