@@ -41,7 +41,9 @@ class CountingAgent:
 
 def send_email(effects: Path, key: str, to: str) -> dict[str, Any]:
     """A side effect that honours its idempotency key: a key already in the file sends nothing."""
-    seen = {json.loads(line)["key"] for line in effects.read_text().splitlines()} if effects.exists() else set()
+    seen = (
+        {json.loads(line)["key"] for line in effects.read_text().splitlines()} if effects.exists() else set()
+    )
     if key not in seen:
         with effects.open("a") as out:
             out.write(json.dumps({"key": key, "to": to}) + "\n")

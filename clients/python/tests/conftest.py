@@ -74,9 +74,7 @@ class Database:
                 "state = CASE WHEN length(state) = 0 THEN '\\x00'::bytea "
                 "ELSE set_byte(state, 0, (get_byte(state, 0) + 1) % 256) END"
             )
-        self.execute(
-            f"UPDATE checkpoints SET {flip} WHERE run_id = '{run_id}' AND step = {step}"
-        )
+        self.execute(f"UPDATE checkpoints SET {flip} WHERE run_id = '{run_id}' AND step = {step}")
 
 
 def database_url() -> str:
@@ -97,9 +95,7 @@ def psql(sql: str, *, schema: str = "") -> str:
         timeout=30,
     )
     if done.returncode != 0:
-        pytest.fail(
-            f"Postgres at {database_url()} refused {sql!r}: {done.stderr.strip()}", pytrace=False
-        )
+        pytest.fail(f"Postgres at {database_url()} refused {sql!r}: {done.stderr.strip()}", pytrace=False)
     return done.stdout.strip()
 
 

@@ -32,9 +32,7 @@ def tool_chain(entries: list[dict]) -> ToolChain:
 
 @pytest.mark.parametrize("vector", VECTORS["vectors"], ids=lambda v: v["name"])
 def test_checksum_matches_the_vector(vector: dict) -> None:
-    messages = MessageChain().extend(
-        (m["role"], bytes.fromhex(m["content_hex"])) for m in vector["messages"]
-    )
+    messages = MessageChain().extend((m["role"], bytes.fromhex(m["content_hex"])) for m in vector["messages"])
     tools = tool_chain(vector["tools"])
     assert messages.digest.hex() == vector["message_chain_hex"]
     assert tools.digest.hex() == vector["tool_chain_hex"]

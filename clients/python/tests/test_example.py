@@ -26,9 +26,7 @@ def test_the_readme_quickstart_example_crashes_at_step_5_and_resumes_from_step_3
     (command,) = [line for line in block.splitlines() if "clients/python/examples/" in line]
     argv = shlex.split(command.replace("127.0.0.1:50051", server.addr))
     assert argv[0] == ".venv/bin/python"
-    done = subprocess.run(
-        [sys.executable, *argv[1:]], cwd=REPO, capture_output=True, text=True, timeout=120
-    )
+    done = subprocess.run([sys.executable, *argv[1:]], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "step 5: simulated crash" in lines

@@ -16,7 +16,9 @@ from waiting import wait_until
 AGENT = Path(__file__).resolve().parent / "crash_agent.py"
 
 
-def test_a_sigkilled_agent_process_is_recovered_by_a_new_one_without_rerunning_tools(server, tmp_path: Path) -> None:
+def test_a_sigkilled_agent_process_is_recovered_by_a_new_one_without_rerunning_tools(
+    server, tmp_path: Path
+) -> None:
     first = subprocess.Popen(
         [sys.executable, str(AGENT), server.target, "killed-run", str(tmp_path), "--hang-after-email"],
         stdout=subprocess.PIPE,

@@ -25,7 +25,9 @@ def tracer_provider() -> None:
 async def test_every_save_is_one_client_span_with_its_latency(server) -> None:
     EXPORTER.clear()
     store = CheckpointStore(server.target)
-    await RecoverableAgent(CountingAgent(steps=7), store, checkpoint_every_n=3).run_with_recovery(None, "traced")
+    await RecoverableAgent(CountingAgent(steps=7), store, checkpoint_every_n=3).run_with_recovery(
+        None, "traced"
+    )
     saves = [s for s in EXPORTER.get_finished_spans() if s.name == "checkpoint.save"]
     assert [s.attributes["checkpoint.step"] for s in saves] == [3, 6, 7]
     for span in saves:

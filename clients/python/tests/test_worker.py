@@ -53,7 +53,9 @@ def enqueue(client: Client, run_id: str) -> str:
     return client.enqueue(run_id=run_id, input=json.dumps({"goal": run_id}).encode()).task.task_id
 
 
-def test_a_killed_worker_s_task_is_finished_by_a_second_worker_after_the_lease(server, tmp_path: Path) -> None:
+def test_a_killed_worker_s_task_is_finished_by_a_second_worker_after_the_lease(
+    server, tmp_path: Path
+) -> None:
     with Client(server.target) as client:
         task_id = enqueue(client, "worker-kill")
         first = start_worker(server, tmp_path, "--lease", "2s", AGENT_HANG_AT="5")
@@ -82,7 +84,9 @@ def test_a_step_that_asks_for_approval_waits_for_the_operator_cli(server, tmp_pa
         worker = start_worker(server, tmp_path, "--exit-after", "1", AGENT_APPROVAL_AT="4")
         try:
             parked = wait_until(
-                lambda: (t := client.get_task(task_id=task_id).task).state == tpb.TASK_STATE_INPUT_REQUIRED and t,
+                lambda: (
+                    (t := client.get_task(task_id=task_id).task).state == tpb.TASK_STATE_INPUT_REQUIRED and t
+                ),
                 "the task to wait for approval",
             )
             assert parked.approval.action == "deploy"
@@ -128,11 +132,20 @@ def test_a_fatal_error_fails_the_task_without_retries(server, tmp_path: Path) ->
     assert "end=failed_fatal" in out
 
 
-def test_transient_errors_resurrect_the_run_in_process_then_hand_the_task_back(server, tmp_path: Path) -> None:
+def test_transient_errors_resurrect_the_run_in_process_then_hand_the_task_back(
+    server, tmp_path: Path
+) -> None:
     with Client(server.target) as client:
         task_id = enqueue(client, "worker-transient")
         worker = start_worker(
-            server, tmp_path, "--exit-after", "1", "--max-resurrections", "2", "--cooldown", "0s",
+            server,
+            tmp_path,
+            "--exit-after",
+            "1",
+            "--max-resurrections",
+            "2",
+            "--cooldown",
+            "0s",
             AGENT_TRANSIENT_AT="3",
         )
         out = finish(worker)

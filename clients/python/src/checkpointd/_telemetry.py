@@ -12,8 +12,10 @@ log = logging.getLogger("checkpointd")
 
 def configure_exporter(endpoint: str | None, service_name: str = "checkpointd-python-worker") -> bool:
     """Installs an OTLP span exporter; True when traces are now exported."""
-    endpoint = endpoint or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or os.environ.get(
-        "OTEL_EXPORTER_OTLP_ENDPOINT"
+    endpoint = (
+        endpoint
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
     )
     if not endpoint:
         return False
@@ -24,7 +26,9 @@ def configure_exporter(endpoint: str | None, service_name: str = "checkpointd-py
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError:
-        log.warning("an OTLP endpoint is set but the exporter is not installed: pip install 'checkpointd[otlp]'")
+        log.warning(
+            "an OTLP endpoint is set but the exporter is not installed: pip install 'checkpointd[otlp]'"
+        )
         return False
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))

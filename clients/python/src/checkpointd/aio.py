@@ -141,13 +141,23 @@ class AsyncClient:
         return await self._unary(self._checkpoints, "Resume", request, fields, timeout)
 
     async def record_tool_result(
-        self, request: pb.RecordToolResultRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.RecordToolResultRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.RecordToolResultResponse:
         """CheckpointService/RecordToolResult."""
         return await self._unary(self._checkpoints, "RecordToolResult", request, fields, timeout)
 
     async def record_tool_intent(
-        self, request: pb.RecordToolIntentRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.RecordToolIntentRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.RecordToolIntentResponse:
         """CheckpointService/RecordToolIntent."""
         return await self._unary(self._checkpoints, "RecordToolIntent", request, fields, timeout)
@@ -159,13 +169,23 @@ class AsyncClient:
         return await self._unary(self._checkpoints, "GetJournal", request, fields, timeout)
 
     async def repair_journal(
-        self, request: pb.RepairJournalRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.RepairJournalRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.RepairJournalResponse:
         """CheckpointService/RepairJournal."""
         return await self._unary(self._checkpoints, "RepairJournal", request, fields, timeout)
 
     async def list_checkpoints(
-        self, request: pb.ListCheckpointsRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.ListCheckpointsRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.ListCheckpointsResponse:
         """CheckpointService/ListCheckpoints."""
         return await self._unary(self._checkpoints, "ListCheckpoints", request, fields, timeout)
@@ -183,13 +203,23 @@ class AsyncClient:
         return await self._unary(self._checkpoints, "SetRetention", request, fields, timeout)
 
     async def pin_checkpoint(
-        self, request: pb.PinCheckpointRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.PinCheckpointRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.PinCheckpointResponse:
         """CheckpointService/PinCheckpoint."""
         return await self._unary(self._checkpoints, "PinCheckpoint", request, fields, timeout)
 
     async def unpin_checkpoint(
-        self, request: pb.UnpinCheckpointRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.UnpinCheckpointRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.UnpinCheckpointResponse:
         """CheckpointService/UnpinCheckpoint."""
         return await self._unary(self._checkpoints, "UnpinCheckpoint", request, fields, timeout)
@@ -243,7 +273,12 @@ class AsyncClient:
         return await self._unary(self._tasks, "Release", request, fields, timeout)
 
     async def request_approval(
-        self, request: tpb.RequestApprovalRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: tpb.RequestApprovalRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> tpb.RequestApprovalResponse:
         """TaskService/RequestApproval."""
         return await self._unary(self._tasks, "RequestApproval", request, fields, timeout)

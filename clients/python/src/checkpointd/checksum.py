@@ -100,6 +100,4 @@ def checkpoint_checksum(
 
 def idempotency_key(tenant: str, run_id: str, call_id: str) -> str:
     """Idempotency key v1 of a side-effecting call, lower-case hex."""
-    return _h(
-        _lp(_IDEMPOTENCY_DOMAIN) + _lp(_utf8(tenant)) + _lp(_utf8(run_id)) + _lp(_utf8(call_id))
-    ).hex()
+    return _h(_lp(_IDEMPOTENCY_DOMAIN) + _lp(_utf8(tenant)) + _lp(_utf8(run_id)) + _lp(_utf8(call_id))).hex()

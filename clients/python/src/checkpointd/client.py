@@ -147,13 +147,23 @@ class Client:
         return self._unary(self._checkpoints, "Resume", request, fields, timeout)
 
     def record_tool_result(
-        self, request: pb.RecordToolResultRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.RecordToolResultRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.RecordToolResultResponse:
         """CheckpointService/RecordToolResult."""
         return self._unary(self._checkpoints, "RecordToolResult", request, fields, timeout)
 
     def record_tool_intent(
-        self, request: pb.RecordToolIntentRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.RecordToolIntentRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.RecordToolIntentResponse:
         """CheckpointService/RecordToolIntent."""
         return self._unary(self._checkpoints, "RecordToolIntent", request, fields, timeout)
@@ -165,13 +175,23 @@ class Client:
         return self._unary(self._checkpoints, "GetJournal", request, fields, timeout)
 
     def repair_journal(
-        self, request: pb.RepairJournalRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.RepairJournalRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.RepairJournalResponse:
         """CheckpointService/RepairJournal."""
         return self._unary(self._checkpoints, "RepairJournal", request, fields, timeout)
 
     def list_checkpoints(
-        self, request: pb.ListCheckpointsRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.ListCheckpointsRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.ListCheckpointsResponse:
         """CheckpointService/ListCheckpoints."""
         return self._unary(self._checkpoints, "ListCheckpoints", request, fields, timeout)
@@ -189,13 +209,23 @@ class Client:
         return self._unary(self._checkpoints, "SetRetention", request, fields, timeout)
 
     def pin_checkpoint(
-        self, request: pb.PinCheckpointRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.PinCheckpointRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.PinCheckpointResponse:
         """CheckpointService/PinCheckpoint."""
         return self._unary(self._checkpoints, "PinCheckpoint", request, fields, timeout)
 
     def unpin_checkpoint(
-        self, request: pb.UnpinCheckpointRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: pb.UnpinCheckpointRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> pb.UnpinCheckpointResponse:
         """CheckpointService/UnpinCheckpoint."""
         return self._unary(self._checkpoints, "UnpinCheckpoint", request, fields, timeout)
@@ -249,7 +279,12 @@ class Client:
         return self._unary(self._tasks, "Release", request, fields, timeout)
 
     def request_approval(
-        self, request: tpb.RequestApprovalRequest | None = None, /, *, timeout: float | None = None, **fields: Any
+        self,
+        request: tpb.RequestApprovalRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
     ) -> tpb.RequestApprovalResponse:
         """TaskService/RequestApproval."""
         return self._unary(self._tasks, "RequestApproval", request, fields, timeout)

@@ -188,7 +188,11 @@ async def run_steps(
                 return Outcome("approval", action=error.action, details=error.details)
             raise
         if returned is _ABANDONED:
-            log.warning("drain deadline passed mid-step; the step is abandoned run_id=%s step=%d", session.run_id, step)
+            log.warning(
+                "drain deadline passed mid-step; the step is abandoned run_id=%s step=%d",
+                session.run_id,
+                step,
+            )
             session.state = rollback[0]
             del session.messages[rollback[1] :]
             await session.save_completed()
@@ -256,7 +260,11 @@ def _failure(
     error: Exception, policy: RecoveryPolicy, signals: Signals | None, resurrections: int
 ) -> Outcome | None:
     """The end a failure makes, or None when the run is resurrected."""
-    if isinstance(error, LeaseLost) or is_fenced(error) or (signals is not None and signals.lease_lost.is_set()):
+    if (
+        isinstance(error, LeaseLost)
+        or is_fenced(error)
+        or (signals is not None and signals.lease_lost.is_set())
+    ):
         return Outcome("lease_lost", error=error)
     error_class = policy.classifier.classify(error)
     if error_class is ErrorClass.FATAL or resurrections >= policy.max_resurrections:

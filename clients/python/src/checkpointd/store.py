@@ -110,13 +110,9 @@ def _result_dict(result: pb.ToolResult) -> dict[str, Any]:
     }
 
 
-def _journal_chain(
-    results: Any, intents: Any, upto: int | None = None
-) -> ToolChain | None:
+def _journal_chain(results: Any, intents: Any, upto: int | None = None) -> ToolChain | None:
     """The tool chain over journal entries `seq` 1..`upto` (all when None); None on a gap."""
-    entries = sorted(
-        [(r.seq, r) for r in results] + [(i.seq, i) for i in intents], key=lambda e: e[0]
-    )
+    entries = sorted([(r.seq, r) for r in results] + [(i.seq, i) for i in intents], key=lambda e: e[0])
     chain = ToolChain()
     for seq, entry in entries:
         if upto is not None and seq > upto:
@@ -289,7 +285,7 @@ class CheckpointStore:
                 messages=chain,
                 tools=run.tools,
             )
-        attributes = {
+        attributes: dict[str, str | int] = {
             "checkpoint.run_id": checkpoint.run_id,
             "checkpoint.step": checkpoint.step_number,
             "checkpoint.bytes": len(state),
@@ -405,4 +401,4 @@ class CheckpointStore:
             return
         if run.tools is not None:
             run.tools = _push(run.tools, entry) if entry.seq == run.tools.length + 1 else None
-        known[entry.call_id] = entry  # type: ignore[assignment]
+        known[entry.call_id] = entry

@@ -45,9 +45,7 @@ class Strategy:
         elif name == "hybrid":
             every_n, after_tools = interval(), True
         else:
-            raise ValueError(
-                f"unknown checkpoint strategy {base!r}: use every_step, every_n:N or hybrid:N"
-            )
+            raise ValueError(f"unknown checkpoint strategy {base!r}: use every_step, every_n:N or hybrid:N")
         before_llm = False
         for modifier in modifiers:
             if modifier == "after_tools":

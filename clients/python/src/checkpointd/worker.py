@@ -33,7 +33,7 @@ from . import _codec
 from ._proto import task_pb2 as tpb
 from ._telemetry import configure_exporter, shutdown_exporter
 from .aio import AsyncClient
-from .classify import Decision, ErrorClass, ErrorClassifier, DEFAULT_FATAL_PATTERNS
+from .classify import DEFAULT_FATAL_PATTERNS, Decision, ErrorClass, ErrorClassifier
 from .errors import CheckpointdError, FailedPrecondition
 from .recovery import AgentFn, Outcome, RecoveryPolicy, Signals, drive
 from .store import CheckpointStore
@@ -202,13 +202,15 @@ class Worker:
 
     async def _report(self, task: tpb.Task, outcome: Outcome) -> str:
         """Moves the task through the queue by how the drive ended; the end's name."""
-        fenced = dict(task_id=task.task_id, attempt=task.attempt)
+        fenced: dict[str, Any] = {"task_id": task.task_id, "attempt": task.attempt}
         try:
             if outcome.kind == "finished":
                 await self.client.complete(**fenced, result=_codec.dumps(outcome.result))
                 return "completed"
             if outcome.kind == "approval":
-                details = outcome.details if isinstance(outcome.details, bytes) else _codec.dumps(outcome.details)
+                details = (
+                    outcome.details if isinstance(outcome.details, bytes) else _codec.dumps(outcome.details)
+                )
                 await self.client.request_approval(**fenced, action=outcome.action, details=details)
                 return "awaiting_approval"
             if outcome.kind == "stopped":
@@ -238,7 +240,9 @@ def parse_duration(text: str) -> float:
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     env = os.environ.get
     parser = argparse.ArgumentParser(prog="python -m checkpointd.worker", description=__doc__.splitlines()[0])
-    parser.add_argument("agent", help="module:attribute of the agent (a step function or an object with step)")
+    parser.add_argument(
+        "agent", help="module:attribute of the agent (a step function or an object with step)"
+    )
     parser.add_argument("--server", default=env("CHECKPOINTD_SERVER", "http://127.0.0.1:50051"))
     parser.add_argument("--tenant", default=env("CHECKPOINTD_TENANT"))
     parser.add_argument("--token", default=env("CHECKPOINTD_TOKEN"), help="sent as authorization: Bearer")
@@ -247,14 +251,26 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--client-key", default=env("CHECKPOINTD_CLIENT_KEY"))
     parser.add_argument("--worker-id", default=env("CHECKPOINTD_WORKER_ID"))
     parser.add_argument("--concurrency", type=int, default=int(env("CHECKPOINTD_WORKER_CONCURRENCY", "4")))
-    parser.add_argument("--lease", type=parse_duration, default=parse_duration(env("CHECKPOINTD_WORKER_LEASE", "30s")))
+    parser.add_argument(
+        "--lease", type=parse_duration, default=parse_duration(env("CHECKPOINTD_WORKER_LEASE", "30s"))
+    )
     parser.add_argument("--poll-interval", type=parse_duration, default=0.5)
-    parser.add_argument("--strategy", type=Strategy.parse, default=Strategy.parse(env("CHECKPOINTD_STRATEGY", "every_n:3")))
-    parser.add_argument("--max-resurrections", type=int, default=int(env("CHECKPOINTD_MAX_RESURRECTIONS", "3")))
-    parser.add_argument("--cooldown", type=parse_duration, default=parse_duration(env("CHECKPOINTD_RESURRECTION_COOLDOWN", "2s")))
+    parser.add_argument(
+        "--strategy", type=Strategy.parse, default=Strategy.parse(env("CHECKPOINTD_STRATEGY", "every_n:3"))
+    )
+    parser.add_argument(
+        "--max-resurrections", type=int, default=int(env("CHECKPOINTD_MAX_RESURRECTIONS", "3"))
+    )
+    parser.add_argument(
+        "--cooldown",
+        type=parse_duration,
+        default=parse_duration(env("CHECKPOINTD_RESURRECTION_COOLDOWN", "2s")),
+    )
     parser.add_argument("--drain-deadline", type=parse_duration, default=10.0)
     parser.add_argument("--max-steps", type=int, default=None)
-    parser.add_argument("--fatal-pattern", action="append", default=[], help="message fragment of fatal errors (repeatable)")
+    parser.add_argument(
+        "--fatal-pattern", action="append", default=[], help="message fragment of fatal errors (repeatable)"
+    )
     parser.add_argument("--exit-after", type=int, default=None)
     parser.add_argument("--otlp-endpoint", default=env("CHECKPOINTD_OTLP_ENDPOINT"))
     return parser.parse_args(argv)
@@ -298,10 +314,13 @@ async def _serve(args: argparse.Namespace) -> WorkerReport:
         await store.close()
         await client.close()
     latencies = sorted(store.stats.latencies)
-    p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else 0.0  # noqa: E731
+
+    def quantile_ms(q: float) -> float:
+        return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else 0.0
+
     print(
         f"summary tasks={len(report.ends)} saves={len(latencies)} "
-        f"p50_ms={p(0.5):.2f} p99_ms={p(0.99):.2f}",
+        f"p50_ms={quantile_ms(0.5):.2f} p99_ms={quantile_ms(0.99):.2f}",
         flush=True,
     )
     return report
