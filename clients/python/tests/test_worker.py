@@ -156,3 +156,25 @@ def test_transient_errors_resurrect_the_run_in_process_then_hand_the_task_back(
     assert (tmp_path / "attempts.log").read_text().count("step 3") == 3
     assert "end=failed_transient" in out
     assert Counter((tmp_path / "tools.log").read_text().splitlines())["lookup@3"] == 1
+
+
+def test_a_frozen_worker_that_lost_its_lease_stops_without_writing(server, tmp_path: Path) -> None:
+    with Client(server.target) as client:
+        task_id = enqueue(client, "worker-zombie")
+        zombie = start_worker(server, tmp_path, "--lease", "2s", "--exit-after", "1", AGENT_HANG_AT="5")
+        try:
+            wait_until(lambda: (tmp_path / "hanging").exists() or zombie.poll() is not None, "step 5")
+            zombie.send_signal(signal.SIGSTOP)
+            finish(start_worker(server, tmp_path, "--lease", "2s", "--exit-after", "1"))
+            completed = client.get_task(task_id=task_id).task
+            assert completed.state == tpb.TASK_STATE_COMPLETED and completed.attempt == 2
+            checkpoints = client.list_checkpoints(run_id="worker-zombie").checkpoints
+        finally:
+            zombie.send_signal(signal.SIGCONT)
+        # Thawed, its next heartbeat is fenced: the hung step is cancelled and nothing written.
+        out = finish(zombie)
+        assert "end=lease_lost" in out
+        assert client.get_task(task_id=task_id).task == completed
+        assert client.list_checkpoints(run_id="worker-zombie").checkpoints == checkpoints
+    lookups = Counter((tmp_path / "tools.log").read_text().splitlines())
+    assert lookups == {f"lookup@{step}": 1 for step in range(1, 7)}

@@ -223,6 +223,9 @@ async def drive(
     stats = RunStats()
     while True:
         resumed: Resumed | None = None
+        if signals is not None and signals.lease_lost.is_set():
+            # Lost during the cooldown: a Resume now would take the run from its new owner.
+            return Outcome("lease_lost", resurrections=resurrections, stats=stats)
         try:
             resumed = await store.resume(run_id)
             log.info(

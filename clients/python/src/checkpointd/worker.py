@@ -219,7 +219,11 @@ class Worker:
             if outcome.kind == "failed":
                 fatal = outcome.error_class is ErrorClass.FATAL
                 wire = tpb.ERROR_CLASS_FATAL if fatal else tpb.ERROR_CLASS_TRANSIENT
-                await self.client.fail(**fenced, error=str(outcome.error)[:4000], error_class=wire)
+                await self.client.fail(
+                    **fenced,
+                    error=f"{type(outcome.error).__name__}: {outcome.error}"[:4000],
+                    error_class=wire,
+                )
                 return "failed_fatal" if fatal else "failed_transient"
             return "lease_lost"
         except FailedPrecondition:
