@@ -178,3 +178,36 @@ def test_a_frozen_worker_that_lost_its_lease_stops_without_writing(server, tmp_p
         assert client.list_checkpoints(run_id="worker-zombie").checkpoints == checkpoints
     lookups = Counter((tmp_path / "tools.log").read_text().splitlines())
     assert lookups == {f"lookup@{step}": 1 for step in range(1, 7)}
+
+
+def test_an_email_in_doubt_after_a_kill_waits_for_a_human_and_is_never_sent_twice(
+    server, tmp_path: Path
+) -> None:
+    email = {"AGENT_EMAIL_AT": "2", "AGENT_EMAIL_POLICY": "ask"}
+    with Client(server.target) as client:
+        task_id = enqueue(client, "worker-in-doubt")
+        first = start_worker(server, tmp_path, "--lease", "2s", AGENT_HANG_AFTER_EMAIL="1", **email)
+        try:
+            wait_until(lambda: (tmp_path / "hanging").exists() or first.poll() is not None, "the email")
+        finally:
+            os.kill(first.pid, signal.SIGKILL)
+            first.communicate()
+        second = start_worker(server, tmp_path, "--lease", "2s", "--exit-after", "1", **email)
+        try:
+            parked = wait_until(
+                lambda: (
+                    (t := client.get_task(task_id=task_id).task).state == tpb.TASK_STATE_INPUT_REQUIRED and t
+                ),
+                "the in-doubt email to be put to a human",
+            )
+            assert parked.approval.action == "in_doubt step-2/send_email/0"
+            assert json.loads(parked.approval.details)["tool_name"] == "send_email"
+            server.cli("tasks", "approve", task_id, "--by", "bob")
+            finish(second)
+        finally:
+            if second.poll() is None:
+                second.kill()
+                second.communicate()
+        assert client.get_task(task_id=task_id).task.state == tpb.TASK_STATE_COMPLETED
+    # Approved, the call re-ran with its idempotency key, which the tool had seen: one email.
+    assert len((tmp_path / "effects.log").read_text().splitlines()) == 1
