@@ -86,7 +86,7 @@ def test_a_client_checksum_is_accepted_and_a_wrong_one_refused(server) -> None:
 
 
 def test_a_request_message_or_keywords_but_not_both(server) -> None:
-    from checkpointd._proto import checkpoint_pb2 as pb
+    from checkpointd import v1 as pb
 
     with Client(server.target) as client:
         with pytest.raises(TypeError):

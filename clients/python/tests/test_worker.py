@@ -15,7 +15,7 @@ from pathlib import Path
 from waiting import wait_until
 
 from checkpointd import Client
-from checkpointd._proto import task_pb2 as tpb
+from checkpointd import v1 as tpb
 
 TESTS = Path(__file__).resolve().parent
 
