@@ -18,7 +18,7 @@ impl TaskId {
     pub fn parse(raw: &str) -> Result<Self> {
         uuid::Uuid::parse_str(raw)
             .map(|id| Self(id.to_string()))
-            .map_err(|_| Error::InvalidArgument(format!("task_id {raw:?} is not a task id")))
+            .map_err(|_| Error::invalid("task_id", format!("task_id {raw:?} is not a task id")))
     }
 
     pub fn as_str(&self) -> &str {
