@@ -81,6 +81,7 @@ def test_a_client_checksum_is_accepted_and_a_wrong_one_refused(server) -> None:
         with pytest.raises(InvalidArgument) as refused:
             client.save(**request, checksum="0" * 64)
         assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.value.reason == "CHECKSUM_MISMATCH"
         saved = client.save(**request, checksum=right)
         assert saved.checksum == right
 

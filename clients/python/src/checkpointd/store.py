@@ -214,10 +214,13 @@ class CheckpointStore:
             await self._client_by_loop[1].close()
             self._client_by_loop = None
 
-    async def resume(self, run_id: str) -> Resumed:
+    async def resume(self, run_id: str, *, require_existing: bool = False) -> Resumed:
         """Takes the run over: a new epoch, the latest valid checkpoint (corrupt ones skipped),
-        the message log truncated to it, and the whole tool journal to replay from."""
-        reply = await self.client.resume(run_id=run_id)
+        the message log truncated to it, and the whole tool journal to replay from. With
+        `require_existing`, a run never seen is `NotFound` (reason RUN_NOT_FOUND) instead of a
+        new run, so a mistyped run id is an error."""
+        fields = {"require_existing": True} if require_existing else {}
+        reply = await self.client.resume(run_id=run_id, **fields)
         run = _Run(epoch=reply.epoch)
         run.tools = _journal_chain(reply.tool_results, reply.tool_intents)
         run.journal = {r.call_id: r for r in reply.tool_results}
@@ -242,6 +245,14 @@ class CheckpointStore:
             in_doubt=list(run.in_doubt.values()),
             corrupt_call_ids=list(reply.corrupt_call_ids),
         )
+
+    async def run_head(self, run_id: str) -> pb.RunHead | None:
+        """The run's head (epoch, latest and latest valid step, message and journal lengths,
+        checkpoint count) without its payload and without fencing anyone; None when unknown."""
+        try:
+            return (await self.client.get_run(run_id=run_id)).run
+        except NotFound:
+            return None
 
     async def _run(self, run_id: str) -> _Run:
         if run_id not in self._runs:
