@@ -211,3 +211,21 @@ def test_an_email_in_doubt_after_a_kill_waits_for_a_human_and_is_never_sent_twic
         assert client.get_task(task_id=task_id).task.state == tpb.TASK_STATE_COMPLETED
     # Approved, the call re-ran with its idempotency key, which the tool had seen: one email.
     assert len((tmp_path / "effects.log").read_text().splitlines()) == 1
+
+
+def test_an_operator_cancel_stops_the_running_step_at_the_next_heartbeat(server, tmp_path: Path) -> None:
+    with Client(server.target) as client:
+        task_id = enqueue(client, "worker-cancel")
+        worker = start_worker(server, tmp_path, "--lease", "3s", "--exit-after", "1", AGENT_HANG_AT="4")
+        try:
+            wait_until(lambda: (tmp_path / "hanging").exists() or worker.poll() is not None, "step 4")
+            server.cli("tasks", "cancel", task_id)
+            out = finish(worker, timeout=30)
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+                worker.communicate()
+        assert client.get_task(task_id=task_id).task.state == tpb.TASK_STATE_CANCELLED
+        # The hung step was cancelled, not checkpointed: step 3 stays the latest.
+        assert client.load_latest(run_id="worker-cancel").checkpoint.step == 3
+    assert "end=lease_lost" in out

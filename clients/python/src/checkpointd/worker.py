@@ -226,8 +226,9 @@ class Worker:
                 )
                 return "failed_fatal" if fatal else "failed_transient"
             return "lease_lost"
-        except FailedPrecondition:
-            return "lease_lost"
+        except FailedPrecondition as refused:
+            # Another worker owns the task (LEASE_LOST), or an operator moved it (TASK_STATE).
+            return "lease_lost" if refused.reason in (None, "LEASE_LOST") else refused.reason.lower()
         except CheckpointdError as error:
             log.error("reporting the task outcome failed; the lease will expire: %s", error)
             return "report_failed"
