@@ -87,3 +87,43 @@ def test_metadata_keys_sort_by_utf8_bytes_not_by_utf16_units() -> None:
         tools=ToolChain(),
     )
     assert computed == hashlib.sha256(preimage).hexdigest()
+
+
+def test_a_loaded_checkpoint_is_verified_on_the_client_too() -> None:
+    from checkpointd import v1
+    from checkpointd.store import _checkpoint
+
+    result = v1.ToolResult(call_id="step-1/t/0", tool_name="t", step=1, output=b"1", seq=1)
+    messages = [v1.Message(role="user", content=b'{"content":"hi"}')]
+    checksum = checkpoint_checksum(
+        run_id="r",
+        step=1,
+        content_type="application/json",
+        state=b'{"a":1}',
+        metadata={"k": "v"},
+        messages=MessageChain().extend((m.role, m.content) for m in messages),
+        tools=ToolChain().push_result("step-1/t/0", "t", 1, b"1", False),
+    )
+    loaded = v1.Checkpoint(
+        run_id="r",
+        step=1,
+        content_type="application/json",
+        state=b'{"a":1}',
+        messages=messages,
+        metadata={"k": "v"},
+        checksum=checksum,
+        message_count=1,
+        tool_count=1,
+    )
+    intact = _checkpoint(loaded, [result], [])
+    assert intact.is_valid and intact.state == {"a": 1}
+    assert intact.messages == [{"role": "user", "content": "hi"}]
+    assert intact.tool_results == [
+        {"call_id": "step-1/t/0", "tool_name": "t", "step": 1, "output": 1, "is_error": False}
+    ]
+    loaded.state = b'{"a":2}'
+    assert not _checkpoint(loaded, [result], []).is_valid
+    loaded.state = b'{"a":1}'
+    assert not _checkpoint(
+        loaded, [v1.ToolResult(call_id="step-1/t/0", tool_name="t", step=1, output=b"2", seq=1)], []
+    ).is_valid

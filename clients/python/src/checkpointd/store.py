@@ -137,8 +137,7 @@ def _checkpoint(message: pb.Checkpoint, results: Any, intents: Any) -> Checkpoin
     tools = _journal_chain(results, intents, upto=message.tool_count)
     valid = True
     # A load from a message offset carries only the log's tail: the chain needs all of it.
-    offset = getattr(message, "messages_offset", 0)
-    if tools is not None and offset == 0:
+    if tools is not None and message.messages_offset == 0:
         chain = MessageChain().extend((m.role, m.content) for m in message.messages)
         valid = chain.length == message.message_count and message.checksum == checkpoint_checksum(
             run_id=message.run_id,
@@ -152,7 +151,8 @@ def _checkpoint(message: pb.Checkpoint, results: Any, intents: Any) -> Checkpoin
     try:
         state = _codec.decode_state(message.state)
     except ValueError:
-        state, valid = {"raw": message.state.decode("utf-8", "replace")}, False
+        # Written by a client whose state is not a JSON object: shown, not interpreted.
+        state = {"raw": message.state.decode("utf-8", "replace")}
     return Checkpoint(
         checkpoint_id=message.checkpoint_id,
         run_id=message.run_id,
