@@ -11,6 +11,7 @@ mod journal;
 mod maintenance;
 mod output;
 mod payload;
+mod run_heads;
 mod runs;
 mod task_view;
 mod tasks;
@@ -166,6 +167,18 @@ pub struct RunsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum RunsCommand {
+    /// List the tenant's runs by id: epoch, latest and latest valid step, checkpoints, message
+    /// log and tool journal lengths, last change.
+    List {
+        /// Only runs whose id starts with this text.
+        #[arg(long, default_value = "")]
+        prefix: String,
+    },
+    /// Show one run's head (what `list` shows for it), without loading any payload.
+    Head {
+        /// The run id.
+        run: String,
+    },
     /// List a run's checkpoints: step, size, status, time, epoch, checksum and pins.
     ///
     /// Rows are `unverified` until `--verify` recomputes their checksums.

@@ -17,6 +17,8 @@ const MAX_PAGE: u32 = 1000;
 
 pub async fn run(client: &Client, command: RunsCommand, json: bool) -> Result<(), CliError> {
     match command {
+        RunsCommand::List { prefix } => super::run_heads::list(client, &prefix, json).await,
+        RunsCommand::Head { run } => super::run_heads::head(client, &run, json).await,
         RunsCommand::Show {
             run,
             step: Some(step),

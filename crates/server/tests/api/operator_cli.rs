@@ -192,6 +192,40 @@ async fn runs_resume_reports_the_recovered_step_and_the_new_epoch() {
 }
 
 #[tokio::test]
+async fn runs_list_and_head_show_where_runs_stand_without_fencing() {
+    let seeded = seeded_server().await;
+    let listing: Value = serde_json::from_str(&stdout_of(&cli(
+        seeded.server.addr,
+        &["runs", "list", "--prefix", "run-with", "--json"],
+    )))
+    .unwrap();
+    let runs = listing.as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{listing}");
+    assert_eq!(runs[0]["run_id"], SAVED_RUN);
+    assert_eq!(runs[0]["latest_step"], 3);
+    let table = stdout_of(&cli(seeded.server.addr, &["runs", "list"]));
+    assert!(table.starts_with("RUN"), "{table}");
+    assert!(table.contains(SAVED_RUN), "{table}");
+    let head: Value = serde_json::from_str(&stdout_of(&cli(
+        seeded.server.addr,
+        &["runs", "head", SAVED_RUN, "--json"],
+    )))
+    .unwrap();
+    assert_eq!(
+        (
+            &head["checkpoint_count"],
+            &head["latest_valid_step"],
+            &head["epoch"]
+        ),
+        (&Value::from(3), &Value::from(3), &Value::from(0)),
+        "{head}"
+    );
+    let missing = cli(seeded.server.addr, &["runs", "head", "no-such-run"]);
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("NOT_FOUND"));
+}
+
+#[tokio::test]
 async fn tasks_show_of_a_bad_id_exits_non_zero_with_the_grpc_code() {
     let seeded = seeded_server().await;
     for id in ["not-a-task-id", "0190a5b2-0000-7000-8000-000000000000"] {

@@ -78,13 +78,11 @@ pub(crate) async fn a_label_names_one_checkpoint_of_its_run(backend: &impl TestB
 pub(crate) async fn list_runs_either_way_within_bounds_with_metadata(backend: &impl TestBackend) {
     let store = backend.store();
     let key = run("default", "listing");
-    let mut offset = 0;
-    for step in [1, 3, 4, 6, 9] {
+    for (offset, step) in [1, 3, 4, 6, 9].into_iter().enumerate() {
         store
-            .save(&checkpoint(&key, step, offset, &["m"]))
+            .save(&checkpoint(&key, step, offset as u64, &["m"]))
             .await
             .unwrap();
-        offset += 1;
     }
     let page = |above: Option<u64>, below: Option<u64>, descending: bool, limit: usize| {
         let store = store.clone();
