@@ -7,7 +7,7 @@ import grpc
 import pytest
 from agents import CountingAgent
 
-from checkpointd import Checkpoint, CheckpointStore, Client, FatalError, RecoverableAgent
+from checkpointd import Checkpoint, CheckpointStore, Client, Done, FatalError, RecoverableAgent
 
 
 async def test_a_crash_at_step_5_with_checkpoints_every_3_recovers_from_step_3(server) -> None:
@@ -110,3 +110,35 @@ async def test_a_store_that_lost_the_run_to_a_newer_writer_is_fenced(server) -> 
     with pytest.raises(Exception) as fenced:
         await old.save(Checkpoint(run_id="f", step_number=2, state={}))
     assert getattr(fenced.value, "code", None) == grpc.StatusCode.FAILED_PRECONDITION
+
+
+async def test_before_llm_saves_the_state_a_step_starts_from_and_after_tools_the_steps_with_tools(
+    server,
+) -> None:
+    crashed: list[int] = []
+
+    async def model(step: int) -> str:
+        if step == 4 and not crashed:
+            crashed.append(step)
+            raise TimeoutError("the model call timed out")
+        return f"answer {step}"
+
+    async def agent(ctx):
+        ctx.add_message("assistant", await ctx.llm(model, ctx.step))
+        if ctx.step == 2:
+            await ctx.call_tool("lookup", lambda: "looked up")
+        return Done(ctx.step) if ctx.step == 5 else None
+
+    store = CheckpointStore(server.target)
+    llm = RecoverableAgent(agent, store, strategy="every_n:100,before_llm")
+    result = await llm.run_with_recovery(None, "before-llm")
+    # Each model call first saved the step before it, so the timeout at step 4 lost nothing.
+    assert result["recovered_from_step"] == 3 and result["result"] == 5
+    tools = RecoverableAgent(agent, store, strategy="every_n:100,after_tools")
+    await tools.run_with_recovery(None, "after-tools")
+    with Client(server.target) as client:
+        before = [c.step for c in client.list_checkpoints(run_id="before-llm").checkpoints]
+        after = [c.step for c in client.list_checkpoints(run_id="after-tools").checkpoints]
+    assert before == [1, 2, 3, 4, 5]
+    assert after == [2, 5]
+    await store.close()
