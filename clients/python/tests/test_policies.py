@@ -1,0 +1,74 @@
+"""Strategies, error classification and in-doubt policies: the runner's rules, no server."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from checkpointd import ApprovalRequired, FatalError, InDoubt, InDoubtPolicy, Strategy, TransientError
+from checkpointd.classify import ErrorClass, ErrorClassifier
+from checkpointd.context import in_doubt_action, settle_in_doubt
+from checkpointd.errors import DataLoss, Unavailable, from_rpc_error
+
+
+def test_strategies_parse_and_decide_when_to_save() -> None:
+    every_three = Strategy.parse("every_n")
+    assert [s for s in range(1, 8) if every_three.saves_after(s, False)] == [3, 6]
+    hybrid = Strategy.parse("hybrid:5")
+    assert hybrid.saves_after(2, True) and not hybrid.saves_after(2, False)
+    each = Strategy.parse("every_step,before_llm")
+    assert each.before_llm and each.saves_after(1, False)
+    assert str(each) == "every_step,before_llm"
+    assert str(Strategy.parse("every_n:4,after_tools")) == "every_n:4,after_tools"
+    for bad in ("every_n:0", "sometimes", "every_n:2,after_lunch", "every_step:2"):
+        with pytest.raises(ValueError):
+            Strategy.parse(bad)
+
+
+def test_typed_errors_win_and_patterns_classify_the_rest() -> None:
+    classifier = ErrorClassifier()
+    assert classifier.classify(TransientError("invalid credentials")) is ErrorClass.TRANSIENT
+    assert classifier.classify(FatalError("timeout")) is ErrorClass.FATAL
+    assert classifier.classify(RuntimeError("Invalid Credentials for provider")) is ErrorClass.FATAL
+    assert classifier.classify(ModuleNotFoundError("No module named 'x'")) is ErrorClass.FATAL
+    assert classifier.classify(ConnectionResetError("connection reset by peer")) is ErrorClass.TRANSIENT
+    assert classifier.classify(Unavailable("down")) is ErrorClass.TRANSIENT
+    assert classifier.classify(DataLoss("corrupt")) is ErrorClass.FATAL
+    custom = ErrorClassifier(["quota exceeded"])
+    assert custom.classify(RuntimeError("Quota Exceeded")) is ErrorClass.FATAL
+
+
+def call(corrupt: bool = False) -> InDoubt:
+    return InDoubt("step-2/send_email/0", "send_email", 2, "k", corrupt)
+
+
+def test_every_policy_settles_an_in_doubt_call_its_own_way() -> None:
+    settle_in_doubt(call(), InDoubtPolicy.RETRY_WITH_KEY, None)
+    with pytest.raises(ApprovalRequired) as asked:
+        settle_in_doubt(call(), InDoubtPolicy.ASK, None)
+    assert asked.value.action == in_doubt_action("step-2/send_email/0") == "in_doubt step-2/send_email/0"
+    settle_in_doubt(call(), InDoubtPolicy.ASK, True)
+    with pytest.raises(FatalError):
+        settle_in_doubt(call(), InDoubtPolicy.ASK, False)
+    with pytest.raises(FatalError, match="step-2/send_email/0"):
+        settle_in_doubt(call(), InDoubtPolicy.FAIL, None)
+
+
+def test_a_corrupt_call_is_always_put_to_a_human() -> None:
+    with pytest.raises(ApprovalRequired):
+        settle_in_doubt(call(corrupt=True), InDoubtPolicy.RETRY_WITH_KEY, None)
+
+
+def test_status_codes_become_their_error_classes() -> None:
+    class Failed(grpc.RpcError):
+        def code(self) -> grpc.StatusCode:
+            return grpc.StatusCode.DATA_LOSS
+
+        def details(self) -> str:
+            return "checksum mismatch"
+
+        def trailing_metadata(self) -> tuple:
+            return ()
+
+    error = from_rpc_error(Failed())
+    assert isinstance(error, DataLoss) and error.reason is None and "checksum mismatch" in str(error)
