@@ -97,6 +97,21 @@ CASES = [
                 "step": 6}]},
     {"name": "large_step", "run_id": "x", "step": 2**63 - 1, "content_type": "text/plain",
      "state": b"s" * 1000, "metadata": {}, "messages": [{"role": "", "content": b""}], "tools": []},
+    # U+FF61 is EF BD A1 in UTF-8 and FF61 in UTF-16; U+1F600 is F0 9F 98 80 in UTF-8 and the
+    # surrogates D83D DE00 in UTF-16. Sorted by UTF-8 bytes (the rule) U+FF61 comes first;
+    # a port that sorts by UTF-16 code units (Java, JavaScript, C#) puts U+1F600 first and
+    # gets another checksum.
+    {"name": "metadata_keys_sort_by_utf8_bytes_not_utf16_units", "run_id": "run-1", "step": 1,
+     "content_type": "application/json", "state": b"{}",
+     "metadata": {"\U0001F600": "grinning", "\uff61": "halfwidth stop", "z": "ascii"},
+     "messages": [], "tools": []},
+    {"name": "intent_only", "run_id": "run-1", "step": 2, "content_type": "application/json",
+     "state": b"{}", "metadata": {}, "messages": [],
+     "tools": [{"kind": "intent", "call_id": "step-2/send_email/0", "tool_name": "send_email",
+                "step": 2}]},
+    {"name": "empty_state_with_messages", "run_id": "run-1", "step": 0, "content_type": "",
+     "state": b"", "metadata": {}, "messages": [{"role": "user", "content": b"hello"}],
+     "tools": []},
 ]
 
 

@@ -148,6 +148,7 @@ impl Claimer {
             .checkpoints
             .resume(ResumeRequest {
                 run_id: run_id.to_owned(),
+                ..Default::default()
             })
             .await?
             .into_inner();

@@ -168,6 +168,7 @@ impl BenchClient for GrpcClient {
     async fn read_last(&mut self) -> Result<Duration, BoxError> {
         let request = LoadLatestRequest {
             run_id: self.run_id.clone(),
+            ..Default::default()
         };
         let start = Instant::now();
         let response = self.client.load_latest(request).await?.into_inner();

@@ -104,6 +104,7 @@ async fn time_reads(
     for _ in 0..count {
         let request = LoadLatestRequest {
             run_id: run_id.to_owned(),
+            ..Default::default()
         };
         let call = Instant::now();
         let restored = client.load_latest(request).await?.into_inner();
@@ -119,6 +120,7 @@ async fn time_reads(
     for _ in 0..count {
         let request = ResumeRequest {
             run_id: run_id.to_owned(),
+            ..Default::default()
         };
         let call = Instant::now();
         let resumed = client.resume(request).await?.into_inner();

@@ -143,6 +143,10 @@ async fn incarnate(
         .api
         .resume(ResumeRequest {
             run_id: task.run_id().to_owned(),
+            // The worker holds nothing of the run yet: the whole history, and a run that is
+            // new to the server starts from scratch.
+            message_offset: 0,
+            require_existing: false,
         })
         .await?;
     driver.events.resumed(task.run_id(), &resumed);

@@ -214,6 +214,7 @@ impl Session {
             metadata: metadata.into_iter().collect(),
             epoch: Some(self.epoch),
             checksum,
+            label: String::new(),
         };
         // The runner's side of the save: its latency includes the network, and the server's
         // span joins it through the traceparent the client sends.

@@ -259,6 +259,7 @@ async fn last_state(
         .clone()
         .load_latest(LoadLatestRequest {
             run_id: run_id.to_owned(),
+            ..Default::default()
         })
         .await?
         .into_inner();

@@ -28,6 +28,8 @@ pub fn saved_header(request: &NewCheckpoint, saved: &SavedCheckpoint) -> Vec<u8>
         created_at: Some(timestamp(saved.created_at)),
         message_count: request.message_offset + request.messages.len() as u64,
         tool_count: saved.tool_count,
+        messages_offset: 0,
+        label: request.label.clone().unwrap_or_default(),
     };
     with_state(&header, &request.state)
 }
@@ -47,6 +49,8 @@ pub fn stored_header(checkpoint: &StoredCheckpoint) -> Vec<u8> {
         created_at: Some(timestamp(checkpoint.created_at)),
         message_count: checkpoint.message_count,
         tool_count: checkpoint.tool_count,
+        messages_offset: 0,
+        label: checkpoint.label.clone().unwrap_or_default(),
     };
     with_state(&header, &checkpoint.state)
 }
@@ -126,6 +130,7 @@ pub fn snapshot(
             checksum: Checksum::parse_hex(&header.checksum).ok()?,
             created_at: system_time(header.created_at)?,
             quarantine: None,
+            label: Some(header.label).filter(|label| !label.is_empty()),
         },
         tools,
         verified: false,
@@ -164,6 +169,7 @@ mod tests {
             checksum: Checksum::from_bytes([9; 32]),
             created_at: SystemTime::UNIX_EPOCH + std::time::Duration::from_micros(1_234_567),
             quarantine: None,
+            label: Some("lg-1".into()),
         };
         let header = stored_header(&checkpoint);
         let encoded: Vec<Vec<u8>> = messages.iter().map(message).collect();
@@ -178,5 +184,6 @@ mod tests {
         );
         assert_eq!(decoded.metadata, checkpoint.metadata);
         assert_eq!(decoded.created_at, checkpoint.created_at);
+        assert_eq!(decoded.label, checkpoint.label);
     }
 }

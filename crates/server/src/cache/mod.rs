@@ -254,7 +254,11 @@ async fn fetch(
 // it cannot make a cached entry wrong, and callers reach it on the store itself.
 wrap_checkpoint_store! {
     impl for CachedStore, wrapping self.inner,
-    forwarding [tools, steps, begin_resume, list, run_exists, ping, latest_head, journal_actions],
+    forwarding [
+        tools, steps, begin_resume, list, run_exists, ping, latest_head, journal_actions,
+        // Reads of heads and listings never come from the cache: it holds latest checkpoints.
+        label_step, run_info, list_runs,
+    ],
     {
         async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {
             let saved = self.inner.save(checkpoint).await?;

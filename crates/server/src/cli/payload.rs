@@ -21,6 +21,7 @@ pub async fn show_payload(
     let request = client.request(proto::LoadAtStepRequest {
         run_id: run.to_owned(),
         step,
+        ..Default::default()
     });
     let reply = client
         .checkpoints()

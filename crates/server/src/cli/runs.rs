@@ -242,6 +242,7 @@ async fn list_all(client: &Client, run: &str) -> Result<Vec<CheckpointSummary>, 
             run_id: run.to_owned(),
             page_size: MAX_PAGE,
             page_token,
+            ..Default::default()
         });
         let page = client
             .checkpoints()
@@ -325,6 +326,7 @@ async fn resume(
 ) -> Result<(), CliError> {
     let request = client.request(proto::ResumeRequest {
         run_id: run.to_owned(),
+        ..Default::default()
     });
     let reply = client
         .checkpoints()

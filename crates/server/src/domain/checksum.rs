@@ -24,14 +24,23 @@ impl Checksum {
     }
 
     /// Parses 64 lower- or upper-case hex characters.
+    /// Parses the lower-case hex the proto specifies; upper-case digits are refused, so every
+    /// client writes checksums the one way the server prints them.
     pub fn parse_hex(raw: &str) -> Result<Self, Error> {
+        let refuse = || {
+            Error::invalid(
+                "checksum",
+                format!(
+                    "checksum must be 64 lower-case hex characters (SHA-256), got {:?}",
+                    truncate_for_message(raw)
+                ),
+            )
+        };
+        if raw.bytes().any(|byte| byte.is_ascii_uppercase()) {
+            return Err(refuse());
+        }
         let mut out = [0u8; 32];
-        hex::decode_to_slice(raw, &mut out).map_err(|_| {
-            Error::InvalidArgument(format!(
-                "checksum must be 64 hex characters (SHA-256), got {:?}",
-                truncate_for_message(raw)
-            ))
-        })?;
+        hex::decode_to_slice(raw, &mut out).map_err(|_| refuse())?;
         Ok(Self(out))
     }
 

@@ -9,18 +9,19 @@ pub const MAX_ID_BYTES: usize = 256;
 
 fn parse_id(kind: &str, raw: &str) -> Result<String, Error> {
     if raw.is_empty() {
-        return Err(Error::InvalidArgument(format!("{kind} must not be empty")));
+        return Err(Error::invalid(kind, format!("{kind} must not be empty")));
     }
     if raw.len() > MAX_ID_BYTES {
-        return Err(Error::InvalidArgument(format!(
-            "{kind} is {} bytes; the limit is {MAX_ID_BYTES}",
-            raw.len()
-        )));
+        return Err(Error::invalid(
+            kind,
+            format!("{kind} is {} bytes; the limit is {MAX_ID_BYTES}", raw.len()),
+        ));
     }
     if raw.chars().any(char::is_control) {
-        return Err(Error::InvalidArgument(format!(
-            "{kind} must not contain control characters"
-        )));
+        return Err(Error::invalid(
+            kind,
+            format!("{kind} must not contain control characters"),
+        ));
     }
     Ok(raw.to_owned())
 }
@@ -93,6 +94,27 @@ impl fmt::Display for RunKey {
     }
 }
 
+/// The smallest string above every string that starts with `prefix`, in byte order; `None`
+/// when there is none (an empty prefix, or one made only of `char::MAX`).
+///
+/// `run_id >= prefix AND run_id < bound` is then an index range, unlike `LIKE` on input that
+/// may itself hold wildcards. UTF-8 byte order is code point order, so bumping the last code
+/// point that can be bumped gives the bound.
+pub fn prefix_upper_bound(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        let next = match last {
+            '\u{D7FF}' => Some('\u{E000}'),
+            other => char::from_u32(u32::from(other) + 1),
+        };
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
+
 /// An agent step; never negative.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Step(u64);
@@ -102,7 +124,7 @@ impl Step {
     pub fn parse(raw: i64) -> Result<Self, Error> {
         u64::try_from(raw)
             .map(Self)
-            .map_err(|_| Error::InvalidArgument(format!("step must be >= 0, got {raw}")))
+            .map_err(|_| Error::invalid("step", format!("step must be >= 0, got {raw}")))
     }
 
     pub fn new(step: u64) -> Self {
@@ -142,6 +164,27 @@ mod tests {
                 .len(),
             256
         );
+    }
+
+    #[test]
+    fn the_prefix_bound_is_the_first_string_past_every_extension_of_the_prefix() {
+        assert_eq!(prefix_upper_bound(""), None);
+        assert_eq!(prefix_upper_bound("run-").as_deref(), Some("run."));
+        assert_eq!(
+            prefix_upper_bound("a\u{D7FF}").as_deref(),
+            Some("a\u{E000}")
+        );
+        assert_eq!(prefix_upper_bound("a\u{10FFFF}").as_deref(), Some("b"));
+        assert_eq!(prefix_upper_bound("\u{10FFFF}"), None);
+        let bound = prefix_upper_bound("ab\u{FF61}").unwrap();
+        for inside in [
+            "ab\u{FF61}",
+            "ab\u{FF61}\u{10FFFF}\u{10FFFF}",
+            "ab\u{FF61}zzz",
+        ] {
+            assert!(inside < bound.as_str(), "{inside:?}");
+        }
+        assert!("ab\u{FF62}" >= bound.as_str());
     }
 
     #[test]

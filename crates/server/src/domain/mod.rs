@@ -10,14 +10,15 @@ mod text;
 
 pub use checksum::{Checksum, Digest32, MessageChain, ToolChain, checkpoint_checksum};
 pub use fencing::{Attempt, Epoch};
-pub use ids::{CallId, RunId, RunKey, Step, Tenant};
+pub use ids::{CallId, RunId, RunKey, Step, Tenant, prefix_upper_bound};
 pub use journal::{
     EntryKind, InDoubt, IntentOutcome, JournalAction, JournalDiagnosis, JournalRepair,
     NewToolIntent, Repair, idempotency_key,
 };
 pub use paging::PageSize;
 pub use records::{
-    CheckpointSummary, Message, NewCheckpoint, NewToolResult, Quarantine, Restored, Resumed,
-    SavedCheckpoint, StoredCheckpoint, ToolRecord, Verdict, verify_tool_journal,
+    CheckpointSummary, JournalScope, ListQuery, LoadOptions, Message, NewCheckpoint, NewToolResult,
+    Quarantine, Restored, Resumed, RunInfo, SavedCheckpoint, StoredCheckpoint, ToolRecord, Verdict,
+    verify_tool_journal,
 };
 pub use text::{MAX_LABEL_BYTES, MAX_TEXT_BYTES, check_label, check_no_nul, check_text};

@@ -21,10 +21,10 @@ impl PageSize {
         match usize::try_from(raw) {
             Ok(0) => Ok(Self::DEFAULT),
             Ok(size) if size <= Self::MAX.0 => Ok(Self(size)),
-            _ => Err(Error::InvalidArgument(format!(
-                "page_size {raw} is above the limit of {}",
-                Self::MAX
-            ))),
+            _ => Err(Error::invalid(
+                "page_size",
+                format!("page_size {raw} is above the limit of {}", Self::MAX),
+            )),
         }
     }
 
@@ -58,7 +58,10 @@ mod tests {
     #[test]
     fn sizes_above_the_limit_are_refused_with_the_limit_named() {
         let refused = PageSize::parse(1001).unwrap_err();
-        assert!(matches!(&refused, Error::InvalidArgument(_)), "{refused:?}");
+        assert!(
+            matches!(&refused, Error::InvalidField { .. }),
+            "{refused:?}"
+        );
         assert!(
             refused.to_string().contains("above the limit of 1000"),
             "{refused}"

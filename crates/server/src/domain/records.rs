@@ -28,6 +28,8 @@ pub struct NewCheckpoint {
     pub metadata: BTreeMap<String, String>,
     pub epoch: u64,
     pub client_checksum: Option<Checksum>,
+    /// The client's name for the checkpoint, unique within the run; not checksummed.
+    pub label: Option<String>,
 }
 
 /// What a successful Save returns.
@@ -64,6 +66,8 @@ pub struct StoredCheckpoint {
     pub checksum: Checksum,
     pub created_at: SystemTime,
     pub quarantine: Option<Quarantine>,
+    /// The client's name for the checkpoint, given on Save.
+    pub label: Option<String>,
 }
 
 impl StoredCheckpoint {
@@ -159,13 +163,69 @@ pub fn verify_tool_journal(tools: &[ToolRecord]) -> Result<(), String> {
     Ok(())
 }
 
+/// Which journal entries a load returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JournalScope {
+    /// Every entry of the run.
+    #[default]
+    All,
+    /// Only the entries whose step is the loaded checkpoint's.
+    Step,
+    /// None.
+    None,
+}
+
+/// How much of a restored checkpoint a caller wants back; verification always covers it all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Leave out the messages before this log position (the caller holds them).
+    pub message_offset: u64,
+    pub journal: JournalScope,
+}
+
+impl StoredCheckpoint {
+    /// Drops the messages before `offset` (clamped to the ones held) once the checkpoint is
+    /// verified; returns the position of the first message kept.
+    pub fn skip_messages(&mut self, offset: u64) -> u64 {
+        let skip = usize::try_from(offset)
+            .unwrap_or(usize::MAX)
+            .min(self.messages.len());
+        self.messages.drain(..skip);
+        skip as u64
+    }
+}
+
+impl JournalScope {
+    /// Keeps the entries of `journal` this scope asks for, once the journal is verified.
+    pub fn select(self, journal: &mut Vec<ToolRecord>, step: Step) {
+        match self {
+            Self::All => {}
+            Self::Step => journal.retain(|record| record.step == step),
+            Self::None => journal.clear(),
+        }
+    }
+}
+
 /// A checkpoint restored for LoadLatest or LoadAtStep.
 #[derive(Clone, Debug)]
 pub struct Restored {
     pub checkpoint: StoredCheckpoint,
+    /// Log position of `checkpoint.messages[0]`: 0 unless a message offset was asked for.
+    pub messages_offset: u64,
     pub tool_results: Vec<ToolRecord>,
     /// Corrupt steps skipped on the way, newest first.
     pub skipped_steps: Vec<Step>,
+}
+
+impl Restored {
+    /// Trims a verified checkpoint and its journal to what `options` ask for.
+    pub fn trimmed(mut self, options: LoadOptions) -> Self {
+        self.messages_offset = self.checkpoint.skip_messages(options.message_offset);
+        options
+            .journal
+            .select(&mut self.tool_results, self.checkpoint.step);
+        self
+    }
 }
 
 /// The outcome of Resume.
@@ -173,6 +233,8 @@ pub struct Restored {
 pub struct Resumed {
     /// None when the run restarts from scratch.
     pub checkpoint: Option<StoredCheckpoint>,
+    /// Log position of the checkpoint's first message: 0 unless a message offset was asked for.
+    pub messages_offset: u64,
     pub skipped_steps: Vec<Step>,
     /// The journal's sound entries, results and intents, in journal order.
     pub tool_results: Vec<ToolRecord>,
@@ -193,6 +255,55 @@ pub struct CheckpointSummary {
     pub checksum: Checksum,
     pub epoch: u64,
     pub message_count: u64,
+    pub label: Option<String>,
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// Which checkpoints a listing returns, as a keyset page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListQuery {
+    /// Only steps strictly above this one.
+    pub above: Option<Step>,
+    /// Only steps strictly below this one.
+    pub below: Option<Step>,
+    /// Highest step first.
+    pub descending: bool,
+    pub limit: usize,
+}
+
+impl ListQuery {
+    /// Up to `limit` steps after `after`, ascending: the listing every maintenance job pages.
+    pub fn ascending(after: Option<Step>, limit: usize) -> Self {
+        Self {
+            above: after,
+            below: None,
+            descending: false,
+            limit,
+        }
+    }
+
+    /// Whether `step` falls inside the query's bounds.
+    pub fn admits(&self, step: Step) -> bool {
+        self.above.is_none_or(|above| step > above) && self.below.is_none_or(|below| step < below)
+    }
+}
+
+/// A run's head for GetRun and ListRuns: where it stands, without any payload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunInfo {
+    pub run_id: RunId,
+    /// The run's current fencing epoch.
+    pub epoch: u64,
+    /// The highest step with a checkpoint, quarantined or not.
+    pub latest_step: Option<Step>,
+    /// The highest step whose checkpoint is not quarantined.
+    pub latest_valid_step: Option<Step>,
+    /// The message log's length.
+    pub message_count: u64,
+    /// The tool journal's length.
+    pub tool_count: u64,
+    pub checkpoint_count: u64,
+    pub updated_at: SystemTime,
 }
 
 /// The outcome of verifying one checkpoint.

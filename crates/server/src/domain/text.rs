@@ -18,9 +18,10 @@ pub const MAX_TEXT_BYTES: usize = 64 * 1024;
 pub fn check_label(field: &str, value: &str) -> Result<(), Error> {
     check_length(field, value, MAX_LABEL_BYTES)?;
     if value.chars().any(char::is_control) {
-        return Err(Error::InvalidArgument(format!(
-            "{field} must not contain control characters"
-        )));
+        return Err(Error::invalid(
+            field,
+            format!("{field} must not contain control characters"),
+        ));
     }
     Ok(())
 }
@@ -35,19 +36,20 @@ pub fn check_text(field: &str, value: &str) -> Result<(), Error> {
 /// task's error).
 pub fn check_no_nul(field: &str, value: &str) -> Result<(), Error> {
     if value.contains('\0') {
-        return Err(Error::InvalidArgument(format!(
-            "{field} must not contain a NUL byte"
-        )));
+        return Err(Error::invalid(
+            field,
+            format!("{field} must not contain a NUL byte"),
+        ));
     }
     Ok(())
 }
 
 fn check_length(field: &str, value: &str, limit: usize) -> Result<(), Error> {
     if value.len() > limit {
-        return Err(Error::InvalidArgument(format!(
-            "{field} is {} bytes; the limit is {limit}",
-            value.len()
-        )));
+        return Err(Error::invalid(
+            field,
+            format!("{field} is {} bytes; the limit is {limit}", value.len()),
+        ));
     }
     Ok(())
 }
@@ -58,7 +60,7 @@ mod tests {
 
     fn message(outcome: Result<(), Error>) -> String {
         match outcome {
-            Err(Error::InvalidArgument(message)) => message,
+            Err(Error::InvalidField { message, .. }) => message,
             other => panic!("expected INVALID_ARGUMENT, got {other:?}"),
         }
     }

@@ -5,15 +5,11 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
-use super::convert::{
-    checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, step_after_page_token, summary_to_wire,
-    verdict_to_wire,
-};
+use super::convert::verdict_to_wire;
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
 use crate::domain::{
-    CallId, Checksum, Epoch, NewCheckpoint, NewToolResult, PageSize, RunKey, Step, check_label,
-    check_text,
+    CallId, Checksum, Epoch, NewCheckpoint, NewToolResult, RunKey, Step, check_label, check_text,
 };
 use crate::error::{Error, Result};
 use crate::proto::{self, checkpoint_service_server::CheckpointService};
@@ -22,6 +18,7 @@ use crate::store::RetentionStore;
 use crate::wire::{message_from_wire, timestamp, tool_to_wire};
 
 mod journal_api;
+mod reads_api;
 
 /// Serves `checkpoint.v1.CheckpointService` on top of an [`Engine`] and a [`RetentionService`].
 #[derive(Clone)]
@@ -84,17 +81,19 @@ fn parse_save(run: RunKey, request: proto::SaveRequest) -> Result<NewCheckpoint>
     let step = Step::parse(request.step)?;
     check_label("content_type", &request.content_type)?;
     for message in &request.messages {
-        check_label("message role", &message.role)?;
+        check_label("messages.role", &message.role)?;
     }
     for (key, value) in &request.metadata {
-        check_label("metadata key", key)?;
-        check_text("metadata value", value)?;
+        check_label("metadata", key)?;
+        check_text("metadata", value)?;
     }
     let client_checksum = request
         .checksum
         .as_deref()
         .map(Checksum::parse_hex)
         .transpose()?;
+    check_label("label", &request.label)?;
+    let label = Some(request.label).filter(|label| !label.is_empty());
     Ok(NewCheckpoint {
         run,
         step,
@@ -109,6 +108,7 @@ fn parse_save(run: RunKey, request: proto::SaveRequest) -> Result<NewCheckpoint>
         metadata: request.metadata.into_iter().collect(),
         epoch: Epoch::from_wire(request.epoch).get(),
         client_checksum,
+        label,
     })
 }
 
@@ -164,15 +164,9 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::LoadLatestRequest>,
     ) -> Result<Response<proto::LoadLatestResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
-        let restored = self.engine.load_latest(&run).await?;
-        let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
-        Ok(Response::new(proto::LoadLatestResponse {
-            checkpoint: Some(checkpoint_to_wire(restored.checkpoint)),
-            tool_results,
-            skipped_steps: restored.skipped_steps.iter().map(|s| s.as_i64()).collect(),
-            tool_intents,
-        }))
+        Ok(Response::new(
+            reads_api::load_latest(&self.engine, request).await?,
+        ))
     }
 
     #[tracing::instrument(name = "checkpoint.load_at_step", skip_all, fields(
@@ -184,15 +178,9 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::LoadAtStepRequest>,
     ) -> Result<Response<proto::LoadAtStepResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
-        let step = Step::parse(request.get_ref().step)?;
-        let restored = self.engine.load_at_step(&run, step).await?;
-        let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
-        Ok(Response::new(proto::LoadAtStepResponse {
-            checkpoint: Some(checkpoint_to_wire(restored.checkpoint)),
-            tool_results,
-            tool_intents,
-        }))
+        Ok(Response::new(
+            reads_api::load_at_step(&self.engine, request).await?,
+        ))
     }
 
     #[tracing::instrument(name = "checkpoint.validate", skip_all, fields(
@@ -219,29 +207,9 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ResumeRequest>,
     ) -> Result<Response<proto::ResumeResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
-        let resumed = self.engine.resume(&run).await?;
-        let recovered_from_step = resumed
-            .checkpoint
-            .as_ref()
-            .map(|checkpoint| checkpoint.step.as_i64())
-            .unwrap_or(0);
-        let (tool_results, tool_intents) = journal_to_wire(&run, resumed.tool_results);
-        Ok(Response::new(proto::ResumeResponse {
-            restarted_from_scratch: resumed.checkpoint.is_none(),
-            checkpoint: resumed.checkpoint.map(checkpoint_to_wire),
-            recovered_from_step,
-            skipped_steps: resumed.skipped_steps.iter().map(|s| s.as_i64()).collect(),
-            tool_results,
-            epoch: resumed.epoch,
-            tool_intents,
-            in_doubt: resumed
-                .in_doubt
-                .into_iter()
-                .map(|call| in_doubt_to_wire(&run, call))
-                .collect(),
-            corrupt_call_ids: resumed.corrupt_call_ids,
-        }))
+        Ok(Response::new(
+            reads_api::resume(&self.engine, request).await?,
+        ))
     }
 
     #[tracing::instrument(name = "checkpoint.record_tool_result", skip_all, fields(
@@ -313,16 +281,14 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::ListCheckpointsRequest>,
     ) -> Result<Response<proto::ListCheckpointsResponse>, Status> {
         let run = run_key(request.metadata(), &request.get_ref().run_id)?;
-        let page_size = PageSize::parse(request.get_ref().page_size)?;
-        let after = step_after_page_token(&request.get_ref().page_token)?;
-        let (page, next) = self.engine.list(&run, page_size, after).await?;
-        let mut checkpoints: Vec<_> = page.into_iter().map(summary_to_wire).collect();
+        let (mut checkpoints, next_page_token) =
+            reads_api::list_checkpoints(&self.engine, &request).await?;
         if !checkpoints.is_empty() {
             self.add_pins(&run, &mut checkpoints).await?;
         }
         Ok(Response::new(proto::ListCheckpointsResponse {
             checkpoints,
-            next_page_token: next.map(|step| step.to_string()).unwrap_or_default(),
+            next_page_token,
         }))
     }
 
@@ -376,6 +342,29 @@ impl CheckpointService for CheckpointApi {
     ) -> Result<Response<proto::UnpinCheckpointResponse>, Status> {
         Ok(Response::new(
             retention_api::unpin(&self.retention, request).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "checkpoint.get_run", skip_all, fields(
+        otel.kind = "server",
+        checkpoint.run_id = %request.get_ref().run_id,
+    ))]
+    async fn get_run(
+        &self,
+        request: Request<proto::GetRunRequest>,
+    ) -> Result<Response<proto::GetRunResponse>, Status> {
+        Ok(Response::new(
+            reads_api::get_run(&self.engine, request).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "checkpoint.list_runs", skip_all, fields(otel.kind = "server"))]
+    async fn list_runs(
+        &self,
+        request: Request<proto::ListRunsRequest>,
+    ) -> Result<Response<proto::ListRunsResponse>, Status> {
+        Ok(Response::new(
+            reads_api::list_runs(&self.engine, request).await?,
         ))
     }
 

@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::proto;
 use crate::wire::{message_to_wire, timestamp, tool_to_wire};
 
-pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {
+/// `checkpoint` as sent; `messages_offset` is the log position of its first message.
+pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint, messages_offset: u64) -> proto::Checkpoint {
     proto::Checkpoint {
         checkpoint_id: checkpoint.id,
         run_id: checkpoint.run_id.as_str().to_owned(),
@@ -27,6 +28,8 @@ pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {
         created_at: Some(timestamp(checkpoint.created_at)),
         message_count: checkpoint.message_count,
         tool_count: checkpoint.tool_count,
+        messages_offset,
+        label: checkpoint.label.unwrap_or_default(),
     }
 }
 
@@ -110,6 +113,8 @@ pub fn summary_to_wire(summary: CheckpointSummary) -> proto::CheckpointSummary {
         epoch: summary.epoch,
         message_count: summary.message_count,
         pinned_by: Vec::new(),
+        label: summary.label.unwrap_or_default(),
+        metadata: summary.metadata.into_iter().collect(),
     }
 }
 
@@ -130,6 +135,6 @@ pub fn step_after_page_token(token: &str) -> Result<Option<Step>> {
     }
     let step = token
         .parse::<i64>()
-        .map_err(|_| Error::InvalidArgument(format!("invalid page_token {token:?}")))?;
+        .map_err(|_| Error::invalid("page_token", format!("invalid page_token {token:?}")))?;
     Step::parse(step).map(Some)
 }

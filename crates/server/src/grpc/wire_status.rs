@@ -4,7 +4,7 @@
 //! decoding ceiling with `OUT_OF_RANGE`, before any service code runs. For a caller both are
 //! its own bad input: `INVALID_ARGUMENT` and `RESOURCE_EXHAUSTED`, like every other refusal.
 //! Those answers are trailers-only, so their status travels in the response headers, where
-//! this layer rewrites it.
+//! this layer rewrites it, adding the `ErrorInfo` reason every refusal carries.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -12,6 +12,8 @@ use std::task::{Context, Poll};
 use tonic::codegen::Service;
 use tonic::codegen::http::{HeaderMap, Request, Response};
 use tonic::{Code, Status};
+
+use crate::error::status_with_reason;
 
 /// How tonic's decoder words the failures this layer re-codes.
 const MALFORMED_PREFIX: &str = "failed to decode Protobuf message";
@@ -62,16 +64,20 @@ fn recode(headers: &mut HeaderMap) {
         return;
     };
     let recoded = match status.code() {
-        Code::Internal if status.message().starts_with(MALFORMED_PREFIX) => Status::new(
+        Code::Internal if status.message().starts_with(MALFORMED_PREFIX) => status_with_reason(
             Code::InvalidArgument,
             format!(
                 "the request is not a valid protobuf message ({})",
                 status.message()
             ),
+            "INVALID_ARGUMENT",
+            Default::default(),
         ),
-        Code::OutOfRange if status.message().starts_with(TOO_LARGE_PREFIX) => Status::new(
+        Code::OutOfRange if status.message().starts_with(TOO_LARGE_PREFIX) => status_with_reason(
             Code::ResourceExhausted,
             "the request is larger than the server accepts (--max-request-bytes)",
+            "TOO_LARGE",
+            Default::default(),
         ),
         _ => return,
     };
@@ -107,6 +113,19 @@ mod tests {
             "Error, decoded message length too large: found 9 bytes, the limit is: 8 bytes",
         );
         assert_eq!(oversized.code(), Code::ResourceExhausted);
+        use tonic_types::StatusExt;
+        let reasons = [&malformed, &oversized].map(|status| {
+            status
+                .get_details_error_info()
+                .map(|info| (info.reason, info.domain))
+        });
+        assert_eq!(
+            reasons,
+            [
+                Some(("INVALID_ARGUMENT".to_owned(), "checkpointd".to_owned())),
+                Some(("TOO_LARGE".to_owned(), "checkpointd".to_owned())),
+            ]
+        );
     }
 
     #[test]

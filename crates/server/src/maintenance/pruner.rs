@@ -118,7 +118,7 @@ impl Pruner {
                 }
                 match self.apply(&plan, batch, stop).await {
                     Ok(deleted) => report.checkpoints += deleted,
-                    Err(Error::FailedPrecondition(_)) => report.runs_fenced += 1,
+                    Err(Error::StaleEpoch(_)) => report.runs_fenced += 1,
                     Err(error) => return Err(error),
                 }
             }

@@ -222,7 +222,7 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
             comment,
         } => {
             if task.state != TaskState::InputRequired {
-                return Err(Error::FailedPrecondition(format!(
+                return Err(Error::TaskState(format!(
                     "task {} is {}, not waiting for approval",
                     task.id,
                     task.state.as_str()
@@ -230,7 +230,7 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
             }
             if parked_after_decision(task) {
                 // The first decision stands: it is the one the audit trail shows.
-                return Err(Error::FailedPrecondition(format!(
+                return Err(Error::TaskState(format!(
                     "task {} was already decided and is parked; resume it (ResumeTask)",
                     task.id
                 )));
@@ -259,7 +259,7 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
                     TaskState::InputRequired => "still awaiting a decision",
                     _ => "not parked after a decision",
                 };
-                return Err(Error::FailedPrecondition(format!(
+                return Err(Error::TaskState(format!(
                     "task {} is {}, {why}",
                     task.id,
                     task.state.as_str()
@@ -270,7 +270,7 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
         }
         Transition::Cancel => {
             if task.state.is_final() {
-                return Err(Error::FailedPrecondition(format!(
+                return Err(Error::TaskState(format!(
                     "task {} is already {}",
                     task.id,
                     task.state.as_str()
@@ -281,7 +281,7 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
         }
         Transition::Requeue => {
             if !matches!(task.state, TaskState::Dead | TaskState::Failed) {
-                return Err(Error::FailedPrecondition(format!(
+                return Err(Error::TaskState(format!(
                     "task {} is {}; only dead or failed tasks can be requeued",
                     task.id,
                     task.state.as_str()
@@ -318,7 +318,7 @@ pub fn later(now: SystemTime, delay: Duration) -> SystemTime {
 /// Only the current lease holder may move a running task on.
 fn fence(task: &Task, attempt: u64) -> Result<()> {
     if task.state != TaskState::Running || task.attempt != attempt {
-        return Err(Error::FailedPrecondition(format!(
+        return Err(Error::LeaseLost(format!(
             "lease lost: task {} is {} at attempt {}, not running at attempt {attempt}",
             task.id,
             task.state.as_str(),
@@ -430,7 +430,7 @@ mod tests {
             },
             later,
         );
-        assert!(matches!(zombie, Err(Error::FailedPrecondition(_))));
+        assert!(matches!(zombie, Err(Error::LeaseLost(_))));
     }
 
     #[test]

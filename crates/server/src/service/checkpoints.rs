@@ -4,9 +4,12 @@
 
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
 use crate::domain::{
-    CheckpointSummary, JournalDiagnosis, MessageChain, NewCheckpoint, NewToolResult, PageSize,
-    Restored, Resumed, RunKey, SavedCheckpoint, Step, ToolRecord, Verdict, verify_tool_journal,
+    CheckpointSummary, JournalDiagnosis, ListQuery, LoadOptions, MessageChain, NewCheckpoint,
+    NewToolResult, PageSize, Restored, Resumed, RunId, RunInfo, RunKey, SavedCheckpoint, Step,
+    Tenant, ToolRecord, Verdict, verify_tool_journal,
 };
 use crate::error::{Error, Result};
 use crate::store::{CheckpointStore, Snapshot, Which};
@@ -47,6 +50,15 @@ impl Engine {
 
     /// The latest checkpoint that verifies; corrupt ones on the way are quarantined.
     pub async fn load_latest(&self, run: &RunKey) -> Result<Restored> {
+        self.load_latest_with(run, LoadOptions::default()).await
+    }
+
+    /// [`Self::load_latest`], trimmed to what `options` ask for after verification.
+    pub async fn load_latest_with(&self, run: &RunKey, options: LoadOptions) -> Result<Restored> {
+        Ok(self.load_latest_verified(run).await?.trimmed(options))
+    }
+
+    async fn load_latest_verified(&self, run: &RunKey) -> Result<Restored> {
         let (found, mut skipped_steps) = self.latest_valid(run, DamagedJournal::Refuse).await?;
         if found.is_none() && skipped_steps.is_empty() {
             // Only here, off the hot path: tell "no checkpoints" from "all quarantined earlier".
@@ -55,19 +67,46 @@ impl Engine {
         match found {
             Some(snapshot) => Ok(Restored {
                 checkpoint: snapshot.checkpoint,
+                messages_offset: 0,
                 tool_results: snapshot.tools,
                 skipped_steps,
             }),
-            None if skipped_steps.is_empty() => Err(Error::NotFound(format!(
+            None if skipped_steps.is_empty() => Err(Error::CheckpointNotFound(format!(
                 "run {} has no checkpoints",
                 run.run_id
             ))),
-            None => Err(Error::DataLoss(format!(
+            None => Err(Error::AllCheckpointsCorrupt(format!(
                 "every checkpoint of run {} is corrupt ({} quarantined)",
                 run.run_id,
                 skipped_steps.len()
             ))),
         }
+    }
+
+    /// The checkpoint at one step, verified, trimmed to what `options` ask for.
+    pub async fn load_at_step_with(
+        &self,
+        run: &RunKey,
+        step: Step,
+        options: LoadOptions,
+    ) -> Result<Restored> {
+        Ok(self.load_at_step(run, step).await?.trimmed(options))
+    }
+
+    /// The checkpoint carrying `label`, verified, trimmed to what `options` ask for.
+    pub async fn load_labelled(
+        &self,
+        run: &RunKey,
+        label: &str,
+        options: LoadOptions,
+    ) -> Result<Restored> {
+        let step = self.store.label_step(run, label).await?.ok_or_else(|| {
+            Error::CheckpointNotFound(format!(
+                "run {} has no checkpoint labelled {label:?}",
+                run.run_id
+            ))
+        })?;
+        self.load_at_step_with(run, step, options).await
     }
 
     /// The checkpoint at one step, verified.
@@ -77,7 +116,7 @@ impl Engine {
             .load(run, Which::At(step))
             .await?
             .ok_or_else(|| {
-                Error::NotFound(format!(
+                Error::CheckpointNotFound(format!(
                     "run {} has no checkpoint at step {step}",
                     run.run_id
                 ))
@@ -97,6 +136,7 @@ impl Engine {
         }
         Ok(Restored {
             checkpoint: snapshot.checkpoint,
+            messages_offset: 0,
             tool_results: snapshot.tools,
             skipped_steps: Vec::new(),
         })
@@ -109,7 +149,7 @@ impl Engine {
             None => self.store.steps(run).await?,
         };
         if steps.is_empty() {
-            return Err(Error::NotFound(format!(
+            return Err(Error::CheckpointNotFound(format!(
                 "run {} has no checkpoints",
                 run.run_id
             )));
@@ -117,7 +157,7 @@ impl Engine {
         let mut verdicts = Vec::with_capacity(steps.len());
         for step in steps {
             let verdict = self.verify_step(run, step).await?.ok_or_else(|| {
-                Error::NotFound(format!(
+                Error::CheckpointNotFound(format!(
                     "run {} has no checkpoint at step {step}",
                     run.run_id
                 ))
@@ -167,6 +207,26 @@ impl Engine {
     /// does not cover the entry, and the entry's call is reported in doubt, never re-run
     /// silently.
     pub async fn resume(&self, run: &RunKey) -> Result<Resumed> {
+        self.resume_with(run, ResumeOptions::default()).await
+    }
+
+    /// [`Self::resume`], refusing an unknown run when asked to and leaving out the messages
+    /// before `message_offset` from the answer (never from the rewind).
+    pub async fn resume_with(&self, run: &RunKey, options: ResumeOptions) -> Result<Resumed> {
+        if options.require_existing && !self.store.run_exists(run).await? {
+            return Err(Error::RunNotFound(format!(
+                "run {} not found; Resume with require_existing starts no new run",
+                run.run_id
+            )));
+        }
+        let mut resumed = self.resume_verified(run).await?;
+        if let Some(checkpoint) = resumed.checkpoint.as_mut() {
+            resumed.messages_offset = checkpoint.skip_messages(options.message_offset);
+        }
+        Ok(resumed)
+    }
+
+    async fn resume_verified(&self, run: &RunKey) -> Result<Resumed> {
         // The epoch goes up first, so nothing an older owner writes from here on can land.
         let epoch = self.store.begin_resume(run).await?;
         let (found, _) = self.latest_valid(run, DamagedJournal::FallBack).await?;
@@ -202,6 +262,7 @@ impl Engine {
         crate::telemetry::metrics::record_recovery(checkpoint.is_some());
         Ok(Resumed {
             checkpoint,
+            messages_offset: 0,
             skipped_steps,
             tool_results: diagnosis.sound,
             epoch,
@@ -210,20 +271,81 @@ impl Engine {
         })
     }
 
-    /// One page of a run's checkpoints after step `after`, and the step to continue after
-    /// when the page came back full.
+    /// One page of a run's checkpoints in the request's order and bounds, keeping only those
+    /// whose metadata holds every entry of the filter; and the step to continue after when
+    /// the page came back full.
+    ///
+    /// The filter is applied while paging through the store, a page at a time, so a page is
+    /// full whenever enough checkpoints match, however many do not.
     pub async fn list(
         &self,
         run: &RunKey,
-        page_size: PageSize,
-        after: Option<Step>,
+        request: &ListRequest,
     ) -> Result<(Vec<CheckpointSummary>, Option<Step>)> {
-        let limit = page_size.get();
-        let page = self.store.list(run, after, limit).await?;
-        if page.is_empty() && after.is_none() && !self.store.run_exists(run).await? {
-            return Err(Error::NotFound(format!("run {} not found", run.run_id)));
+        let limit = request.page_size.get();
+        let mut query = ListQuery {
+            above: None,
+            below: request.before,
+            descending: request.descending,
+            limit,
+        };
+        match (request.after, request.descending) {
+            (Some(after), false) => query.above = Some(after),
+            (Some(after), true) => {
+                query.below = Some(query.below.map_or(after, |below| below.min(after)));
+            }
+            (None, _) => {}
+        }
+        let mut page = Vec::new();
+        let mut scanned_any = false;
+        loop {
+            let scanned = self.store.list(run, &query).await?;
+            scanned_any |= !scanned.is_empty();
+            let exhausted = scanned.len() < query.limit;
+            let Some(last) = scanned.last().map(|summary| summary.step) else {
+                break;
+            };
+            for summary in scanned {
+                if page.len() < limit && matches_filter(&summary.metadata, &request.metadata) {
+                    page.push(summary);
+                }
+            }
+            if page.len() == limit || exhausted {
+                break;
+            }
+            if query.descending {
+                query.below = Some(last);
+            } else {
+                query.above = Some(last);
+            }
+        }
+        if !scanned_any && request.after.is_none() && !self.store.run_exists(run).await? {
+            return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
         }
         let next = (page.len() == limit).then(|| page[page.len() - 1].step);
+        Ok((page, next))
+    }
+
+    /// The run's head, without payloads and without fencing anyone.
+    pub async fn run_info(&self, run: &RunKey) -> Result<RunInfo> {
+        self.store
+            .run_info(run)
+            .await?
+            .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))
+    }
+
+    /// One page of the tenant's runs whose id starts with `prefix`, after `after`; and the run
+    /// id to continue after when the page came back full.
+    pub async fn list_runs(
+        &self,
+        tenant: &Tenant,
+        prefix: &str,
+        after: Option<&RunId>,
+        page_size: PageSize,
+    ) -> Result<(Vec<RunInfo>, Option<RunId>)> {
+        let limit = page_size.get();
+        let page = self.store.list_runs(tenant, prefix, after, limit).await?;
+        let next = (page.len() == limit).then(|| page[page.len() - 1].run_id.clone());
         Ok((page, next))
     }
 
@@ -276,7 +398,7 @@ impl Engine {
     async fn quarantined_above(&self, run: &RunKey, restored: Option<Step>) -> Result<Vec<Step>> {
         let mut steps: Vec<Step> = self
             .store
-            .list(run, restored, PageSize::MAX.get())
+            .list(run, &ListQuery::ascending(restored, PageSize::MAX.get()))
             .await?
             .into_iter()
             .filter(|summary| summary.quarantine.is_some())
@@ -297,6 +419,34 @@ impl Engine {
         crate::telemetry::metrics::record_corrupt_skipped();
         self.store.quarantine(run, step, reason).await
     }
+}
+
+/// What a Resume may do besides recovering.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResumeOptions {
+    /// Refuse (RUN_NOT_FOUND) instead of starting a run never seen.
+    pub require_existing: bool,
+    /// Leave the messages before this log position out of the answer.
+    pub message_offset: u64,
+}
+
+/// One ListCheckpoints request, parsed.
+#[derive(Clone, Debug)]
+pub struct ListRequest {
+    pub page_size: PageSize,
+    /// The last step of the previous page, in the listing's direction.
+    pub after: Option<Step>,
+    pub descending: bool,
+    /// Only steps strictly below this one.
+    pub before: Option<Step>,
+    /// Every entry must be in the checkpoint's metadata with exactly this value.
+    pub metadata: BTreeMap<String, String>,
+}
+
+fn matches_filter(metadata: &BTreeMap<String, String>, filter: &BTreeMap<String, String>) -> bool {
+    filter
+        .iter()
+        .all(|(key, value)| metadata.get(key) == Some(value))
 }
 
 /// A damaged tool journal cannot be skipped past: dropping a result would let a side-effecting

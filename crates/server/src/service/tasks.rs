@@ -166,7 +166,7 @@ impl TaskService {
         self.queue
             .get(tenant, id)
             .await?
-            .ok_or_else(|| Error::NotFound(format!("task {id} not found")))
+            .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))
     }
 
     /// One page of tasks created after `after`, oldest first, and the id to continue after
@@ -283,6 +283,7 @@ mod tests {
                     metadata: BTreeMap::new(),
                     epoch: 0,
                     client_checksum: None,
+                    label: None,
                 })
                 .await
                 .unwrap();
@@ -423,10 +424,7 @@ mod tests {
             .update(&task, request_approval(task.attempt + 1))
             .await;
 
-        assert!(
-            matches!(stale, Err(Error::FailedPrecondition(_))),
-            "{stale:?}"
-        );
+        assert!(matches!(stale, Err(Error::LeaseLost(_))), "{stale:?}");
         assert!(fixture.pinned_steps().await.is_empty());
     }
 

@@ -149,10 +149,43 @@ macro_rules! wrap_checkpoint_store {
             async fn list(
                 &self,
                 run: &$crate::domain::RunKey,
-                after: Option<$crate::domain::Step>,
-                limit: usize,
+                query: &$crate::domain::ListQuery,
             ) -> $crate::error::Result<Vec<$crate::domain::CheckpointSummary>> {
-                self.$inner.list(run, after, limit).await
+                self.$inner.list(run, query).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [label_step $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn label_step(
+                &self,
+                run: &$crate::domain::RunKey,
+                label: &str,
+            ) -> $crate::error::Result<Option<$crate::domain::Step>> {
+                self.$inner.label_step(run, label).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [run_info $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn run_info(
+                &self,
+                run: &$crate::domain::RunKey,
+            ) -> $crate::error::Result<Option<$crate::domain::RunInfo>> {
+                self.$inner.run_info(run).await
+            }
+        ]);
+    };
+    (@build $wrapper:ty, $inner:ident, [list_runs $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn list_runs(
+                &self,
+                tenant: &$crate::domain::Tenant,
+                prefix: &str,
+                after: Option<&$crate::domain::RunId>,
+                limit: usize,
+            ) -> $crate::error::Result<Vec<$crate::domain::RunInfo>> {
+                self.$inner.list_runs(tenant, prefix, after, limit).await
             }
         ]);
     };

@@ -12,8 +12,9 @@ use super::{
     CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot, Which,
 };
 use crate::domain::{
-    CheckpointSummary, IntentOutcome, JournalAction, MessageChain, NewCheckpoint, NewToolIntent,
-    NewToolResult, RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
+    CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
+    NewToolIntent, NewToolResult, RunId, RunInfo, RunKey, SavedCheckpoint, Step, Tenant,
+    ToolRecord,
 };
 use crate::error::Result;
 use crate::telemetry::metrics;
@@ -118,14 +119,33 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
             .await
     }
 
-    async fn list(
-        &self,
-        run: &RunKey,
-        after: Option<Step>,
-        limit: usize,
-    ) -> Result<Vec<CheckpointSummary>> {
-        self.observe("store.list", self.inner.list(run, after, limit))
+    async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>> {
+        self.observe("store.list", self.inner.list(run, query))
             .await
+    }
+
+    async fn label_step(&self, run: &RunKey, label: &str) -> Result<Option<Step>> {
+        self.observe("store.label_step", self.inner.label_step(run, label))
+            .await
+    }
+
+    async fn run_info(&self, run: &RunKey) -> Result<Option<RunInfo>> {
+        self.observe("store.run_info", self.inner.run_info(run))
+            .await
+    }
+
+    async fn list_runs(
+        &self,
+        tenant: &Tenant,
+        prefix: &str,
+        after: Option<&RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunInfo>> {
+        self.observe(
+            "store.list_runs",
+            self.inner.list_runs(tenant, prefix, after, limit),
+        )
+        .await
     }
 
     async fn run_exists(&self, run: &RunKey) -> Result<bool> {

@@ -17,9 +17,9 @@ use super::{
     Snapshot, Which,
 };
 use crate::domain::{
-    CheckpointSummary, Checksum, Digest32, EntryKind, IntentOutcome, JournalAction, Message,
-    MessageChain, NewCheckpoint, NewToolIntent, NewToolResult, Quarantine, RunKey, SavedCheckpoint,
-    Step, StoredCheckpoint, Tenant, ToolRecord,
+    CheckpointSummary, Checksum, Digest32, EntryKind, IntentOutcome, JournalAction, ListQuery,
+    Message, MessageChain, NewCheckpoint, NewToolIntent, NewToolResult, Quarantine, RunId, RunInfo,
+    RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -35,11 +35,14 @@ struct CheckpointRow {
     checksum: Checksum,
     created_at: SystemTime,
     quarantine: Option<Quarantine>,
+    label: Option<String>,
 }
 
 #[derive(Debug)]
 struct RunData {
     head: RunHead,
+    /// When the run last changed: a save, a journal entry, a resume.
+    updated_at: SystemTime,
     checkpoints: BTreeMap<Step, CheckpointRow>,
     messages: Vec<(Message, Digest32)>,
     tools: Vec<ToolRecord>,
@@ -54,6 +57,7 @@ impl RunData {
     fn new() -> Self {
         Self {
             head: RunHead::NEW,
+            updated_at: SystemTime::now(),
             checkpoints: BTreeMap::new(),
             messages: Vec::new(),
             tools: Vec::new(),
@@ -85,6 +89,33 @@ impl RunData {
             .map(|(step, row)| (*step, row))
     }
 
+    fn info(&self, run_id: &RunId) -> RunInfo {
+        RunInfo {
+            run_id: run_id.clone(),
+            epoch: self.head.epoch,
+            latest_step: self.checkpoints.keys().next_back().copied(),
+            latest_valid_step: self.latest_valid(None).map(|(step, _)| step),
+            message_count: self.head.messages.len,
+            tool_count: self.head.tools.len,
+            checkpoint_count: self.checkpoints.len() as u64,
+            updated_at: self.updated_at,
+        }
+    }
+
+    fn summary(step: Step, row: &CheckpointRow) -> CheckpointSummary {
+        CheckpointSummary {
+            step,
+            size_bytes: row.state.len() as u64,
+            quarantine: row.quarantine.clone(),
+            created_at: row.created_at,
+            checksum: row.checksum,
+            epoch: row.epoch,
+            message_count: row.message_count,
+            label: row.label.clone(),
+            metadata: row.metadata.clone(),
+        }
+    }
+
     fn snapshot(&self, run: &RunKey, step: Step, row: &CheckpointRow) -> Snapshot {
         let count = usize::try_from(row.message_count).unwrap_or(usize::MAX);
         Snapshot {
@@ -107,6 +138,7 @@ impl RunData {
                 checksum: row.checksum,
                 created_at: row.created_at,
                 quarantine: row.quarantine.clone(),
+                label: row.label.clone(),
             },
             tools: self.tools.clone(),
             verified: false,
@@ -171,9 +203,16 @@ impl CheckpointStore for MemoryStore {
                         checksum: row.checksum,
                         created_at: row.created_at,
                         quarantined: row.quarantine.is_some(),
+                        label: row.label.clone(),
                     }),
                 latest_step: run.latest_valid(None).map(|(step, _)| step),
                 prefix,
+                label_step: checkpoint.label.as_ref().and_then(|label| {
+                    run.checkpoints
+                        .iter()
+                        .find(|(_, row)| row.label.as_ref() == Some(label))
+                        .map(|(step, _)| *step)
+                }),
             };
             match plan::plan_save(checkpoint, &context)? {
                 SavePlan::Unchanged(saved) => Ok(saved),
@@ -193,6 +232,7 @@ impl CheckpointStore for MemoryStore {
                     run.messages
                         .extend(rows.into_iter().map(|row| (row.message, row.chain)));
                     run.head = head;
+                    run.updated_at = created_at;
                     run.checkpoints.insert(
                         checkpoint.step,
                         CheckpointRow {
@@ -206,6 +246,7 @@ impl CheckpointStore for MemoryStore {
                             checksum,
                             created_at,
                             quarantine: None,
+                            label: checkpoint.label.clone(),
                         },
                     );
                     Ok(SavedCheckpoint {
@@ -236,6 +277,7 @@ impl CheckpointStore for MemoryStore {
                     let run = runs.entry(result.run.clone()).or_insert_with(RunData::new);
                     run.tools.push(record.clone());
                     run.head.tools = tools;
+                    run.updated_at = record.recorded_at;
                     Ok((record, false))
                 }
             }
@@ -304,6 +346,7 @@ impl CheckpointStore for MemoryStore {
         self.with_runs(|runs| {
             let data = runs.entry(run.clone()).or_insert_with(RunData::new);
             data.head.epoch += 1;
+            data.updated_at = SystemTime::now();
             Ok(data.head.epoch)
         })
     }
@@ -312,39 +355,69 @@ impl CheckpointStore for MemoryStore {
         self.with_runs(|runs| {
             let data = runs
                 .get_mut(run)
-                .ok_or_else(|| Error::NotFound(format!("run {} not found", run.run_id)))?;
+                .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))?;
             plan::check_epoch(epoch, data.head.epoch)?;
             data.messages.truncate(chain.len as usize);
             data.head.messages = chain;
+            data.updated_at = SystemTime::now();
             Ok(())
         })
     }
 
-    async fn list(
-        &self,
-        run: &RunKey,
-        after: Option<Step>,
-        limit: usize,
-    ) -> Result<Vec<CheckpointSummary>> {
+    async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>> {
         self.with_runs(|runs| {
             let Some(data) = runs.get(run) else {
                 return Ok(Vec::new());
             };
-            Ok(data
+            let admitted = data
                 .checkpoints
                 .iter()
-                .filter(|(step, _)| after.is_none_or(|after| **step > after))
-                .take(limit)
-                .map(|(step, row)| CheckpointSummary {
-                    step: *step,
-                    size_bytes: row.state.len() as u64,
-                    quarantine: row.quarantine.clone(),
-                    created_at: row.created_at,
-                    checksum: row.checksum,
-                    epoch: row.epoch,
-                    message_count: row.message_count,
+                .filter(|(step, _)| query.admits(**step));
+            let summary = |(step, row): (&Step, &CheckpointRow)| RunData::summary(*step, row);
+            Ok(if query.descending {
+                admitted.rev().take(query.limit).map(summary).collect()
+            } else {
+                admitted.take(query.limit).map(summary).collect()
+            })
+        })
+    }
+
+    async fn label_step(&self, run: &RunKey, label: &str) -> Result<Option<Step>> {
+        self.with_runs(|runs| {
+            Ok(runs.get(run).and_then(|data| {
+                data.checkpoints
+                    .iter()
+                    .find(|(_, row)| row.label.as_deref() == Some(label))
+                    .map(|(step, _)| *step)
+            }))
+        })
+    }
+
+    async fn run_info(&self, run: &RunKey) -> Result<Option<RunInfo>> {
+        self.with_runs(|runs| Ok(runs.get(run).map(|data| data.info(&run.run_id))))
+    }
+
+    async fn list_runs(
+        &self,
+        tenant: &Tenant,
+        prefix: &str,
+        after: Option<&RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunInfo>> {
+        self.with_runs(|runs| {
+            let mut page: Vec<RunInfo> = runs
+                .iter()
+                .filter(|(key, _)| {
+                    key.tenant == *tenant
+                        && key.run_id.as_str().starts_with(prefix)
+                        && after.is_none_or(|after| key.run_id.as_str() > after.as_str())
                 })
-                .collect())
+                .map(|(key, data)| data.info(&key.run_id))
+                .collect();
+            // String order is byte order, as the database backends compare run ids.
+            page.sort_by(|a, b| a.run_id.as_str().cmp(b.run_id.as_str()));
+            page.truncate(limit);
+            Ok(page)
         })
     }
 
@@ -355,7 +428,7 @@ impl CheckpointStore for MemoryStore {
     async fn delete_run(&self, run: &RunKey) -> Result<u64> {
         self.with_runs(|runs| match runs.remove(run) {
             Some(data) => Ok(data.checkpoints.len() as u64),
-            None => Err(Error::NotFound(format!("run {} not found", run.run_id))),
+            None => Err(Error::RunNotFound(format!("run {} not found", run.run_id))),
         })
     }
 
@@ -463,7 +536,7 @@ impl RetentionStore for MemoryStore {
         self.with_runs(|runs| {
             let data = runs.get_mut(run).filter(|data| data.head.epoch == epoch);
             let Some(data) = data else {
-                return Err(Error::FailedPrecondition(format!(
+                return Err(Error::StaleEpoch(format!(
                     "run {} moved to another epoch since its retention facts were read",
                     run.run_id
                 )));
@@ -522,7 +595,7 @@ fn position(run: &RunKey, step: Step) -> ((&str, &str), Step) {
 }
 
 fn no_checkpoint(run: &RunKey, step: Step) -> Error {
-    Error::NotFound(format!(
+    Error::CheckpointNotFound(format!(
         "run {} has no checkpoint at step {step}",
         run.run_id
     ))

@@ -19,9 +19,9 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use crate::domain::{
-    CheckpointSummary, Checksum, IntentOutcome, JournalAction, MessageChain, NewCheckpoint,
-    NewToolIntent, NewToolResult, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant,
-    ToolChain, ToolRecord,
+    CheckpointSummary, Checksum, IntentOutcome, JournalAction, ListQuery, MessageChain,
+    NewCheckpoint, NewToolIntent, NewToolResult, RunId, RunInfo, RunKey, SavedCheckpoint, Step,
+    StoredCheckpoint, Tenant, ToolChain, ToolRecord,
 };
 use crate::error::Result;
 
@@ -125,13 +125,24 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// the run is still at `epoch`; otherwise `FailedPrecondition`.
     async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()>;
 
-    /// Up to `limit` checkpoint summaries with step after `after`, ascending.
-    async fn list(
+    /// Up to `query.limit` checkpoint summaries within the query's bounds, in its order.
+    async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>>;
+
+    /// The step of the run's checkpoint labelled `label`; `None` when no checkpoint has it.
+    async fn label_step(&self, run: &RunKey, label: &str) -> Result<Option<Step>>;
+
+    /// The run's head, read by key without payloads; `None` when the run does not exist.
+    async fn run_info(&self, run: &RunKey) -> Result<Option<RunInfo>>;
+
+    /// Up to `limit` of the tenant's runs whose id starts with `prefix` and comes after
+    /// `after`, ascending by run id compared as bytes: a keyset page over an index range.
+    async fn list_runs(
         &self,
-        run: &RunKey,
-        after: Option<Step>,
+        tenant: &Tenant,
+        prefix: &str,
+        after: Option<&RunId>,
         limit: usize,
-    ) -> Result<Vec<CheckpointSummary>>;
+    ) -> Result<Vec<RunInfo>>;
 
     /// Whether the run exists (has been saved to, journalled into or resumed).
     async fn run_exists(&self, run: &RunKey) -> Result<bool>;

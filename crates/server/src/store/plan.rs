@@ -39,6 +39,7 @@ pub struct ExistingCheckpoint {
     pub created_at: SystemTime,
     /// A quarantined checkpoint is never restored, so the run's owner may overwrite it.
     pub quarantined: bool,
+    pub label: Option<String>,
 }
 
 /// What a backend reads before planning a Save.
@@ -52,6 +53,8 @@ pub struct SaveContext {
     /// the offset equals the log's length, the stored chain value of message `offset - 1` when
     /// it is shorter (zeros for offset 0), `None` when the offset is past the end.
     pub prefix: Option<Digest32>,
+    /// The step of the checkpoint that already carries the Save's label, if any.
+    pub label_step: Option<Step>,
 }
 
 impl SaveContext {
@@ -110,10 +113,13 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
     let head = &context.head;
     check_epoch(request.epoch, head.epoch)?;
     let Some(prefix) = context.prefix else {
-        return Err(Error::InvalidArgument(format!(
-            "message_offset {} leaves a gap: the message log holds {} messages",
-            request.message_offset, head.messages.len
-        )));
+        return Err(Error::invalid(
+            "message_offset",
+            format!(
+                "message_offset {} leaves a gap: the message log holds {} messages",
+                request.message_offset, head.messages.len
+            ),
+        ));
     };
     let mut chain = MessageChain {
         len: request.message_offset,
@@ -144,15 +150,23 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
     if let Some(client) = request.client_checksum
         && client != checksum
     {
-        return Err(Error::InvalidArgument(format!(
+        return Err(Error::ChecksumMismatch(format!(
             "checksum mismatch: the request carries {client}, the content hashes to {checksum}"
         )));
     }
 
+    if let Some(taken) = context.label_step.filter(|taken| *taken != request.step) {
+        return Err(Error::LabelTaken(format!(
+            "label {:?} already names the checkpoint at step {taken} of run {}",
+            request.label.as_deref().unwrap_or_default(),
+            request.run.run_id
+        )));
+    }
     let replace = match &context.existing {
         // Even identical content must be rewritten: the stored copy is the corrupt one.
         Some(existing) if existing.quarantined => true,
-        Some(existing) if existing.checksum == checksum => {
+        // The label is not checksummed, so a retry is identical only if it names it alike.
+        Some(existing) if existing.checksum == checksum && existing.label == request.label => {
             return Ok(SavePlan::Unchanged(SavedCheckpoint {
                 id: existing.id.clone(),
                 checksum,
@@ -164,7 +178,7 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
         }
         Some(existing) if request.epoch > existing.epoch => true,
         Some(_) => {
-            return Err(Error::Conflict(format!(
+            return Err(Error::StepConflict(format!(
                 "step {} of run {} already holds a different checkpoint",
                 request.step, request.run.run_id
             )));
@@ -172,17 +186,20 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
         None => false,
     };
     if !replace && let Some(latest) = context.latest_step.filter(|latest| *latest >= request.step) {
-        return Err(Error::FailedPrecondition(format!(
+        return Err(Error::StepBehindLatest(format!(
             "step {} is not after the run's latest checkpoint at step {latest}",
             request.step
         )));
     }
     if request.message_offset != head.messages.len {
-        return Err(Error::InvalidArgument(format!(
-            "message_offset {} does not match the message log's length {}; \
+        return Err(Error::invalid(
+            "message_offset",
+            format!(
+                "message_offset {} does not match the message log's length {}; \
              send the messages added since the previous checkpoint, starting there",
-            request.message_offset, head.messages.len
-        )));
+                request.message_offset, head.messages.len
+            ),
+        ));
     }
     Ok(SavePlan::Write {
         id: new_id(),
@@ -286,7 +303,7 @@ pub fn plan_tool_intent(
 /// A journal repair applies only to the journal it was planned from.
 pub fn check_journal_unchanged(expected: &ToolChain, current: &ToolChain) -> Result<()> {
     if expected != current {
-        return Err(Error::FailedPrecondition(format!(
+        return Err(Error::JournalState(format!(
             "the tool journal changed since it was read ({} entries then, {} now); \
              read it again and repeat the repair",
             expected.len, current.len
@@ -298,12 +315,12 @@ pub fn check_journal_unchanged(expected: &ToolChain, current: &ToolChain) -> Res
 /// Fencing: a write must carry exactly the run's current epoch.
 pub fn check_epoch(requested: u64, current: u64) -> Result<()> {
     if requested < current {
-        return Err(Error::FailedPrecondition(format!(
+        return Err(Error::StaleEpoch(format!(
             "stale epoch {requested}: the run was resumed at epoch {current}; this writer is fenced"
         )));
     }
     if requested > current {
-        return Err(Error::FailedPrecondition(format!(
+        return Err(Error::EpochNotIssued(format!(
             "epoch {requested} was never issued: the run is at epoch {current}"
         )));
     }

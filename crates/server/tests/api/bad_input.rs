@@ -33,6 +33,7 @@ async fn each_bad_input_gets_its_exact_code_and_changes_nothing(backend: Backend
     let resumed = setup
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -180,6 +181,7 @@ async fn each_bad_input_gets_its_exact_code_and_changes_nothing(backend: Backend
             "load latest of an unknown run",
             c.load_latest(LoadLatestRequest {
                 run_id: "nope".into(),
+                ..Default::default()
             })
             .await
             .map(drop),
@@ -190,6 +192,7 @@ async fn each_bad_input_gets_its_exact_code_and_changes_nothing(backend: Backend
             c.load_at_step(LoadAtStepRequest {
                 run_id: "run-1".into(),
                 step: 9,
+                ..Default::default()
             })
             .await
             .map(drop),
@@ -200,6 +203,7 @@ async fn each_bad_input_gets_its_exact_code_and_changes_nothing(backend: Backend
             c.load_at_step(LoadAtStepRequest {
                 run_id: "run-1".into(),
                 step: -3,
+                ..Default::default()
             })
             .await
             .map(drop),
@@ -276,6 +280,7 @@ async fn each_bad_input_gets_its_exact_code_and_changes_nothing(backend: Backend
                 &"t".repeat(300),
                 LoadLatestRequest {
                     run_id: "run-1".into(),
+                    ..Default::default()
                 },
             ))
             .await
@@ -292,6 +297,7 @@ async fn each_bad_input_gets_its_exact_code_and_changes_nothing(backend: Backend
     let latest = c
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

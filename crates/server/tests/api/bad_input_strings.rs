@@ -269,6 +269,7 @@ async fn string_fields_refuse_nul_invalid_and_overlong_values(backend: Backend) 
     let unknown = client
         .load_latest(LoadLatestRequest {
             run_id: "run-s".into(),
+            ..Default::default()
         })
         .await
         .unwrap_err();

@@ -46,6 +46,7 @@ async fn load_latest(
     client
         .load_latest(LoadLatestRequest {
             run_id: run_id.into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -203,6 +204,7 @@ async fn a_write_by_another_instance_under_a_newer_epoch_is_never_hidden_by_the_
     let epoch = other
         .resume(ResumeRequest {
             run_id: "run-fenced".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -48,6 +48,7 @@ async fn two_instances_saving_alternately_always_load_the_true_latest() {
                 let checkpoint = client
                     .load_latest(LoadLatestRequest {
                         run_id: "shared".into(),
+                        ..Default::default()
                     })
                     .await
                     .unwrap()
@@ -89,6 +90,7 @@ async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after
         let checkpoint = client
             .load_latest(LoadLatestRequest {
                 run_id: "stream".into(),
+                ..Default::default()
             })
             .await
             .expect("load must not fail whatever Redis does")
@@ -126,6 +128,7 @@ async fn redis_dying_mid_stream_causes_no_client_errors_and_no_stale_reads_after
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "stream".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -164,6 +167,7 @@ async fn a_hit_is_counted_as_a_hit_in_the_exported_metrics() {
         client
             .load_latest(LoadLatestRequest {
                 run_id: "metered".into(),
+                ..Default::default()
             })
             .await
             .unwrap();

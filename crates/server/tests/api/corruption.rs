@@ -40,6 +40,7 @@ async fn a_corrupt_checkpoint_is_reported_quarantined_and_skipped(backend: Backe
         .load_at_step(LoadAtStepRequest {
             run_id: "run-1".into(),
             step: 6,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -58,6 +59,7 @@ async fn a_corrupt_checkpoint_is_reported_quarantined_and_skipped(backend: Backe
     let resumed = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -77,6 +79,7 @@ async fn resume_skips_corruption_it_finds_itself(backend: Backend) {
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -99,6 +102,7 @@ async fn when_every_checkpoint_is_corrupt_the_run_restarts_from_scratch(backend:
     let resumed = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -110,6 +114,7 @@ async fn when_every_checkpoint_is_corrupt_the_run_restarts_from_scratch(backend:
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -145,6 +150,7 @@ async fn a_corrupt_message_invalidates_the_checkpoints_that_cover_it(backend: Ba
     let resumed = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -173,6 +179,7 @@ async fn a_rewind_truncates_the_log_and_appends_continue_from_there(backend: Bac
     let resumed = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -204,6 +211,7 @@ async fn a_rewind_truncates_the_log_and_appends_continue_from_there(backend: Bac
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -234,6 +242,7 @@ async fn resaving_a_quarantined_step_with_identical_content_replaces_it(backend:
     let resumed = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -256,6 +265,7 @@ async fn resaving_a_quarantined_step_with_identical_content_replaces_it(backend:
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -52,6 +52,7 @@ async fn acknowledged_checkpoints_survive_sigkill(backend: Backend) {
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "crash-run".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use checkpointd::proto::{
     ApproveRequest, CancelRequest, ClaimRequest, CompleteRequest, DeleteRunRequest, EnqueueRequest,
-    EnqueueResponse, FailRequest, GetJournalRequest, GetRequest, HeartbeatRequest,
-    ListCheckpointsRequest, ListRequest, LoadAtStepRequest, LoadLatestRequest, Message,
-    PinCheckpointRequest, RecordToolIntentRequest, RecordToolResultRequest, RejectRequest,
+    EnqueueResponse, FailRequest, GetJournalRequest, GetRequest, GetRunRequest, HeartbeatRequest,
+    ListCheckpointsRequest, ListRequest, ListRunsRequest, LoadAtStepRequest, LoadLatestRequest,
+    Message, PinCheckpointRequest, RecordToolIntentRequest, RecordToolResultRequest, RejectRequest,
     ReleaseRequest, RepairJournalRequest, RequestApprovalRequest, RequeueRequest, ResumeRequest,
     ResumeTaskRequest, RetryPolicy, SaveRequest, SetRetentionRequest, UnpinCheckpointRequest,
     ValidateRequest, repair_journal_request,
@@ -120,7 +120,7 @@ const TASK_CALLS: [&str; 12] = [
 
 fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
     let idempotency_key = rng.pick(&[String::new(), "key-1".to_owned(), "k\0".to_owned()]);
-    let n = rng.below(28);
+    let n = rng.below(30);
     match n {
         0..=3 => (
             "/checkpoint.v1.CheckpointService/Save",
@@ -139,18 +139,27 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
                 metadata: [(rng.string(), rng.string())].into(),
                 epoch: (rng.below(2) == 0).then(|| rng.unsigned()),
                 checksum: (rng.below(4) == 0).then(|| rng.string()),
+                label: rng.string(),
             }
             .encode_to_vec(),
         ),
         4 => (
             "/checkpoint.v1.CheckpointService/LoadLatest",
-            LoadLatestRequest { run_id }.encode_to_vec(),
+            LoadLatestRequest {
+                run_id,
+                message_offset: rng.unsigned(),
+                journal: rng.int() as i32,
+            }
+            .encode_to_vec(),
         ),
         5 => (
             "/checkpoint.v1.CheckpointService/LoadAtStep",
             LoadAtStepRequest {
                 run_id,
                 step: rng.int(),
+                message_offset: rng.unsigned(),
+                label: rng.string(),
+                journal: rng.int() as i32,
             }
             .encode_to_vec(),
         ),
@@ -164,7 +173,12 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
         ),
         7 => (
             "/checkpoint.v1.CheckpointService/Resume",
-            ResumeRequest { run_id }.encode_to_vec(),
+            ResumeRequest {
+                run_id,
+                message_offset: rng.unsigned(),
+                require_existing: rng.below(2) == 0,
+            }
+            .encode_to_vec(),
         ),
         8 | 9 => (
             "/checkpoint.v1.CheckpointService/RecordToolResult",
@@ -185,6 +199,9 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
                 run_id,
                 page_size: rng.pick(&[0, 1, 1000, 5000]),
                 page_token: rng.pick(&["", "1", "-4", "x"]).to_owned(),
+                descending: rng.below(2) == 0,
+                before_step: (rng.below(2) == 0).then(|| rng.int()),
+                metadata_filter: [(rng.string(), rng.string())].into(),
             }
             .encode_to_vec(),
         ),
@@ -356,6 +373,23 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
             "/checkpoint.v1.TaskService/ResumeTask",
             ResumeTaskRequest { task_id }.encode_to_vec(),
         ),
+        28 => (
+            "/checkpoint.v1.CheckpointService/GetRun",
+            GetRunRequest { run_id }.encode_to_vec(),
+        ),
+        29 => {
+            let other = rng.string();
+            (
+                "/checkpoint.v1.CheckpointService/ListRuns",
+                ListRunsRequest {
+                    page_size: rng.pick(&[0, 1, 1000, 5000]),
+                    // A page token is a run id, so it may be any of the generated ones.
+                    page_token: rng.pick(&[String::new(), run_id.clone()]),
+                    run_id_prefix: rng.pick(&[String::new(), run_id, other]),
+                }
+                .encode_to_vec(),
+            )
+        }
         _ => (
             "/checkpoint.v1.TaskService/List",
             ListRequest {

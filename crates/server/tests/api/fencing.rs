@@ -15,6 +15,7 @@ async fn a_save_with_a_superseded_epoch_is_rejected_and_changes_nothing(backend:
             client
                 .resume(ResumeRequest {
                     run_id: "run-1".into(),
+                    ..Default::default()
                 })
                 .await
                 .unwrap()
@@ -44,6 +45,7 @@ async fn a_save_with_a_superseded_epoch_is_rejected_and_changes_nothing(backend:
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

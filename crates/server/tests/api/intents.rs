@@ -132,6 +132,7 @@ async fn retry_with_key_sends_the_email_once_across_a_crash_after_it() {
     let resumed = CheckpointServiceClient::new(channel(server.addr).await)
         .resume(ResumeRequest {
             run_id: "retry-run".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -48,7 +48,10 @@ async fn a_corrupt_entry_is_reported_in_doubt_and_repaired_without_a_duplicate(b
     let resumed = app
         .client()
         .await
-        .resume(ResumeRequest { run_id: RUN.into() })
+        .resume(ResumeRequest {
+            run_id: RUN.into(),
+            ..Default::default()
+        })
         .await
         .expect("no DATA_LOSS")
         .into_inner();

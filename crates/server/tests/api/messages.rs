@@ -45,6 +45,7 @@ async fn appends_at_the_log_length_are_accepted_and_gaps_rejected(backend: Backe
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -76,6 +76,7 @@ async fn a_zombie_worker_is_fenced_on_complete_and_save(backend: Backend) {
     let epoch_a = checkpoints
         .resume(ResumeRequest {
             run_id: "run-z".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -96,6 +97,7 @@ async fn a_zombie_worker_is_fenced_on_complete_and_save(backend: Backend) {
     let epoch_b = checkpoints
         .resume(ResumeRequest {
             run_id: "run-z".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -137,6 +139,7 @@ async fn a_zombie_worker_is_fenced_on_complete_and_save(backend: Backend) {
     let latest = checkpoints
         .load_latest(LoadLatestRequest {
             run_id: "run-z".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -41,6 +41,7 @@ async fn resume_after_a_crash_at_step_5_restores_step_3(backend: Backend) {
     let resumed = client
         .resume(ResumeRequest {
             run_id: "agent-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -58,6 +59,7 @@ async fn resume_after_a_crash_at_step_5_restores_step_3(backend: Backend) {
     let again = client
         .resume(ResumeRequest {
             run_id: "agent-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -72,6 +74,7 @@ async fn resume_of_a_new_run_starts_from_scratch(backend: Backend) {
     let resumed = client
         .resume(ResumeRequest {
             run_id: "fresh".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -200,6 +200,7 @@ async fn resume_works_after_pruning(backend: Backend) {
     let resumed = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -223,6 +224,7 @@ async fn resume_works_after_pruning(backend: Backend) {
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -248,6 +250,7 @@ async fn a_resume_in_flight_fences_the_pruner(backend: Backend) {
     client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap();

@@ -52,6 +52,7 @@ async fn a_corrupt_latest_checkpoint_keeps_its_predecessor(backend: Backend) {
     let resumed = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

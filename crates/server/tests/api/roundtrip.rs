@@ -24,6 +24,7 @@ async fn save_load_and_list_roundtrip(backend: Backend) {
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -55,6 +56,7 @@ async fn save_load_and_list_roundtrip(backend: Backend) {
         .load_at_step(LoadAtStepRequest {
             run_id: "run-1".into(),
             step: 2,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -69,6 +71,7 @@ async fn save_load_and_list_roundtrip(backend: Backend) {
             run_id: "run-1".into(),
             page_size: 2,
             page_token: String::new(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -86,6 +89,7 @@ async fn save_load_and_list_roundtrip(backend: Backend) {
             run_id: "run-1".into(),
             page_size: 2,
             page_token: first_page.next_page_token,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -112,6 +116,7 @@ async fn identical_retry_succeeds_and_different_content_conflicts(backend: Backe
     let latest = client
         .load_latest(LoadLatestRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -142,6 +147,7 @@ async fn tenants_never_see_each_others_runs(backend: Backend) {
                     tenant,
                     LoadLatestRequest {
                         run_id: "shared-id".into(),
+                        ..Default::default()
                     },
                 ))
                 .await

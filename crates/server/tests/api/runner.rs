@@ -387,6 +387,7 @@ async fn approval_survives_a_server_restart_and_the_tool_runs_once() {
         .checkpoints
         .load_latest(LoadLatestRequest {
             run_id: "hitl-no".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -442,6 +443,7 @@ async fn sigterm_checkpoints_and_releases_the_task_with_no_attempt_spent() {
         .checkpoints
         .load_latest(LoadLatestRequest {
             run_id: "drain-run".into(),
+            ..Default::default()
         })
         .await
         .expect("the stopping worker checkpoints the steps it finished")

@@ -167,6 +167,7 @@ async fn saves_with_client_checksums_are_accepted_on(app: TestApp) {
         .await
         .load_latest(LoadLatestRequest {
             run_id: "client-checksum".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -213,6 +213,7 @@ async fn saves_keep_succeeding_after_the_collector_goes_away() {
     let latest = client
         .load_latest(checkpointd::proto::LoadLatestRequest {
             run_id: "collector-gone".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -300,6 +301,7 @@ async fn metrics_scrape_as_prometheus_text_with_latency_histograms_and_healthz_a
     let restored = client
         .load_latest(checkpointd::proto::LoadLatestRequest {
             run_id: "scraped".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -308,6 +310,7 @@ async fn metrics_scrape_as_prometheus_text_with_latency_histograms_and_healthz_a
     client
         .resume(checkpointd::proto::ResumeRequest {
             run_id: "scraped".into(),
+            ..Default::default()
         })
         .await
         .unwrap();

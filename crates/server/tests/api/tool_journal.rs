@@ -22,6 +22,7 @@ async fn resume_returns_results_recorded_after_the_checkpoint(backend: Backend) 
     let resumed = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -63,6 +64,7 @@ async fn resume_returns_results_recorded_after_the_checkpoint(backend: Backend) 
     let again = client
         .resume(ResumeRequest {
             run_id: "run-1".into(),
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 
 use crate::cache::CachedStore;
 use crate::domain::{
-    CheckpointSummary, MessageChain, NewCheckpoint, NewToolResult, RunKey, SavedCheckpoint, Step,
-    ToolRecord,
+    CheckpointSummary, ListQuery, MessageChain, NewCheckpoint, NewToolResult, RunId, RunInfo,
+    RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
 };
 use crate::error::Result;
 use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
@@ -78,13 +78,27 @@ impl CheckpointStore for Settled {
         self.settle(self.0.rewind(run, epoch, chain)).await
     }
 
-    async fn list(
+    async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>> {
+        self.settle(self.0.list(run, query)).await
+    }
+
+    async fn label_step(&self, run: &RunKey, label: &str) -> Result<Option<Step>> {
+        self.settle(self.0.label_step(run, label)).await
+    }
+
+    async fn run_info(&self, run: &RunKey) -> Result<Option<RunInfo>> {
+        self.settle(self.0.run_info(run)).await
+    }
+
+    async fn list_runs(
         &self,
-        run: &RunKey,
-        after: Option<Step>,
+        tenant: &Tenant,
+        prefix: &str,
+        after: Option<&RunId>,
         limit: usize,
-    ) -> Result<Vec<CheckpointSummary>> {
-        self.settle(self.0.list(run, after, limit)).await
+    ) -> Result<Vec<RunInfo>> {
+        self.settle(self.0.list_runs(tenant, prefix, after, limit))
+            .await
     }
 
     async fn run_exists(&self, run: &RunKey) -> Result<bool> {

@@ -235,7 +235,7 @@ async fn transition_locked(
         .query_opt(&lock, &[&tenant.as_str(), &id.as_str()])
         .await
         .map_err(db)?
-        .ok_or_else(|| Error::NotFound(format!("task {id} not found")))?;
+        .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))?;
     let task = decode(&row)?;
     let next = rules::apply(&task, transition, now)?;
     store_locked(tx, &store, tenant, task.attempt, &next).await
@@ -287,7 +287,7 @@ async fn store_locked(
         .await
         .map_err(db)?
         .ok_or_else(|| {
-            Error::FailedPrecondition(format!(
+            Error::LeaseLost(format!(
                 "lease lost: task {} is no longer at attempt {fence}",
                 task.id
             ))

@@ -41,7 +41,7 @@ fn decide(approved: bool) -> Transition {
 }
 
 fn is_refused(outcome: Result<Task, Error>) -> bool {
-    matches!(outcome, Err(Error::FailedPrecondition(_)))
+    matches!(outcome, Err(Error::TaskState(_)))
 }
 
 #[test]

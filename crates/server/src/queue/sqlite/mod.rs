@@ -302,8 +302,8 @@ fn update(
     now: SystemTime,
 ) -> Result<Task> {
     let tx = begin(conn)?;
-    let task =
-        select(&tx, tenant, id)?.ok_or_else(|| Error::NotFound(format!("task {id} not found")))?;
+    let task = select(&tx, tenant, id)?
+        .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))?;
     let next = rules::apply(&task, transition, now)?;
     let stored = store(&tx, tenant, task.attempt, &next)?;
     tx.commit().db()?;
@@ -327,7 +327,7 @@ fn store(tx: &Transaction<'_>, tenant: &Tenant, fence: u64, task: &Task) -> Resu
     .optional()
     .db()?
     .ok_or_else(|| {
-        Error::FailedPrecondition(format!(
+        Error::LeaseLost(format!(
             "lease lost: task {} is no longer at attempt {fence}",
             task.id
         ))

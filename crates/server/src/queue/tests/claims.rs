@@ -265,7 +265,7 @@ pub(super) async fn two_tenants_never_see_each_others_tasks<B: TestBackend>() {
         queue
             .update(&b, &task_a.id, Transition::Cancel, at(0))
             .await,
-        Err(Error::NotFound(_))
+        Err(Error::TaskNotFound(_))
     ));
     assert_eq!(queue.get(&a, &task_a.id).await.unwrap(), Some(task_a));
 }

@@ -111,10 +111,7 @@ pub(super) async fn a_parked_task_refuses_a_second_decision_and_changes_nothing<
 
     let again = queue.update(&t, &waiting.id, decide(false), at(3)).await;
 
-    assert!(
-        matches!(again, Err(Error::FailedPrecondition(_))),
-        "{again:?}"
-    );
+    assert!(matches!(again, Err(Error::TaskState(_))), "{again:?}");
     assert_eq!(queue.get(&t, &waiting.id).await.unwrap(), Some(parked));
 }
 
@@ -135,10 +132,7 @@ pub(super) async fn only_a_task_parked_after_a_decision_can_be_resumed<B: TestBa
         let outcome = queue
             .update(&t, &task.id, Transition::ResumeTask, at(3))
             .await;
-        assert!(
-            matches!(outcome, Err(Error::FailedPrecondition(_))),
-            "{outcome:?}"
-        );
+        assert!(matches!(outcome, Err(Error::TaskState(_))), "{outcome:?}");
         assert_eq!(queue.get(&t, &task.id).await.unwrap(), Some(task));
     }
 }

@@ -72,7 +72,7 @@ pub(super) async fn a_stale_task_on_its_final_attempt_is_left_by_claims_and_buri
     };
     assert!(matches!(
         queue.update(&t, &task.id, zombie, now).await,
-        Err(Error::FailedPrecondition(_))
+        Err(Error::LeaseLost(_))
     ));
     let revived = queue
         .update(&t, &task.id, Transition::Requeue, now)

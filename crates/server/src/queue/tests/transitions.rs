@@ -31,10 +31,7 @@ pub(super) async fn a_zombie_completion_after_a_reclaim_is_fenced_and_changes_no
         result: b"stale".to_vec(),
     };
     let outcome = queue.update(&t, &first.id, zombie, at(40)).await;
-    assert!(
-        matches!(outcome, Err(Error::FailedPrecondition(_))),
-        "{outcome:?}"
-    );
+    assert!(matches!(outcome, Err(Error::LeaseLost(_))), "{outcome:?}");
     assert_eq!(
         queue.get(&t, &second.id).await.unwrap(),
         Some(second.clone())
@@ -192,7 +189,7 @@ pub(super) async fn a_fatal_failure_is_final_and_refused_transitions_change_noth
     ] {
         let outcome = queue.update(&t, &task.id, refused, at(2)).await;
         assert!(
-            matches!(outcome, Err(Error::FailedPrecondition(_))),
+            matches!(outcome, Err(Error::TaskState(_) | Error::LeaseLost(_))),
             "{outcome:?}"
         );
     }
@@ -207,7 +204,7 @@ pub(super) async fn an_unknown_task_is_not_found<B: TestBackend>() {
     assert_eq!(queue.get(&t, &missing).await.unwrap(), None);
     assert!(matches!(
         queue.update(&t, &missing, Transition::Requeue, at(0)).await,
-        Err(Error::NotFound(_))
+        Err(Error::TaskNotFound(_))
     ));
 }
 
@@ -307,7 +304,7 @@ pub(super) async fn an_approval_request_and_decision_round_trip_through_the_data
     };
     assert!(matches!(
         queue.update(&t, &waiting.id, again, at(3)).await,
-        Err(Error::FailedPrecondition(_))
+        Err(Error::TaskState(_))
     ));
 
     let resumed = claim_one(&*queue, at(2)).await;

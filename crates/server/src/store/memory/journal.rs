@@ -24,6 +24,7 @@ impl MemoryStore {
                     let run = runs.entry(intent.run.clone()).or_insert_with(RunData::new);
                     run.tools.push(record.clone());
                     run.head.tools = tools;
+                    run.updated_at = record.recorded_at;
                     Ok(IntentOutcome {
                         intent: Some(record),
                         result: None,
@@ -36,13 +37,14 @@ impl MemoryStore {
 
     pub(super) fn journal_rewrite(&self, rewrite: &JournalRewrite) -> Result<Vec<Step>> {
         self.with_runs(|runs| {
-            let data = runs
-                .get_mut(&rewrite.run)
-                .ok_or_else(|| Error::NotFound(format!("run {} not found", rewrite.run.run_id)))?;
+            let data = runs.get_mut(&rewrite.run).ok_or_else(|| {
+                Error::RunNotFound(format!("run {} not found", rewrite.run.run_id))
+            })?;
             plan::check_journal_unchanged(&rewrite.expected, &data.head.tools)?;
             let keep = usize::try_from(rewrite.from_seq - 1).unwrap_or(usize::MAX);
             data.tools.truncate(keep);
             data.tools.extend(rewrite.entries.iter().cloned());
+            data.updated_at = std::time::SystemTime::now();
             data.head.tools = rewrite.head;
             let mut quarantined = Vec::new();
             if let Some(from) = rewrite.quarantine_from {

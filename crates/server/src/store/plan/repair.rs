@@ -81,10 +81,10 @@ pub fn plan_repair(
             (Repair::MarkDone(output), true) => {
                 Ok(append_result(journal, head, request, output, action))
             }
-            (Repair::Drop, _) => Err(Error::FailedPrecondition(format!(
+            (Repair::Drop, _) => Err(Error::JournalState(format!(
                 "call {call} has no corrupt journal entry to drop"
             ))),
-            (Repair::MarkDone(_), false) => Err(Error::FailedPrecondition(format!(
+            (Repair::MarkDone(_), false) => Err(Error::JournalState(format!(
                 "call {call} is neither in doubt nor corrupt: nothing to mark done"
             ))),
         };
@@ -176,7 +176,7 @@ fn check_one_of_each_kind(
             .or_default();
         *count += 1;
         if *count > 1 {
-            return Err(Error::FailedPrecondition(format!(
+            return Err(Error::JournalState(format!(
                 "call {} would hold two {:?} entries; drop its corrupt entry instead",
                 record.call_id, record.kind
             )));

@@ -32,9 +32,11 @@ fn outcome(planned: &Result<SavePlan, Error>) -> Outcome {
             replace: *replace,
             message_count: *message_count,
         },
-        Err(Error::InvalidArgument(_)) => Outcome::Invalid,
-        Err(Error::Conflict(_)) => Outcome::Conflict,
-        Err(Error::FailedPrecondition(_)) => Outcome::Fenced,
+        Err(Error::InvalidField { .. } | Error::ChecksumMismatch(_)) => Outcome::Invalid,
+        Err(Error::StepConflict(_)) => Outcome::Conflict,
+        Err(Error::StepBehindLatest(_) | Error::StaleEpoch(_) | Error::EpochNotIssued(_)) => {
+            Outcome::Fenced
+        }
         Err(other) => panic!("unexpected error {other:?}"),
     }
 }
@@ -72,6 +74,7 @@ impl Run {
             checksum,
             created_at: SystemTime::UNIX_EPOCH + Duration::from_secs(1),
             quarantined,
+            label: None,
         });
         self
     }
@@ -99,6 +102,7 @@ impl Run {
             existing: self.existing.clone(),
             latest_step: self.latest_step.map(crate::domain::Step::new),
             prefix,
+            label_step: None,
         }
     }
 }
@@ -387,7 +391,7 @@ fn tool_result_plans_insert_new_calls_and_replay_known_ones() {
             (Ok(ToolPlan::Existing(record)), Ok(None)) => {
                 assert_eq!(Some(record), existing, "{situation}");
             }
-            (Err(Error::FailedPrecondition(_)), Err(())) => {}
+            (Err(Error::StaleEpoch(_) | Error::EpochNotIssued(_)), Err(())) => {}
             (planned, expected) => {
                 panic!("{situation}: planned {planned:?}, expected {expected:?}")
             }
@@ -502,7 +506,7 @@ fn tool_intent_plans_insert_new_calls_and_answer_known_ones_with_what_they_hold(
                     "{situation}"
                 );
             }
-            (Err(Error::FailedPrecondition(_)), Err(())) => {}
+            (Err(Error::StaleEpoch(_) | Error::EpochNotIssued(_)), Err(())) => {}
             (planned, expected) => {
                 panic!("{situation}: planned {planned:?}, expected {expected:?}")
             }
@@ -527,7 +531,7 @@ fn only_the_current_epoch_may_write() {
             "epoch {requested} on a run at {current}: {checked:?}"
         );
         if let Err(error) = checked {
-            assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+            assert!(error.is_fenced(), "{error:?}");
         }
     }
 }

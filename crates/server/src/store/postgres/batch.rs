@@ -182,7 +182,7 @@ async fn write_batch(pool: &Pool, mut batch: Vec<Pending>) {
         // its checkpoint stored and is answered as an identical retry.
         Err(Failure::Failed(error)) => {
             for pending in batch {
-                let _ = pending.answer.send(Err(copy(&error)));
+                let _ = pending.answer.send(Err(error.clone()));
             }
         }
     }
@@ -195,20 +195,6 @@ enum Failure {
     /// No connection, a connection that broke, or an answer that makes no sense: the outcome is
     /// unknown, and every Save gets this error.
     Failed(Error),
-}
-
-/// `error` again, for the next Save of a failed batch.
-fn copy(error: &Error) -> Error {
-    match error {
-        Error::InvalidArgument(text) => Error::InvalidArgument(text.clone()),
-        Error::NotFound(text) => Error::NotFound(text.clone()),
-        Error::Conflict(text) => Error::Conflict(text.clone()),
-        Error::FailedPrecondition(text) => Error::FailedPrecondition(text.clone()),
-        Error::TooLarge(text) => Error::TooLarge(text.clone()),
-        Error::DataLoss(text) => Error::DataLoss(text.clone()),
-        Error::Unavailable(text) => Error::Unavailable(text.clone()),
-        Error::Internal(text) => Error::Internal(text.clone()),
-    }
 }
 
 /// The whole batch in one `sql::WRITE_CHECKPOINTS` statement; the outcomes in batch order.

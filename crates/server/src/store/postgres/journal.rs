@@ -74,7 +74,7 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(db)?;
         let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
         let Some(locked) = tx.query_opt(sql::LOCK_RUN, &run_params).await.map_err(db)? else {
-            return Err(Error::NotFound(format!("run {} not found", run.run_id)));
+            return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
         };
         let head = RunRow::decode(&locked, run)?.head;
         if let Err(error) = plan::check_journal_unchanged(&rewrite.expected, &head.tools) {

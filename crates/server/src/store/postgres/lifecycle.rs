@@ -101,7 +101,7 @@ async fn rewind_under_lock(
     .map_err(db)?;
     let Some(locked) = tx.query_opt(&lock, &[&tenant, &run_id]).await.map_err(db)? else {
         return Ok(Locked::Release(
-            Err(Error::NotFound(format!("run {} not found", run.run_id))),
+            Err(Error::RunNotFound(format!("run {} not found", run.run_id))),
             None,
         ));
     };
@@ -157,7 +157,7 @@ async fn delete_under_lock(tx: &Transaction<'_>, run: &RunKey) -> Result<Locked<
     )
     .map_err(db)?;
     if runs + checkpoints + messages + tools == 0 {
-        let absent = Error::NotFound(format!("run {} not found", run.run_id));
+        let absent = Error::RunNotFound(format!("run {} not found", run.run_id));
         return Ok(Locked::Release(Err(absent), None));
     }
     Ok(Locked::Commit(checkpoints, None))

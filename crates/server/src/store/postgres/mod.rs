@@ -38,8 +38,9 @@ use super::{
     StoreOptions, Which, redact_url,
 };
 use crate::domain::{
-    CheckpointSummary, IntentOutcome, JournalAction, MessageChain, NewCheckpoint, NewToolIntent,
-    NewToolResult, RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
+    CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
+    NewToolIntent, NewToolResult, RunId, RunInfo, RunKey, SavedCheckpoint, Step, Tenant,
+    ToolRecord,
 };
 use crate::error::{Error, Result};
 use batch::SaveBatcher;
@@ -216,13 +217,26 @@ impl CheckpointStore for PostgresStore {
         self.truncate_log(run, epoch, chain).await
     }
 
-    async fn list(
+    async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>> {
+        self.list_page(run, query).await
+    }
+
+    async fn label_step(&self, run: &RunKey, label: &str) -> Result<Option<Step>> {
+        self.step_of_label(run, label).await
+    }
+
+    async fn run_info(&self, run: &RunKey) -> Result<Option<RunInfo>> {
+        self.read_run_info(run).await
+    }
+
+    async fn list_runs(
         &self,
-        run: &RunKey,
-        after: Option<Step>,
+        tenant: &Tenant,
+        prefix: &str,
+        after: Option<&RunId>,
         limit: usize,
-    ) -> Result<Vec<CheckpointSummary>> {
-        self.list_page(run, after, limit).await
+    ) -> Result<Vec<RunInfo>> {
+        self.run_page(tenant, prefix, after, limit).await
     }
 
     async fn run_exists(&self, run: &RunKey) -> Result<bool> {

@@ -5,10 +5,13 @@ use tokio_postgres::types::ToSql;
 use super::PostgresStore;
 use super::error::db;
 use super::rows::{
-    bare_snapshot, digest_or_zero, signed, snapshot, summary, tool_record, unsigned,
+    bare_snapshot, digest_or_zero, run_info, signed, snapshot, summary, tool_record, unsigned,
 };
 use super::sql;
-use crate::domain::{CheckpointSummary, Checksum, RunKey, Step, ToolChain, ToolRecord};
+use crate::domain::{
+    CheckpointSummary, Checksum, ListQuery, RunId, RunInfo, RunKey, Step, Tenant, ToolChain,
+    ToolRecord, prefix_upper_bound,
+};
 use crate::error::Result;
 use crate::store::{CheckpointHead, LatestHead, Snapshot, Which};
 
@@ -82,24 +85,98 @@ impl PostgresStore {
     pub(super) async fn list_page(
         &self,
         run: &RunKey,
-        after: Option<Step>,
-        limit: usize,
+        query: &ListQuery,
     ) -> Result<Vec<CheckpointSummary>> {
-        // Steps are never negative, so -1 means "from the start".
-        let after = after.map_or(-1, Step::as_i64);
-        let limit = signed(limit as u64);
+        // Steps are never negative and below i64::MAX, so -1 and i64::MAX mean "no bound".
+        let above = query.above.map_or(-1, Step::as_i64);
+        let below = query.below.map_or(i64::MAX, Step::as_i64);
+        let limit = signed(query.limit as u64);
+        let sql = if query.descending {
+            sql::LIST_DESCENDING
+        } else {
+            sql::LIST
+        };
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::LIST).await.map_err(db)?;
+        let statement = client.prepare_cached(sql).await.map_err(db)?;
         Ok(client
             .query(
                 &statement,
-                &[&run.tenant.as_str(), &run.run_id.as_str(), &after, &limit],
+                &[
+                    &run.tenant.as_str(),
+                    &run.run_id.as_str(),
+                    &above,
+                    &below,
+                    &limit,
+                ],
             )
             .await
             .map_err(db)?
             .iter()
             .map(summary)
             .collect())
+    }
+
+    pub(super) async fn step_of_label(&self, run: &RunKey, label: &str) -> Result<Option<Step>> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::LABEL_STEP).await.map_err(db)?;
+        Ok(client
+            .query_opt(
+                &statement,
+                &[&run.tenant.as_str(), &run.run_id.as_str(), &label],
+            )
+            .await
+            .map_err(db)?
+            .map(|row| Step::new(unsigned(row.get(0)))))
+    }
+
+    pub(super) async fn read_run_info(&self, run: &RunKey) -> Result<Option<RunInfo>> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::RUN_INFO_ONE).await.map_err(db)?;
+        client
+            .query_opt(&statement, &[&run.tenant.as_str(), &run.run_id.as_str()])
+            .await
+            .map_err(db)?
+            .map(|row| run_info(&row))
+            .transpose()
+    }
+
+    pub(super) async fn run_page(
+        &self,
+        tenant: &Tenant,
+        prefix: &str,
+        after: Option<&RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunInfo>> {
+        // The empty string sorts before every run id: "after nothing".
+        let after = after.map_or("", RunId::as_str);
+        let limit = signed(limit as u64);
+        let bound = prefix_upper_bound(prefix);
+        let client = self.client().await?;
+        let rows = match &bound {
+            Some(bound) => {
+                let statement = client
+                    .prepare_cached(sql::RUN_INFO_PAGE_BOUNDED)
+                    .await
+                    .map_err(db)?;
+                client
+                    .query(
+                        &statement,
+                        &[&tenant.as_str(), &prefix, &after, &limit, bound],
+                    )
+                    .await
+            }
+            None => {
+                let statement = client
+                    .prepare_cached(sql::RUN_INFO_PAGE)
+                    .await
+                    .map_err(db)?;
+                client
+                    .query(&statement, &[&tenant.as_str(), &prefix, &after, &limit])
+                    .await
+            }
+        }
+        .map_err(db)?;
+        rows.iter().map(run_info).collect()
     }
 
     pub(super) async fn read_latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {

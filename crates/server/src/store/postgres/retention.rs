@@ -132,7 +132,7 @@ impl PostgresStore {
                 .map_err(db)?
                 .is_none()
         {
-            return Err(Error::NotFound(format!(
+            return Err(Error::CheckpointNotFound(format!(
                 "run {} has no checkpoint at step {step}",
                 run.run_id
             )));
@@ -231,7 +231,7 @@ impl PostgresStore {
         let current = locked.map(|row| unsigned(row.get(0)));
         if current != Some(epoch) {
             tx.rollback().await.map_err(db)?;
-            return Err(Error::FailedPrecondition(format!(
+            return Err(Error::StaleEpoch(format!(
                 "run {} moved to another epoch since its retention facts were read",
                 run.run_id
             )));

@@ -14,7 +14,7 @@ use super::super::Snapshot;
 use super::super::plan::RunHead;
 use crate::domain::{
     CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Message, MessageChain, Quarantine,
-    RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord,
+    RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -124,7 +124,43 @@ pub(super) fn summary(row: &Row) -> CheckpointSummary {
         checksum: Checksum::from_bytes(digest_or_zero(checksum)),
         epoch: unsigned(row.get(5)),
         message_count: unsigned(row.get(6)),
+        label: row.get(7),
+        metadata: metadata(row, 8, 9),
     }
+}
+
+/// A row of `RUN_INFO_*`; a stored run id that no longer parses is damage, never sent on.
+pub(super) fn run_info(row: &Row) -> Result<RunInfo> {
+    let raw: &str = row.get(0);
+    let run_id = RunId::parse(raw)
+        .map_err(|_| Error::DataLoss(format!("stored run id {raw:?} is invalid")))?;
+    let step = |index| {
+        row.get::<_, Option<i64>>(index)
+            .map(|step| Step::new(unsigned(step)))
+    };
+    Ok(RunInfo {
+        run_id,
+        epoch: unsigned(row.get(1)),
+        message_count: unsigned(row.get(2)),
+        tool_count: unsigned(row.get(3)),
+        updated_at: row.get(4),
+        latest_step: step(5),
+        latest_valid_step: step(6),
+        checkpoint_count: unsigned(row.get(7)),
+    })
+}
+
+/// The metadata arrays at `keys` and `values`, zipped back into a map.
+fn metadata(row: &Row, keys: usize, values: usize) -> BTreeMap<String, String> {
+    // The metadata arrays are the one place tampering can change a value's shape (NULL
+    // elements, more dimensions): such metadata reads as empty text, which fails the checksum.
+    let keys: Vec<Option<String>> = row.try_get(keys).unwrap_or_default();
+    let values: Vec<Option<String>> = row.try_get(values).unwrap_or_default();
+    // Mismatched array lengths (tampering) drop pairs, which then fails the checksum.
+    keys.into_iter()
+        .zip(values)
+        .map(|(key, value)| (key.unwrap_or_default(), value.unwrap_or_default()))
+        .collect()
 }
 
 /// A row of `LOAD_LATEST` / `LOAD_AT`: the checkpoint, its messages and the tool journal.
@@ -139,7 +175,7 @@ pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
         .map(|(role, content)| Message { role, content })
         .collect();
     Ok(Snapshot {
-        checkpoint: stored_checkpoint(row, run, messages),
+        checkpoint: stored_checkpoint(row, run, messages, 23),
         tools: journal(row)?,
         verified: false,
     })
@@ -154,18 +190,19 @@ pub(super) fn bare_snapshot(row: &Row, run: &RunKey) -> Option<Snapshot> {
         return None;
     }
     Some(Snapshot {
-        checkpoint: stored_checkpoint(row, run, Vec::new()),
+        checkpoint: stored_checkpoint(row, run, Vec::new(), 13),
         tools: Vec::new(),
         verified: false,
     })
 }
 
-/// The checkpoint columns (0..=11) shared by both load statements.
-fn stored_checkpoint(row: &Row, run: &RunKey, messages: Vec<Message>) -> StoredCheckpoint {
-    // The metadata arrays are the one place tampering can change a value's shape (NULL
-    // elements, more dimensions): such metadata reads as empty text, which fails the checksum.
-    let keys: Vec<Option<String>> = row.try_get(5).unwrap_or_default();
-    let values: Vec<Option<String>> = row.try_get(6).unwrap_or_default();
+/// The checkpoint columns (0..=11) shared by both load statements, and the label at `label`.
+fn stored_checkpoint(
+    row: &Row,
+    run: &RunKey,
+    messages: Vec<Message>,
+    label: usize,
+) -> StoredCheckpoint {
     let checksum: &[u8] = row.get(9);
     StoredCheckpoint {
         id: row.get(1),
@@ -174,12 +211,7 @@ fn stored_checkpoint(row: &Row, run: &RunKey, messages: Vec<Message>) -> StoredC
         epoch: unsigned(row.get(2)),
         content_type: row.get(3),
         state: row.get(4),
-        // Mismatched array lengths (tampering) drop pairs, which then fails the checksum.
-        metadata: keys
-            .into_iter()
-            .zip(values)
-            .map(|(key, value)| (key.unwrap_or_default(), value.unwrap_or_default()))
-            .collect::<BTreeMap<_, _>>(),
+        metadata: metadata(row, 5, 6),
         messages,
         message_count: unsigned(row.get(7)),
         tool_count: unsigned(row.get(8)),
@@ -188,6 +220,7 @@ fn stored_checkpoint(row: &Row, run: &RunKey, messages: Vec<Message>) -> StoredC
         quarantine: row
             .get::<_, Option<String>>(11)
             .map(|reason| Quarantine { reason }),
+        label: row.get(label),
     }
 }
 

@@ -148,7 +148,7 @@ impl<'a> WriteParams<'a> {
         }
     }
 
-    fn params(&self) -> [&(dyn ToSql + Sync); 21] {
+    fn params(&self) -> [&(dyn ToSql + Sync); 22] {
         let request: &NewCheckpoint = &self.write.request;
         [
             &self.tenant,
@@ -172,6 +172,7 @@ impl<'a> WriteParams<'a> {
             &self.tool_count,
             &self.tool_head,
             &self.write.version,
+            &request.label,
         ]
     }
 
@@ -218,6 +219,10 @@ impl PostgresStore {
         let Some(latest_step) = cached.latest_step else {
             return Ok(None);
         };
+        // Whether a label is taken needs the truth, and the batched statement writes none.
+        if request.label.is_some() {
+            return Ok(None);
+        }
         // A step at or below the latest is a retry, a replace or an error: all need the truth.
         if latest_step.is_some_and(|latest| request.step <= latest)
             || SaveContext::prefix_source(&cached.head, request.message_offset)
@@ -230,6 +235,7 @@ impl PostgresStore {
             existing: None,
             latest_step,
             prefix: Some(cached.head.messages.head),
+            label_step: None,
         };
         // A rejection planned from a possibly stale head may be wrong (e.g. an epoch that
         // another instance issued), so only the locked path may reject.
@@ -304,7 +310,8 @@ async fn save_under_lock(
     )
     .map_err(db)?;
     let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
-    let read_params: [&(dyn ToSql + Sync); 4] = [&tenant, &run_id, &step, &prefix_seq];
+    let read_params: [&(dyn ToSql + Sync); 5] =
+        [&tenant, &run_id, &step, &prefix_seq, &request.label];
     // One round trip: the statements run in order, so the context is read under the lock.
     let (_, locked, context) = tokio::try_join!(
         tx.execute(&ensure, &run_params),
@@ -339,12 +346,17 @@ async fn save_under_lock(
             checksum: Checksum::from_bytes(digest_or_zero(context.get(4))),
             created_at: context.get(5),
             quarantined: context.get(6),
+            label: context.get(7),
         });
+    let label_step = context
+        .get::<_, Option<i64>>(8)
+        .map(|step| Step::new(unsigned(step)));
     let context = SaveContext {
         head,
         existing,
         latest_step,
         prefix,
+        label_step,
     };
     // Whatever the outcome, this is the truth as of this version of the run row.
     let truth = CachedRun {

@@ -14,7 +14,8 @@ FROM runs WHERE tenant = $1 AND run_id = $2 FOR UPDATE";
 
 /// Everything else `plan_save` needs, as one row. It runs as a statement after `LOCK_RUN`, so in
 /// READ COMMITTED it takes a fresh snapshot that sees every write committed before the lock was
-/// granted. `$3` is the step, `$4` the sequence number whose chain is the prefix (offset - 1).
+/// granted. `$3` is the step, `$4` the sequence number whose chain is the prefix (offset - 1),
+/// `$5` the Save's label (NULL for none; `label = NULL` matches nothing).
 pub(super) const SAVE_CONTEXT: &str = "\
 SELECT
     (SELECT step FROM checkpoints
@@ -22,7 +23,10 @@ SELECT
       ORDER BY step DESC LIMIT 1) AS latest_step,
     (SELECT chain FROM messages WHERE tenant = $1 AND run_id = $2 AND seq = $4) AS prefix,
     existing.id, existing.epoch, existing.checksum, existing.created_at,
-    existing.quarantine_reason IS NOT NULL AS existing_quarantined
+    existing.quarantine_reason IS NOT NULL AS existing_quarantined,
+    existing.label,
+    (SELECT step FROM checkpoints
+      WHERE tenant = $1 AND run_id = $2 AND label = $5::text) AS label_step
 FROM (SELECT 1) AS one
 LEFT JOIN checkpoints AS existing
     ON existing.tenant = $1 AND existing.run_id = $2 AND existing.step = $3";
@@ -50,7 +54,8 @@ macro_rules! bump_updated_at {
 /// $1 tenant, $2 run_id, $3 step, $4 id, $5 epoch, $6 content_type, $7 state, $8 metadata keys,
 /// $9 metadata values, $10 checksum, $11 new message_count, $12 new message_head,
 /// $13-$16 appended messages (seq, role, content, chain), then the expected run row:
-/// $17 message_count, $18 message_head, $19 tool_count, $20 tool_head, $21 updated_at.
+/// $17 message_count, $18 message_head, $19 tool_count, $20 tool_head, $21 updated_at;
+/// $22 the label (NULL for none).
 pub(super) const WRITE_CHECKPOINT: &str = concat!(
     "WITH run AS (
     UPDATE runs SET message_count = $11, message_head = $12, ",
@@ -63,8 +68,8 @@ pub(super) const WRITE_CHECKPOINT: &str = concat!(
 ), checkpoint AS (
     INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state,
                              metadata_keys, metadata_values, message_count, tool_count,
-                             checksum, created_at)
-    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $19, $10, now() FROM run
+                             checksum, created_at, label)
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $19, $10, now(), $22::text FROM run
     RETURNING created_at
 ), appended AS (
     INSERT INTO messages (tenant, run_id, seq, role, content, chain)
@@ -237,7 +242,7 @@ macro_rules! snapshot_sql {
        c.quarantine_reason,
        m.roles, m.contents,
        t.call_ids, t.tool_names, t.steps, t.outputs, t.is_errors, t.seqs, t.recorded_ats, t.chains,
-       t.intents
+       t.intents, c.label
 FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+,
             ") AS c
@@ -265,13 +270,14 @@ CROSS JOIN LATERAL (
 /// instead of 50 µs at 10 KB). `has_tools` (one index probe) and the checkpoint's
 /// `message_count` tell whether that was everything; when it was not, the caller loads with the
 /// full statement instead, so the answer still comes from one snapshot.
-/// The columns are `snapshot_sql`'s first twelve, then `has_tools`.
+/// The columns are `snapshot_sql`'s first twelve, then `has_tools` and `label`.
 macro_rules! bare_checkpoint_sql {
     ($($filter:tt)+) => {
         concat!(
             "SELECT step, id, epoch, content_type, state, metadata_keys, metadata_values,
        message_count, tool_count, checksum, created_at, quarantine_reason,
-       EXISTS (SELECT 1 FROM tool_results WHERE tenant = $1 AND run_id = $2) AS has_tools
+       EXISTS (SELECT 1 FROM tool_results WHERE tenant = $1 AND run_id = $2) AS has_tools,
+       label
 FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+
         )
@@ -300,11 +306,58 @@ FROM tool_results WHERE tenant = $1 AND run_id = $2 ORDER BY seq";
 pub(super) const STEPS: &str = "\
 SELECT step FROM checkpoints WHERE tenant = $1 AND run_id = $2 ORDER BY step";
 
-/// One page of summaries; `octet_length` reads the size from the TOAST pointer, not the value.
-pub(super) const LIST: &str = "\
-SELECT step, octet_length(state), quarantine_reason, created_at, checksum, epoch, message_count
-FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step > $3
-ORDER BY step LIMIT $4";
+/// One page of summaries, steps strictly between `$3` and `$4`; `octet_length` reads the size
+/// from the TOAST pointer, not the value.
+macro_rules! list_sql {
+    ($order:literal) => {
+        concat!(
+            "SELECT step, octet_length(state), quarantine_reason, created_at, checksum, epoch,
+       message_count, label, metadata_keys, metadata_values
+FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step > $3 AND step < $4
+ORDER BY step ",
+            $order,
+            " LIMIT $5"
+        )
+    };
+}
+
+pub(super) const LIST: &str = list_sql!("ASC");
+pub(super) const LIST_DESCENDING: &str = list_sql!("DESC");
+
+/// The step carrying a label, through the partial unique index.
+pub(super) const LABEL_STEP: &str = "\
+SELECT step FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND label = $3";
+
+/// A run's head with its checkpoint figures; `RUN_INFO_ONE` and `RUN_INFO_PAGE*` add the filter.
+macro_rules! run_info_sql {
+    ($($filter:tt)+) => {
+        concat!(
+            "SELECT r.run_id, r.epoch, r.message_count, r.tool_count, r.updated_at,
+       (SELECT max(step) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id),
+       (SELECT max(step) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id
+           AND quarantine_reason IS NULL),
+       (SELECT count(*) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id)
+  FROM runs r WHERE ",
+            $($filter)+
+        )
+    };
+}
+
+pub(super) const RUN_INFO_ONE: &str = run_info_sql!("r.tenant = $1 AND r.run_id = $2");
+
+/// A keyset page of a tenant's runs in byte order: `$2` the prefix, `$3` the run id the page
+/// starts after, `$4` the limit, `$5` the prefix's upper bound. Every comparison is collated
+/// "C", so the range runs on the `runs_by_run_id_bytes` index.
+pub(super) const RUN_INFO_PAGE_BOUNDED: &str = run_info_sql!(
+    "r.tenant = $1 AND r.run_id COLLATE \"C\" >= $2 AND r.run_id COLLATE \"C\" > $3
+   AND r.run_id COLLATE \"C\" < $5 ORDER BY r.run_id COLLATE \"C\" LIMIT $4"
+);
+
+/// `RUN_INFO_PAGE_BOUNDED` for a prefix with no upper bound (the empty prefix).
+pub(super) const RUN_INFO_PAGE: &str = run_info_sql!(
+    "r.tenant = $1 AND r.run_id COLLATE \"C\" >= $2 AND r.run_id COLLATE \"C\" > $3
+   ORDER BY r.run_id COLLATE \"C\" LIMIT $4"
+);
 
 /// Keeps the first reason: an already quarantined row is left alone.
 pub(super) const QUARANTINE: &str = "\

@@ -106,7 +106,7 @@ pub(super) fn rewrite_journal(
     let run = &rewrite.run;
     let tx = begin(conn)?;
     let head = read::run_head(&tx, run)?
-        .ok_or_else(|| Error::NotFound(format!("run {} not found", run.run_id)))?;
+        .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))?;
     plan::check_journal_unchanged(&rewrite.expected, &head.tools)?;
     tx.prepare_cached("DELETE FROM tool_results WHERE tenant = ?1 AND run_id = ?2 AND seq >= ?3")
         .db()?

@@ -33,8 +33,9 @@ use super::{
     CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot, Which,
 };
 use crate::domain::{
-    CheckpointSummary, IntentOutcome, JournalAction, MessageChain, NewCheckpoint, NewToolIntent,
-    NewToolResult, RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
+    CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
+    NewToolIntent, NewToolResult, RunId, RunInfo, RunKey, SavedCheckpoint, Step, Tenant,
+    ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -196,14 +197,31 @@ impl CheckpointStore for SqliteStore {
             .await
     }
 
-    async fn list(
-        &self,
-        run: &RunKey,
-        after: Option<Step>,
-        limit: usize,
-    ) -> Result<Vec<CheckpointSummary>> {
+    async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>> {
+        let (run, query) = (run.clone(), *query);
+        self.read(move |conn| read::list(conn, &run, &query)).await
+    }
+
+    async fn label_step(&self, run: &RunKey, label: &str) -> Result<Option<Step>> {
+        let (run, label) = (run.clone(), label.to_owned());
+        self.read(move |conn| read::label_step(conn, &run, &label))
+            .await
+    }
+
+    async fn run_info(&self, run: &RunKey) -> Result<Option<RunInfo>> {
         let run = run.clone();
-        self.read(move |conn| read::list(conn, &run, after, limit))
+        self.read(move |conn| read::run_info(conn, &run)).await
+    }
+
+    async fn list_runs(
+        &self,
+        tenant: &Tenant,
+        prefix: &str,
+        after: Option<&RunId>,
+        limit: usize,
+    ) -> Result<Vec<RunInfo>> {
+        let (tenant, prefix, after) = (tenant.clone(), prefix.to_owned(), after.cloned());
+        self.read(move |conn| read::list_runs(conn, &tenant, &prefix, after.as_ref(), limit))
             .await
     }
 

@@ -8,8 +8,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::codec::{self, bytes, decode_metadata, digest, optional_text, text, unsigned};
 use super::error::DbResultExt;
 use crate::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Message, MessageChain, Quarantine,
-    RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord,
+    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, ListQuery, Message, MessageChain,
+    Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
+    prefix_upper_bound,
 };
 use crate::error::{Error, Result};
 use crate::store::plan::{ExistingCheckpoint, RunHead};
@@ -54,7 +55,7 @@ pub(super) fn existing_checkpoint(
     step: i64,
 ) -> Result<Option<ExistingCheckpoint>> {
     conn.prepare_cached(
-        "SELECT id, epoch, checksum, created_at, quarantine_reason IS NOT NULL
+        "SELECT id, epoch, checksum, created_at, quarantine_reason IS NOT NULL, label
            FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step = ?3",
     )
     .db()?
@@ -67,8 +68,23 @@ pub(super) fn existing_checkpoint(
                 checksum: Checksum::from_bytes(digest(row, 2)?),
                 created_at: codec::from_micros(row.get(3)?),
                 quarantined: row.get(4)?,
+                label: optional_text(row, 5)?,
             })
         },
+    )
+    .optional()
+    .db()
+}
+
+/// The step of the checkpoint labelled `label`, through the partial unique index.
+pub(super) fn label_step(conn: &Connection, run: &RunKey, label: &str) -> Result<Option<Step>> {
+    conn.prepare_cached(
+        "SELECT step FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND label = ?3",
+    )
+    .db()?
+    .query_row(
+        params![run.tenant.as_str(), run.run_id.as_str(), label],
+        |row| unsigned(row, 0).map(Step::new),
     )
     .optional()
     .db()
@@ -107,7 +123,7 @@ pub(super) fn message_chain_at(
 
 /// The columns of a full checkpoint row, in the order [`checkpoint_row`] reads them.
 const CHECKPOINT_COLUMNS: &str = "step, id, epoch, content_type, metadata, message_count, \
-     tool_count, checksum, created_at, quarantine_reason, state";
+     tool_count, checksum, created_at, quarantine_reason, state, label";
 
 /// One checkpoint with its messages and the run's tool journal. The caller runs this inside a
 /// transaction so the three reads see one snapshot.
@@ -174,6 +190,7 @@ fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpo
         checksum: Checksum::from_bytes(digest(row, 7)?),
         created_at: codec::from_micros(row.get(8)?),
         quarantine: reason.map(|reason| Quarantine { reason }),
+        label: optional_text(row, 11)?,
     })
 }
 
@@ -302,31 +319,42 @@ pub(super) fn steps(conn: &Connection, run: &RunKey) -> Result<Vec<Step>> {
     rows.collect::<rusqlite::Result<_>>().db()
 }
 
-/// Up to `limit` summaries with step after `after`, ascending.
+/// Up to `query.limit` summaries within the query's bounds, in its order: an index range scan
+/// on the primary key either way.
 pub(super) fn list(
     conn: &Connection,
     run: &RunKey,
-    after: Option<Step>,
-    limit: usize,
+    query: &ListQuery,
 ) -> Result<Vec<CheckpointSummary>> {
-    // Steps are never negative, so "after -1" is "from the start" and one statement serves
-    // both cases with an index range scan.
-    let after = match after {
+    // Steps are never negative, so "above -1" is "from the start" and "below i64::MAX" is "to
+    // the end" (no step reaches it): one statement per direction serves every query.
+    let above = match query.above {
         Some(step) => codec::signed(step.get(), "step")?,
         None => -1,
     };
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let below = match query.below {
+        Some(step) => codec::signed(step.get(), "step")?,
+        None => i64::MAX,
+    };
+    let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+    let order = if query.descending { "DESC" } else { "ASC" };
     let mut statement = conn
-        .prepare_cached(
+        .prepare_cached(&format!(
             "SELECT step, length(state), quarantine_reason, created_at, checksum, epoch,
-                    message_count
-               FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step > ?3
-              ORDER BY step LIMIT ?4",
-        )
+                    message_count, label, metadata
+               FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step > ?3 AND step < ?4
+              ORDER BY step {order} LIMIT ?5"
+        ))
         .db()?;
     let rows = statement
         .query_map(
-            params![run.tenant.as_str(), run.run_id.as_str(), after, limit],
+            params![
+                run.tenant.as_str(),
+                run.run_id.as_str(),
+                above,
+                below,
+                limit
+            ],
             |row| {
                 let reason = optional_text(row, 2)?;
                 Ok(CheckpointSummary {
@@ -337,11 +365,97 @@ pub(super) fn list(
                     checksum: Checksum::from_bytes(digest(row, 4)?),
                     epoch: unsigned(row, 5)?,
                     message_count: unsigned(row, 6)?,
+                    label: optional_text(row, 7)?,
+                    metadata: decode_metadata(&bytes(row, 8)?),
                 })
             },
         )
         .db()?;
     rows.collect::<rusqlite::Result<_>>().db()
+}
+
+/// The head columns of a run row with its checkpoint figures, as [`run_info_row`] reads them.
+const RUN_INFO: &str = "SELECT r.run_id, r.epoch, r.message_count, r.tool_count, r.updated_at,
+        (SELECT max(step) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id),
+        (SELECT max(step) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id
+            AND quarantine_reason IS NULL),
+        (SELECT count(*) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id)
+   FROM runs r";
+
+/// A row of [`RUN_INFO`]; the run id is checked like wire input, since a damaged one must not
+/// reach a client as if it were valid.
+fn run_info_row(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
+    let raw: String = text(row, 0)?;
+    let run_id = RunId::parse(&raw).map_err(|error| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(error))
+    })?;
+    let step = |index| -> rusqlite::Result<Option<Step>> {
+        Ok(match row.get::<_, Option<i64>>(index)? {
+            None => None,
+            Some(_) => Some(Step::new(unsigned(row, index)?)),
+        })
+    };
+    Ok(RunInfo {
+        run_id,
+        epoch: unsigned(row, 1)?,
+        message_count: unsigned(row, 2)?,
+        tool_count: unsigned(row, 3)?,
+        updated_at: codec::from_micros(row.get(4)?),
+        latest_step: step(5)?,
+        latest_valid_step: step(6)?,
+        checkpoint_count: unsigned(row, 7)?,
+    })
+}
+
+/// The run's [`RunInfo`], or `None` when the run does not exist.
+pub(super) fn run_info(conn: &Connection, run: &RunKey) -> Result<Option<RunInfo>> {
+    conn.prepare_cached(&format!("{RUN_INFO} WHERE r.tenant = ?1 AND r.run_id = ?2"))
+        .db()?
+        .query_row(
+            params![run.tenant.as_str(), run.run_id.as_str()],
+            run_info_row,
+        )
+        .optional()
+        .db()
+}
+
+/// One keyset page of the tenant's runs whose id starts with `prefix`, after `after`: a range
+/// on the primary key, whose BINARY collation is byte order.
+pub(super) fn list_runs(
+    conn: &Connection,
+    tenant: &Tenant,
+    prefix: &str,
+    after: Option<&RunId>,
+    limit: usize,
+) -> Result<Vec<RunInfo>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    // The empty string sorts before every run id, so "after nothing" needs no statement of its own.
+    let after = after.map_or("", RunId::as_str);
+    match prefix_upper_bound(prefix) {
+        Some(bound) => conn
+            .prepare_cached(&format!(
+                "{RUN_INFO} WHERE r.tenant = ?1 AND r.run_id >= ?2 AND r.run_id < ?3
+                   AND r.run_id > ?4 ORDER BY r.run_id LIMIT ?5"
+            ))
+            .db()?
+            .query_map(
+                params![tenant.as_str(), prefix, bound, after, limit],
+                run_info_row,
+            )
+            .db()?
+            .collect::<rusqlite::Result<_>>()
+            .db(),
+        None => conn
+            .prepare_cached(&format!(
+                "{RUN_INFO} WHERE r.tenant = ?1 AND r.run_id >= ?2 AND r.run_id > ?3
+                  ORDER BY r.run_id LIMIT ?4"
+            ))
+            .db()?
+            .query_map(params![tenant.as_str(), prefix, after, limit], run_info_row)
+            .db()?
+            .collect::<rusqlite::Result<_>>()
+            .db(),
+    }
 }
 
 /// The run's [`LatestHead`]: one statement over the run row and the latest valid checkpoint.

@@ -58,7 +58,7 @@ pub(super) fn pin(
                 .exists(params![tenant, run_id, at])
                 .db()?;
             if !exists {
-                return Err(Error::NotFound(format!(
+                return Err(Error::CheckpointNotFound(format!(
                     "run {} has no checkpoint at step {step}",
                     run.run_id
                 )));
@@ -228,7 +228,7 @@ pub(super) fn prune(
         .optional()
         .db()?;
     if current != Some(epoch) {
-        return Err(Error::FailedPrecondition(format!(
+        return Err(Error::StaleEpoch(format!(
             "run {} moved to another epoch since its retention facts were read",
             run.run_id
         )));

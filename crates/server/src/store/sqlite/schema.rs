@@ -29,6 +29,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../../migrations/sqlite/0005_auto_resume_hitl.sql"),
     ),
+    (
+        7,
+        include_str!("../../../migrations/sqlite/0007_labels_and_run_listing.sql"),
+    ),
 ];
 
 /// How long a statement waits for another process's lock before failing as `Unavailable`.

@@ -42,6 +42,10 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
         existing: read::existing_checkpoint(&tx, run, step)?,
         latest_step: read::latest_restorable_step(&tx, run)?,
         prefix,
+        label_step: match &request.label {
+            Some(label) => read::label_step(&tx, run, label)?,
+            None => None,
+        },
     };
     let (id, checksum, replace, rows, head, message_count, tool_count) =
         match plan::plan_save(request, &context)? {
@@ -71,8 +75,8 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
     tx.prepare_cached(
         "INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, metadata,
                                   message_count, tool_count, checksum, created_at,
-                                  quarantine_reason, state)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL, ?12)",
+                                  quarantine_reason, state, label)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL, ?12, ?13)",
     )
     .db()?
     .execute(params![
@@ -88,6 +92,7 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
         checksum.as_bytes(),
         now,
         request.state,
+        request.label,
     ])
     .db()?;
     insert_messages(&tx, run, &rows)?;
@@ -222,7 +227,7 @@ pub(super) fn rewind(
     let len = signed(chain.len, "message_count")?;
     let tx = begin(conn)?;
     let head = read::run_head(&tx, run)?
-        .ok_or_else(|| Error::NotFound(format!("run {} not found", run.run_id)))?;
+        .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))?;
     plan::check_epoch(epoch, head.epoch)?;
     tx.prepare_cached("DELETE FROM messages WHERE tenant = ?1 AND run_id = ?2 AND seq >= ?3")
         .db()?
@@ -285,7 +290,7 @@ pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
     let checkpoints = delete("checkpoints")?;
     if delete("runs")? == 0 {
         // Returning drops the transaction, which rolls back the (empty) child deletes.
-        return Err(Error::NotFound(format!("run {} not found", run.run_id)));
+        return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
     }
     tx.commit().db()?;
     Ok(checkpoints as u64)

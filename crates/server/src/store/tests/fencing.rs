@@ -27,12 +27,18 @@ pub(crate) async fn a_stale_epoch_is_fenced_and_leaves_no_trace(backend: &impl T
         .save(&checkpoint(&key, 1, 0, &["hi"]))
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
+        "{error:?}"
+    );
     let error = store
         .record_tool_result(&tool(&key, "c1", "x"))
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
+        "{error:?}"
+    );
     assert!(store.steps(&key).await.unwrap().is_empty());
     assert!(store.tools(&key).await.unwrap().is_empty());
     assert_eq!(store.begin_resume(&key).await.unwrap(), 2);
@@ -53,16 +59,25 @@ pub(crate) async fn an_epoch_never_issued_is_refused(backend: &impl TestBackend)
     let mut ahead = checkpoint(&key, 1, 0, &[]);
     ahead.epoch = 2;
     let error = store.save(&ahead).await.unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
+        "{error:?}"
+    );
     let mut result = tool(&key, "c1", "x");
     result.epoch = 5;
     let error = store.record_tool_result(&result).await.unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
+        "{error:?}"
+    );
     let error = store
         .rewind(&key, 2, MessageChain::EMPTY)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
+        "{error:?}"
+    );
     assert!(store.steps(&key).await.unwrap().is_empty());
     assert!(store.tools(&key).await.unwrap().is_empty());
 }
@@ -74,14 +89,17 @@ pub(crate) async fn rewind_is_fenced_by_epoch_and_needs_the_run(backend: &impl T
         .rewind(&key, 0, MessageChain::EMPTY)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::NotFound(_)), "{error:?}");
+    assert!(matches!(error, Error::RunNotFound(_)), "{error:?}");
     store.begin_resume(&key).await.unwrap();
     store.begin_resume(&key).await.unwrap();
     let error = store
         .rewind(&key, 1, MessageChain::EMPTY)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
+        "{error:?}"
+    );
     store.rewind(&key, 2, MessageChain::EMPTY).await.unwrap();
 }
 
@@ -101,12 +119,18 @@ pub(crate) async fn rewind_truncates_the_log_and_a_newer_epoch_replaces_a_step(
         .rewind(&key, 0, MessageChain::EMPTY)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
+        "{error:?}"
+    );
     rewind_to_step(&*store, &key, epoch, 1).await;
 
     let mut rewrite = checkpoint(&key, 3, 1, &["x"]);
     let error = store.save(&rewrite).await.unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
+        "{error:?}"
+    );
     // The new owner replaces step 2 (written at an older epoch) with its own content.
     rewrite.epoch = epoch;
     rewrite.step = Step::new(2);
@@ -137,7 +161,7 @@ pub(crate) async fn a_quarantined_step_may_be_rewritten_by_the_runs_owner(
     let rewritten = store.save(&request).await;
     // The log already holds step 2's message, so the same offset no longer fits...
     assert!(
-        matches!(rewritten, Err(Error::InvalidArgument(_))),
+        matches!(rewritten, Err(Error::InvalidField { .. })),
         "{rewritten:?}"
     );
     // ...until the owner rewinds it to step 1's log, as Resume does.

@@ -46,6 +46,10 @@ macro_rules! store_behaviours {
             journal::a_tool_intent_is_fenced_by_epoch,
             journal::a_repair_rewrites_the_journal_from_a_corrupt_entry_and_records_who,
             journal::an_in_doubt_call_marked_done_gets_its_result_appended,
+            heads::a_label_names_one_checkpoint_of_its_run,
+            heads::list_runs_either_way_within_bounds_with_metadata,
+            heads::a_run_head_tells_where_the_run_stands,
+            heads::runs_list_by_id_in_byte_order_with_a_prefix_range,
         );
     };
     (@tests $backend:ty; $($group:ident :: $behaviour:ident),* $(,)?) => {
@@ -64,6 +68,7 @@ pub(crate) use store_behaviours;
 
 pub(crate) mod backends;
 pub(crate) mod fencing;
+pub(crate) mod heads;
 pub(crate) mod journal;
 mod pg_schema;
 pub(crate) mod reads;
@@ -126,6 +131,7 @@ pub(crate) fn checkpoint(run: &RunKey, step: u64, offset: u64, texts: &[&str]) -
         ]),
         epoch: 0,
         client_checksum: None,
+        label: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! listing, existence, deletion, the latest head, and tenants kept apart.
 
 use super::{TestBackend, checkpoint, load_at, load_latest, run, steps, texts, tool};
-use crate::domain::{RunKey, Step, ToolChain, ToolRecord};
+use crate::domain::{ListQuery, RunKey, Step, ToolChain, ToolRecord};
 use crate::error::Error;
 use crate::store::{CheckpointStore, Which};
 
@@ -87,7 +87,10 @@ pub(crate) async fn quarantine_hides_a_checkpoint_and_keeps_its_first_reason(
     assert_eq!(latest.checkpoint.step, Step::new(1));
     let at = load_at(&*store, &key, 2).await;
     assert_eq!(at.checkpoint.quarantine.unwrap().reason, "first");
-    let listed = store.list(&key, None, 10).await.unwrap();
+    let listed = store
+        .list(&key, &ListQuery::ascending(None, 10))
+        .await
+        .unwrap();
     assert_eq!(listed[0].quarantine, None);
     assert_eq!(listed[1].quarantine.as_ref().unwrap().reason, "first");
     assert_eq!(store.steps(&key).await.unwrap(), steps(&[1, 2]));
@@ -123,7 +126,13 @@ pub(crate) async fn a_damaged_checkpoint_reads_back_and_fails_verification(
 pub(crate) async fn list_pages_by_step_with_summaries(backend: &impl TestBackend) {
     let store = backend.store();
     let key = run("default", "run-1");
-    assert!(store.list(&key, None, 10).await.unwrap().is_empty());
+    assert!(
+        store
+            .list(&key, &ListQuery::ascending(None, 10))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let mut saved = Vec::new();
     for (step, offset, texts) in [(1, 0, &["a"][..]), (2, 1, &[]), (5, 1, &["b", "c"])] {
         saved.push(
@@ -133,7 +142,10 @@ pub(crate) async fn list_pages_by_step_with_summaries(backend: &impl TestBackend
                 .unwrap(),
         );
     }
-    let page = store.list(&key, None, 2).await.unwrap();
+    let page = store
+        .list(&key, &ListQuery::ascending(None, 2))
+        .await
+        .unwrap();
     assert_eq!(
         page.iter().map(|s| s.step).collect::<Vec<_>>(),
         steps(&[1, 2])
@@ -143,12 +155,15 @@ pub(crate) async fn list_pages_by_step_with_summaries(backend: &impl TestBackend
     assert_eq!(page[0].checksum, saved[0].checksum);
     assert_eq!(page[0].created_at, saved[0].created_at);
     assert_eq!((page[0].epoch, page[0].quarantine.clone()), (0, None));
-    let rest = store.list(&key, Some(Step::new(2)), 2).await.unwrap();
+    let rest = store
+        .list(&key, &ListQuery::ascending(Some(Step::new(2)), 2))
+        .await
+        .unwrap();
     assert_eq!(rest.iter().map(|s| s.step).collect::<Vec<_>>(), steps(&[5]));
     assert_eq!(rest[0].message_count, 3);
     assert!(
         store
-            .list(&key, Some(Step::new(5)), 2)
+            .list(&key, &ListQuery::ascending(Some(Step::new(5)), 2))
             .await
             .unwrap()
             .is_empty()
@@ -187,7 +202,7 @@ pub(crate) async fn steps_run_exists_and_delete_run_agree(backend: &impl TestBac
     );
     assert!(store.latest_head(&key).await.unwrap().is_none());
     let error = store.delete_run(&key).await.unwrap_err();
-    assert!(matches!(error, Error::NotFound(_)), "{error:?}");
+    assert!(matches!(error, Error::RunNotFound(_)), "{error:?}");
 
     // Nothing of the old run is left: the message log and the journal start again.
     starts_afresh(&*store, &key, "fresh").await;
@@ -256,11 +271,17 @@ pub(crate) async fn two_tenants_with_the_same_run_id_never_see_each_others_data(
     }
     assert!(store.tools(&b).await.unwrap().is_empty());
     assert!(store.steps(&b).await.unwrap().is_empty());
-    assert!(store.list(&b, None, 10).await.unwrap().is_empty());
+    assert!(
+        store
+            .list(&b, &ListQuery::ascending(None, 10))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(store.latest_head(&b).await.unwrap().is_none());
     assert!(matches!(
         store.delete_run(&b).await,
-        Err(Error::NotFound(_))
+        Err(Error::RunNotFound(_))
     ));
 
     // B's own history starts from scratch: offset 0, its own call ids, its own epochs.

@@ -2,7 +2,7 @@
 //! listings. Kept apart from the core behaviours because they form a contract of their own.
 
 use super::{TestBackend, checkpoint, load_latest, run, steps};
-use crate::domain::{RunKey, Step, Tenant};
+use crate::domain::{ListQuery, RunKey, Step, Tenant};
 use crate::error::Error;
 use crate::store::{CheckpointRef, CheckpointStore, RetentionStore};
 
@@ -57,7 +57,10 @@ pub(crate) async fn set_retention_is_read_back_in_the_retention_facts(backend: &
         seen,
         [(1, false, false), (2, true, false), (3, false, false)]
     );
-    let listed = store.list(&key, None, 10).await.unwrap();
+    let listed = store
+        .list(&key, &ListQuery::ascending(None, 10))
+        .await
+        .unwrap();
     let created: Vec<_> = listed.iter().map(|summary| summary.created_at).collect();
     let facts_created: Vec<_> = facts.checkpoints.iter().map(|f| f.created_at).collect();
     assert_eq!(facts_created, created);
@@ -82,7 +85,7 @@ pub(crate) async fn pins_are_per_source_and_default_to_the_latest_valid_step(
         .pin(&run("default", "ghost"), Some(Step::new(1)), "operator")
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::NotFound(_)), "{error:?}");
+    assert!(matches!(error, Error::CheckpointNotFound(_)), "{error:?}");
 
     let mut request = checkpoint(&key, 1, 0, &[]);
     for step in [1, 2, 3] {
@@ -103,7 +106,7 @@ pub(crate) async fn pins_are_per_source_and_default_to_the_latest_valid_step(
         .pin(&key, Some(Step::new(7)), "operator")
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::NotFound(_)), "{error:?}");
+    assert!(matches!(error, Error::CheckpointNotFound(_)), "{error:?}");
     // Pinning twice is harmless; a quarantined step may be pinned too.
     for _ in 0..2 {
         assert_eq!(
@@ -256,7 +259,7 @@ pub(crate) async fn prune_is_fenced_by_epoch(backend: &impl TestBackend) {
     let retention = backend.retention();
     let key = run("default", "run-1");
     let error = retention.prune(&key, 0, &steps(&[1])).await.unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(matches!(error, Error::StaleEpoch(_)), "{error:?}");
     save_steps(&*store, &key, &[1, 2, 3]).await;
     let epoch = retention
         .retention_facts(&key)
@@ -270,7 +273,7 @@ pub(crate) async fn prune_is_fenced_by_epoch(backend: &impl TestBackend) {
         .prune(&key, epoch, &steps(&[1, 2]))
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(matches!(error, Error::StaleEpoch(_)), "{error:?}");
     assert_eq!(store.steps(&key).await.unwrap(), steps(&[1, 2, 3]));
     assert_eq!(
         retention

@@ -111,13 +111,13 @@ pub(crate) async fn different_content_at_a_saved_step_conflicts_and_changes_noth
     let mut other = first.clone();
     other.state = b"different".to_vec();
     let error = store.save(&other).await.unwrap_err();
-    assert!(matches!(error, Error::Conflict(_)), "{error:?}");
+    assert!(matches!(error, Error::StepConflict(_)), "{error:?}");
     // Different messages at the same step, from where the log now ends, conflict too.
     let error = store
         .save(&checkpoint(&key, 1, 1, &["b"]))
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::Conflict(_)), "{error:?}");
+    assert!(matches!(error, Error::StepConflict(_)), "{error:?}");
 
     let loaded = load_at(&*store, &key, 1).await;
     assert_eq!(loaded.checkpoint.checksum, saved.checksum);
@@ -142,7 +142,7 @@ pub(crate) async fn a_message_offset_that_leaves_a_gap_or_overlaps_is_refused(
             .await
             .unwrap_err();
         assert!(
-            matches!(error, Error::InvalidArgument(_)),
+            matches!(error, Error::InvalidField { .. }),
             "offset {offset}: {error:?}"
         );
     }
@@ -164,7 +164,7 @@ pub(crate) async fn a_step_not_after_the_latest_is_refused(backend: &impl TestBa
             .await
             .unwrap_err();
         assert!(
-            matches!(error, Error::FailedPrecondition(_)),
+            matches!(error, Error::StepBehindLatest(_)),
             "step {step}: {error:?}"
         );
     }

@@ -158,7 +158,7 @@ fn repairs_rewrite_from_the_damage_append_for_doubt_and_refuse_the_rest() {
                 verify_tool_journal(&whole).unwrap_or_else(|e| panic!("{situation}: {e}"));
                 assert_eq!(rewrite.head.len, whole.len() as u64, "{situation}");
             }
-            (Err(Error::FailedPrecondition(_)), Err(())) => {}
+            (Err(Error::JournalState(_)), Err(())) => {}
             (planned, expected) => {
                 panic!("{situation}: planned {planned:?}, expected {expected:?}")
             }

@@ -19,6 +19,7 @@ fn planned(store: &PostgresStore, request: NewCheckpoint) -> PlannedWrite<'stati
         existing: None,
         latest_step: cached.latest_step.expect("a known latest step"),
         prefix: Some(cached.head.messages.head),
+        label_step: None,
     };
     let Ok(SavePlan::Write {
         id,

@@ -46,14 +46,14 @@ async fn a_stale_cache_never_lets_a_save_through_that_the_database_forbids() {
         .save(&checkpoint(&key, 3, b"3", 0, &[]))
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(matches!(error, Error::StepBehindLatest(_)), "{error:?}");
     // And fences it: the epoch b hands out on resume wins over a's cached epoch 0.
     let epoch = b.begin_resume(&key).await.unwrap();
     let error = a
         .save(&checkpoint(&key, 6, b"6", 0, &[]))
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::FailedPrecondition(_)), "{error:?}");
+    assert!(matches!(error, Error::StaleEpoch(_)), "{error:?}");
     let mut fenced = checkpoint(&key, 6, b"6", 0, &[]);
     fenced.epoch = epoch;
     a.save(&fenced).await.unwrap();
@@ -84,7 +84,7 @@ async fn racing_instances_at_one_step_yield_one_winner_and_one_conflict() {
         (Err(error), Ok(_)) => ("b", error),
         other => panic!("expected one winner: {other:?}"),
     };
-    assert!(matches!(loser, Error::Conflict(_)), "{loser:?}");
+    assert!(matches!(loser, Error::StepConflict(_)), "{loser:?}");
     let latest = load_latest(&a, &key).await;
     assert_eq!(
         texts(&latest.checkpoint.messages),

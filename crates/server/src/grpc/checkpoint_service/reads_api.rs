@@ -1,0 +1,210 @@
+//! The reading RPCs of `CheckpointService` that take options: LoadLatest, LoadAtStep, Resume,
+//! ListCheckpoints, GetRun and ListRuns. Each parses its request once, calls the engine and
+//! converts the answer.
+
+use tonic::{Request, Status};
+
+use crate::domain::{
+    JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, check_label, check_text,
+};
+use crate::error::{Error, Result};
+use crate::grpc::convert::{
+    checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, step_after_page_token, summary_to_wire,
+};
+use crate::grpc::tenant::{run_key, tenant_of};
+use crate::proto;
+use crate::service::Engine;
+use crate::service::checkpoints::{ListRequest, ResumeOptions};
+use crate::wire::timestamp;
+
+/// A wire `JournalScope`; a number the proto does not define is refused, not guessed at.
+fn journal_scope(raw: i32) -> Result<JournalScope> {
+    match proto::JournalScope::try_from(raw) {
+        Ok(proto::JournalScope::Unspecified | proto::JournalScope::All) => Ok(JournalScope::All),
+        Ok(proto::JournalScope::Step) => Ok(JournalScope::Step),
+        Ok(proto::JournalScope::None) => Ok(JournalScope::None),
+        Err(_) => Err(Error::invalid(
+            "journal",
+            format!("journal scope {raw} is not a JournalScope"),
+        )),
+    }
+}
+
+pub async fn load_latest(
+    engine: &Engine,
+    request: Request<proto::LoadLatestRequest>,
+) -> Result<proto::LoadLatestResponse, Status> {
+    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let options = LoadOptions {
+        message_offset: request.get_ref().message_offset,
+        journal: journal_scope(request.get_ref().journal)?,
+    };
+    let restored = engine.load_latest_with(&run, options).await?;
+    let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
+    Ok(proto::LoadLatestResponse {
+        checkpoint: Some(checkpoint_to_wire(
+            restored.checkpoint,
+            restored.messages_offset,
+        )),
+        tool_results,
+        skipped_steps: restored.skipped_steps.iter().map(|s| s.as_i64()).collect(),
+        tool_intents,
+    })
+}
+
+pub async fn load_at_step(
+    engine: &Engine,
+    request: Request<proto::LoadAtStepRequest>,
+) -> Result<proto::LoadAtStepResponse, Status> {
+    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let request = request.into_inner();
+    let options = LoadOptions {
+        message_offset: request.message_offset,
+        journal: journal_scope(request.journal)?,
+    };
+    let restored = if request.label.is_empty() {
+        let step = Step::parse(request.step)?;
+        engine.load_at_step_with(&run, step, options).await?
+    } else {
+        check_label("label", &request.label)?;
+        engine.load_labelled(&run, &request.label, options).await?
+    };
+    let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
+    Ok(proto::LoadAtStepResponse {
+        checkpoint: Some(checkpoint_to_wire(
+            restored.checkpoint,
+            restored.messages_offset,
+        )),
+        tool_results,
+        tool_intents,
+    })
+}
+
+pub async fn resume(
+    engine: &Engine,
+    request: Request<proto::ResumeRequest>,
+) -> Result<proto::ResumeResponse, Status> {
+    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let options = ResumeOptions {
+        require_existing: request.get_ref().require_existing,
+        message_offset: request.get_ref().message_offset,
+    };
+    let resumed = engine.resume_with(&run, options).await?;
+    let recovered_from_step = resumed
+        .checkpoint
+        .as_ref()
+        .map(|checkpoint| checkpoint.step.as_i64())
+        .unwrap_or(0);
+    let (tool_results, tool_intents) = journal_to_wire(&run, resumed.tool_results);
+    let messages_offset = resumed.messages_offset;
+    Ok(proto::ResumeResponse {
+        restarted_from_scratch: resumed.checkpoint.is_none(),
+        checkpoint: resumed
+            .checkpoint
+            .map(|checkpoint| checkpoint_to_wire(checkpoint, messages_offset)),
+        recovered_from_step,
+        skipped_steps: resumed.skipped_steps.iter().map(|s| s.as_i64()).collect(),
+        tool_results,
+        epoch: resumed.epoch,
+        tool_intents,
+        in_doubt: resumed
+            .in_doubt
+            .into_iter()
+            .map(|call| in_doubt_to_wire(&run, call))
+            .collect(),
+        corrupt_call_ids: resumed.corrupt_call_ids,
+    })
+}
+
+/// A ListCheckpoints request as the engine takes it.
+pub fn list_request(request: &proto::ListCheckpointsRequest) -> Result<ListRequest> {
+    for (key, value) in &request.metadata_filter {
+        check_label("metadata_filter", key)?;
+        check_text("metadata_filter", value)?;
+    }
+    Ok(ListRequest {
+        page_size: PageSize::parse(request.page_size)?,
+        after: step_after_page_token(&request.page_token)?,
+        descending: request.descending,
+        before: request
+            .before_step
+            .map(|step| {
+                Step::parse(step).map_err(|_| {
+                    Error::invalid(
+                        "before_step",
+                        format!("before_step must be >= 0, got {step}"),
+                    )
+                })
+            })
+            .transpose()?,
+        metadata: request
+            .metadata_filter
+            .iter()
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect(),
+    })
+}
+
+pub async fn list_checkpoints(
+    engine: &Engine,
+    request: &Request<proto::ListCheckpointsRequest>,
+) -> Result<(Vec<proto::CheckpointSummary>, String), Status> {
+    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let parsed = list_request(request.get_ref())?;
+    let (page, next) = engine.list(&run, &parsed).await?;
+    Ok((
+        page.into_iter().map(summary_to_wire).collect(),
+        next.map(|step| step.to_string()).unwrap_or_default(),
+    ))
+}
+
+pub fn run_info_to_wire(info: RunInfo) -> proto::RunHead {
+    proto::RunHead {
+        run_id: info.run_id.as_str().to_owned(),
+        epoch: info.epoch,
+        latest_step: info.latest_step.map(Step::as_i64),
+        latest_valid_step: info.latest_valid_step.map(Step::as_i64),
+        message_count: info.message_count,
+        tool_count: info.tool_count,
+        checkpoint_count: info.checkpoint_count,
+        updated_at: Some(timestamp(info.updated_at)),
+    }
+}
+
+pub async fn get_run(
+    engine: &Engine,
+    request: Request<proto::GetRunRequest>,
+) -> Result<proto::GetRunResponse, Status> {
+    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let info = engine.run_info(&run).await?;
+    Ok(proto::GetRunResponse {
+        run: Some(run_info_to_wire(info)),
+    })
+}
+
+pub async fn list_runs(
+    engine: &Engine,
+    request: Request<proto::ListRunsRequest>,
+) -> Result<proto::ListRunsResponse, Status> {
+    let tenant = tenant_of(request.metadata())?;
+    let request = request.into_inner();
+    let page_size = PageSize::parse(request.page_size)?;
+    check_label("run_id_prefix", &request.run_id_prefix)?;
+    // The token is the last run id of the previous page, so it parses like one.
+    let after =
+        match request.page_token.as_str() {
+            "" => None,
+            token => Some(RunId::parse(token).map_err(|_| {
+                Error::invalid("page_token", format!("invalid page_token {token:?}"))
+            })?),
+        };
+    let (page, next) = engine
+        .list_runs(&tenant, &request.run_id_prefix, after.as_ref(), page_size)
+        .await?;
+    Ok(proto::ListRunsResponse {
+        runs: page.into_iter().map(run_info_to_wire).collect(),
+        next_page_token: next
+            .map(|run_id| run_id.as_str().to_owned())
+            .unwrap_or_default(),
+    })
+}
