@@ -40,13 +40,12 @@ from ..errors import (
     InvalidArgument,
     NotFound,
 )
-from . import _codec, _naming
+from . import _codec, _naming, _queries
 from ._load import Loader, StaleLog
 from ._runs import JournalEntry, RunCache, RunState
 
 #: Saves retried after a conflict with another writer before giving up.
 _SAVE_ATTEMPTS = 8
-_PAGE = 100
 
 
 class CheckpointdSaver(BaseCheckpointSaver[str]):
@@ -136,7 +135,16 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
         before_id = get_checkpoint_id(before) if before else None
         for run, thread_id, ns in self._runs_to_list(configurable):
             state = self._runs.get(run)
-            for summary in self._summaries(state, filter, before_id):
+            before_step = self._step_of(state, before_id) if before_id else None
+            summaries = _queries.summaries(
+                self.client,
+                state.run_id,
+                metadata_filter=_codec.server_filter(filter or {}),
+                before_step=before_step,
+                # a `before` checkpoint not in this run: compare ids, as LangGraph does
+                before_label=before_id if before_id and before_step is None else None,
+            )
+            for summary in summaries:
                 if wanted_id and summary.label != wanted_id:
                     continue
                 try:
@@ -165,49 +173,10 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
             prefix = _naming.thread_prefix(thread_id)
         else:
             prefix = _naming.PREFIX
-        for run in self._list_runs(prefix):
+        for run in _queries.list_runs(self.client, prefix):
             parsed = _naming.parse_run_id(run)
             if parsed is not None:
                 yield run, parsed[0], parsed[1]
-
-    def _list_runs(self, prefix: str) -> Iterator[str]:
-        token = ""
-        while True:
-            page = self.client.list_runs(run_id_prefix=prefix, page_size=_PAGE, page_token=token)
-            for head in page.runs:
-                yield head.run_id
-            token = page.next_page_token
-            if not token:
-                return
-
-    def _summaries(
-        self, state: RunState, filter: dict[str, Any] | None, before_id: str | None
-    ) -> Iterator[pb.CheckpointSummary]:
-        request = pb.ListCheckpointsRequest(
-            run_id=state.run_id,
-            page_size=_PAGE,
-            descending=True,
-            metadata_filter=_codec.server_filter(filter or {}),
-        )
-        before_label: str | None = None
-        if before_id:
-            step = self._step_of(state, before_id)
-            if step is None:
-                before_label = before_id  # not in this run: compare ids, as LangGraph does
-            else:
-                request.before_step = step
-        while True:
-            try:
-                page = self.client.list_checkpoints(request)
-            except NotFound:
-                return
-            for summary in page.checkpoints:
-                if before_label is not None and not (summary.label and summary.label < before_label):
-                    continue
-                yield summary
-            if not page.next_page_token:
-                return
-            request.page_token = page.next_page_token
 
     def _step_of(self, state: RunState, checkpoint_id: str) -> int | None:
         """The step of a checkpoint by its LangGraph id: remembered, else asked for."""
@@ -463,7 +432,7 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
         raise FailedPrecondition(f"run {state.run_id}: fenced out three times recording a write")
 
     def delete_thread(self, thread_id: str) -> None:
-        for run in list(self._list_runs(_naming.thread_prefix(str(thread_id)))):
+        for run in list(_queries.list_runs(self.client, _naming.thread_prefix(str(thread_id)))):
             try:
                 self.client.delete_run(run_id=run)
             except NotFound:
@@ -473,12 +442,12 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copies every checkpoint of every namespace, oldest first, with its pending writes,
         keeping checkpoint ids, parents and metadata."""
-        for run in list(self._list_runs(_naming.thread_prefix(str(source_thread_id)))):
+        for run in list(_queries.list_runs(self.client, _naming.thread_prefix(str(source_thread_id)))):
             parsed = _naming.parse_run_id(run)
             if parsed is None:
                 continue
             source = self._runs.get(run)
-            for step in self._steps_ascending(run):
+            for step in _queries.steps_ascending(self.client, run):
                 try:
                     loaded = self._loader.load(source, step=step)
                 except (NotFound, DataLoss):
@@ -513,19 +482,6 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
                         )
                 finally:
                     target.end_write()
-
-    def _steps_ascending(self, run: str) -> Iterator[int]:
-        request = pb.ListCheckpointsRequest(run_id=run, page_size=_PAGE)
-        while True:
-            try:
-                page = self.client.list_checkpoints(request)
-            except NotFound:
-                return
-            for summary in page.checkpoints:
-                yield summary.step
-            if not page.next_page_token:
-                return
-            request.page_token = page.next_page_token
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         if current is None:
