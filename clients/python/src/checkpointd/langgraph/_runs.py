@@ -77,16 +77,17 @@ class RunState:
     def learn(self, entry: JournalEntry) -> None:
         """Advances the tool chain by an entry the server confirmed, in `seq` order; entries
         that arrive ahead of a gap wait in `early`."""
-        if not self.synced or entry.seq <= self.tools.length:
-            return
-        self.early[entry.seq] = entry
-        while (nxt := self.early.pop(self.tools.length + 1, None)) is not None:
-            if nxt.intent:
-                self.tools = self.tools.push_intent(nxt.call_id, nxt.tool_name, nxt.step)
-            else:
-                self.tools = self.tools.push_result(
-                    nxt.call_id, nxt.tool_name, nxt.step, nxt.output, nxt.is_error
-                )
+        with self.idle:  # writers of one run record in parallel threads
+            if not self.synced or entry.seq <= self.tools.length:
+                return
+            self.early[entry.seq] = entry
+            while (nxt := self.early.pop(self.tools.length + 1, None)) is not None:
+                if nxt.intent:
+                    self.tools = self.tools.push_intent(nxt.call_id, nxt.tool_name, nxt.step)
+                else:
+                    self.tools = self.tools.push_result(
+                        nxt.call_id, nxt.tool_name, nxt.step, nxt.output, nxt.is_error
+                    )
 
     def reset_journal(self, entries: list[JournalEntry]) -> bool:
         """Rebuilds the tool chain from the whole journal; False when it has a gap."""

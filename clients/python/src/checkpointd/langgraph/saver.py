@@ -376,7 +376,8 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
         step = self._step_of(state, checkpoint_id)
         if step is None:
             raise NotFound(f"no checkpoint {checkpoint_id} in thread {thread_id!r} ns {ns!r}")
-        state.begin_write()
+        with state.lock:  # never while a save is being checksummed over the journal
+            state.begin_write()
         try:
             for idx, (channel, value) in enumerate(writes):
                 write_idx = WRITES_IDX_MAP.get(channel, idx)
@@ -467,7 +468,8 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
                 target_step = self._step_of(target, loaded.checkpoint_id)
                 if target_step is None:
                     raise NotFound(f"copied checkpoint {loaded.checkpoint_id} vanished")
-                target.begin_write()
+                with target.lock:
+                    target.begin_write()
                 try:
                     for w in loaded.writes:
                         self._record_write(
