@@ -141,3 +141,20 @@ def test_regular_writes_keep_the_first_value_and_special_channels_the_newest(sav
     got = saver.get_tuple(cfg)
     assert got is not None
     assert sorted(got.pending_writes) == sorted([("task", "ch", "first"), ("task", INTERRUPT, "two")])
+
+
+def test_listing_spans_namespaces_and_threads_and_a_repeated_put_is_stored_once(saver) -> None:
+    root = put(saver, "l1", conversation(1))
+    checkpoint = empty_checkpoint()
+    checkpoint["id"] = str(uuid6(clock_seq=-1))
+    child_cfg = {"configurable": {"thread_id": "l1", "checkpoint_ns": "child:1|grand:2"}}
+    saver.put(child_cfg, checkpoint, {"source": "loop", "step": 0}, {})
+    saver.put(child_cfg, checkpoint, {"source": "loop", "step": 0}, {})  # a retried put
+    put(saver, "l2", conversation(2))
+
+    by_ns = sorted(t.config["configurable"]["checkpoint_ns"] for t in saver.list({"configurable": {"thread_id": "l1"}}))
+    assert by_ns == ["", "child:1|grand:2"]
+    threads = sorted(t.config["configurable"]["thread_id"] for t in saver.list(None))
+    assert threads == ["l1", "l1", "l2"]
+    only = list(saver.list(None, filter={"step": 2}))
+    assert [t.config for t in only] == [root]
