@@ -1,0 +1,160 @@
+"""What the saver remembers about each checkpointd run between calls.
+
+A run's message log is append-only, so the saver keeps the prefix it has seen (the messages,
+deserialized, and the chain digest `d_k` after each) to send only new messages on a save and to
+ask loads for the rest only (`message_offset`). To send a client checksum it also keeps the
+run's tool-journal chain `t_n`, the next step and the fencing epoch, learnt from the server by
+a sync and advanced by its own writes. Anything that proves this knowledge stale (a conflict on
+save, a checksum the server computes differently, a log digest that does not match) drops it
+and the next call syncs again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checksum import ZERO, MessageChain, ToolChain
+
+#: Checkpoint id -> step entries kept per run.
+_MAX_LABELS = 4096
+
+
+@dataclass
+class JournalEntry:
+    """What one journal entry contributes to the tool chain."""
+
+    seq: int
+    intent: bool
+    call_id: str
+    tool_name: str
+    step: int
+    output: bytes = b""
+    is_error: bool = False
+
+
+@dataclass
+class RunState:
+    run_id: str
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    idle: threading.Condition = field(default_factory=threading.Condition)
+    in_flight: int = 0
+    # The message log prefix held: messages[i] is log position i; digests[k] is d_k.
+    messages: list[Any] = field(default_factory=list)
+    digests: list[bytes] = field(default_factory=lambda: [ZERO])
+    # Save-side knowledge, valid only while `synced`.
+    synced: bool = False
+    next_step: int = 0
+    epoch: int = 0
+    tools: ToolChain = field(default_factory=ToolChain)
+    early: dict[int, JournalEntry] = field(default_factory=dict)
+    labels: OrderedDict[str, int] = field(default_factory=OrderedDict)
+
+    # -- message log ------------------------------------------------------------------------
+
+    @property
+    def log_length(self) -> int:
+        return len(self.messages)
+
+    def chain_at(self, length: int) -> MessageChain:
+        return MessageChain(length, self.digests[length])
+
+    def extend_log(self, objects: list[Any], serialized: list[tuple[str, bytes]]) -> None:
+        chain = self.chain_at(self.log_length)
+        for obj, (role, content) in zip(objects, serialized):
+            chain = chain.push(role, content)
+            self.messages.append(obj)
+            self.digests.append(chain.digest)
+
+    def drop_log(self) -> None:
+        self.messages = []
+        self.digests = [ZERO]
+
+    # -- journal chain ----------------------------------------------------------------------
+
+    def learn(self, entry: JournalEntry) -> None:
+        """Advances the tool chain by an entry the server confirmed, in `seq` order; entries
+        that arrive ahead of a gap wait in `early`."""
+        with self.idle:  # writers of one run record in parallel threads
+            if not self.synced or entry.seq <= self.tools.length:
+                return
+            self.early[entry.seq] = entry
+            while (nxt := self.early.pop(self.tools.length + 1, None)) is not None:
+                if nxt.intent:
+                    self.tools = self.tools.push_intent(nxt.call_id, nxt.tool_name, nxt.step)
+                else:
+                    self.tools = self.tools.push_result(
+                        nxt.call_id, nxt.tool_name, nxt.step, nxt.output, nxt.is_error
+                    )
+
+    def reset_journal(self, entries: list[JournalEntry]) -> bool:
+        """Rebuilds the tool chain from the whole journal; False when it has a gap."""
+        chain = ToolChain()
+        for entry in sorted(entries, key=lambda e: e.seq):
+            if entry.seq != chain.length + 1:
+                return False
+            if entry.intent:
+                chain = chain.push_intent(entry.call_id, entry.tool_name, entry.step)
+            else:
+                chain = chain.push_result(
+                    entry.call_id, entry.tool_name, entry.step, entry.output, entry.is_error
+                )
+        self.tools = chain
+        self.early.clear()
+        return True
+
+    # -- labels -----------------------------------------------------------------------------
+
+    def remember(self, checkpoint_id: str, step: int) -> None:
+        self.labels[checkpoint_id] = step
+        self.labels.move_to_end(checkpoint_id)
+        while len(self.labels) > _MAX_LABELS:
+            self.labels.popitem(last=False)
+
+    def forget(self) -> None:
+        """Drops everything: the next save syncs from the server."""
+        self.synced = False
+        self.early.clear()
+
+    # -- writers in flight ------------------------------------------------------------------
+
+    def begin_write(self) -> None:
+        with self.idle:
+            self.in_flight += 1
+
+    def end_write(self) -> None:
+        with self.idle:
+            self.in_flight -= 1
+            self.idle.notify_all()
+
+    def wait_idle(self) -> None:
+        """Waits for this process's pending-write calls on the run, so the tool chain a save
+        is checksummed over is the journal the server holds."""
+        with self.idle:
+            self.idle.wait_for(lambda: self.in_flight == 0)
+
+
+class RunCache:
+    """A bounded map of run id -> RunState (least recently used runs go first)."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._runs: OrderedDict[str, RunState] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, run_id: str) -> RunState:
+        with self._lock:
+            state = self._runs.get(run_id)
+            if state is None:
+                state = RunState(run_id)
+                self._runs[run_id] = state
+            self._runs.move_to_end(run_id)
+            while len(self._runs) > self._capacity:
+                self._runs.popitem(last=False)
+            return state
+
+    def drop(self, run_id: str) -> None:
+        with self._lock:
+            self._runs.pop(run_id, None)
