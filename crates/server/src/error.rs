@@ -20,6 +20,16 @@ pub enum Error {
     FailedPrecondition(String),
     #[error("{0}")]
     TooLarge(String),
+    /// No credential, or one that does not verify (unknown, revoked, expired, wrong issuer,
+    /// audience or signature); the message never says which, so it teaches an attacker nothing.
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// A valid credential whose role may not make this call (`ROLE_FORBIDDEN`).
+    #[error("{0}")]
+    RoleForbidden(String),
+    /// A valid credential naming a tenant other than its own (`TENANT_MISMATCH`).
+    #[error("{0}")]
+    TenantMismatch(String),
     /// Stored data failed its checksum.
     #[error("{0}")]
     DataLoss(String),
@@ -41,6 +51,10 @@ impl From<Error> for Status {
             Error::Conflict(msg) => Status::new(Code::AlreadyExists, msg),
             Error::FailedPrecondition(msg) => Status::new(Code::FailedPrecondition, msg),
             Error::TooLarge(msg) => Status::new(Code::ResourceExhausted, msg),
+            Error::Unauthenticated(msg) => Status::new(Code::Unauthenticated, msg),
+            Error::RoleForbidden(msg) | Error::TenantMismatch(msg) => {
+                Status::new(Code::PermissionDenied, msg)
+            }
             Error::DataLoss(msg) => Status::new(Code::DataLoss, msg),
             Error::Unavailable(detail) => {
                 if let Some(suppressed) = throttle::admit("unavailable", &detail, Instant::now()) {

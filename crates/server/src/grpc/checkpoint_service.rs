@@ -145,7 +145,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::SaveRequest>,
     ) -> Result<Response<proto::SaveResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let checkpoint = parse_save(run, request.into_inner())?;
         let saved = self.engine.save(&checkpoint).await?;
         Ok(Response::new(proto::SaveResponse {
@@ -164,7 +164,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::LoadLatestRequest>,
     ) -> Result<Response<proto::LoadLatestResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let restored = self.engine.load_latest(&run).await?;
         let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
         Ok(Response::new(proto::LoadLatestResponse {
@@ -184,7 +184,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::LoadAtStepRequest>,
     ) -> Result<Response<proto::LoadAtStepResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let step = Step::parse(request.get_ref().step)?;
         let restored = self.engine.load_at_step(&run, step).await?;
         let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
@@ -203,7 +203,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ValidateRequest>,
     ) -> Result<Response<proto::ValidateResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let step = request.get_ref().step.map(Step::parse).transpose()?;
         let verdicts = self.engine.validate(&run, step).await?;
         Ok(Response::new(proto::ValidateResponse {
@@ -219,7 +219,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ResumeRequest>,
     ) -> Result<Response<proto::ResumeResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let resumed = self.engine.resume(&run).await?;
         let recovered_from_step = resumed
             .checkpoint
@@ -254,7 +254,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::RecordToolResultRequest>,
     ) -> Result<Response<proto::RecordToolResultResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let result = parse_tool_result(run, request.into_inner())?;
         let (record, already_recorded) = self.engine.record_tool_result(&result).await?;
         Ok(Response::new(proto::RecordToolResultResponse {
@@ -312,7 +312,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ListCheckpointsRequest>,
     ) -> Result<Response<proto::ListCheckpointsResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let page_size = PageSize::parse(request.get_ref().page_size)?;
         let after = step_after_page_token(&request.get_ref().page_token)?;
         let (page, next) = self.engine.list(&run, page_size, after).await?;
@@ -334,7 +334,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::DeleteRunRequest>,
     ) -> Result<Response<proto::DeleteRunResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let deleted_checkpoints = self.engine.delete_run(&run).await?;
         Ok(Response::new(proto::DeleteRunResponse {
             deleted_checkpoints,

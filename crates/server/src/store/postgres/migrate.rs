@@ -27,6 +27,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         5,
         include_str!("../../../migrations/postgres/0005_auto_resume_hitl.sql"),
     ),
+    (
+        6,
+        include_str!("../../../migrations/postgres/0006_api_keys.sql"),
+    ),
 ];
 
 /// The advisory lock key: one constant for every checkpointd instance ("cpd" + "migr" in ASCII),

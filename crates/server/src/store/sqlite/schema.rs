@@ -29,6 +29,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         5,
         include_str!("../../../migrations/sqlite/0005_auto_resume_hitl.sql"),
     ),
+    (
+        6,
+        include_str!("../../../migrations/sqlite/0006_api_keys.sql"),
+    ),
 ];
 
 /// How long a statement waits for another process's lock before failing as `Unavailable`.
