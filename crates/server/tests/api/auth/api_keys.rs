@@ -46,7 +46,6 @@ async fn a_missing_malformed_or_unknown_key_is_unauthenticated_with_one_message(
     let mut client = app.client().await;
     let mut request = tonic::Request::new(LoadLatestRequest {
         run_id: "run-1".into(),
-        ..LoadLatestRequest::default()
     });
     request
         .metadata_mut()
@@ -72,7 +71,6 @@ async fn a_key_naming_another_tenant_is_denied_and_that_tenant_is_untouched(back
     let mut client = app.client().await;
     let load = LoadLatestRequest {
         run_id: "shared-run".into(),
-        ..LoadLatestRequest::default()
     };
     denied(
         client

@@ -132,7 +132,6 @@ async fn a_jwt_is_bound_to_its_tenant_claim_and_its_role_decides_approvals() {
     let mut client = app.client().await;
     let load = checkpointd::proto::LoadLatestRequest {
         run_id: "their-run".into(),
-        ..Default::default()
     };
     let theirs = client
         .load_latest(bearer(Some(&admin), Some("globex"), load))

@@ -92,7 +92,6 @@ pub async fn latest_step(app: &TestApp, token: Option<&str>, run_id: &str) -> Re
     let mut client = app.client().await;
     let request = LoadLatestRequest {
         run_id: run_id.to_owned(),
-        ..LoadLatestRequest::default()
     };
     let response = client.load_latest(bearer(token, None, request)).await?;
     Ok(response.into_inner().checkpoint.map_or(-1, |c| c.step))

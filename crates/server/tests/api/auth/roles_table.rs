@@ -77,7 +77,7 @@ fn methods() -> Vec<(String, bool)> {
 async fn call(channel: Channel, path: &str, streaming: bool, token: Option<&str>) -> Code {
     let mut grpc = Grpc::new(channel);
     grpc.ready().await.unwrap();
-    let path = PathAndQuery::from_maybe_shared(path.to_owned()).unwrap();
+    let path = PathAndQuery::try_from(path).unwrap();
     let codec = ProstCodec::<(), ()>::default();
     let request = bearer(token, None, ());
     let outcome = if streaming {
