@@ -184,6 +184,41 @@ mod tests {
     }
 
     #[test]
+    fn the_config_file_sets_auth_and_flags_override_it() {
+        use crate::config::{ServeArgs, ServeConfig};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "database = \"memory://\"\nauth = \"jwt\"\njwt_secret_file = \"/run/secret\"\n\
+             jwt_audience = \"checkpointd\"\njwt_jwks_refresh = \"1m\"\n",
+        )
+        .unwrap();
+        let resolve = |auth: AuthArgs| {
+            ServeConfig::resolve(ServeArgs {
+                config: Some(path.clone()),
+                auth: Box::new(auth),
+                ..ServeArgs::default()
+            })
+            .map(|config| config.server.auth)
+        };
+        let from_file = resolve(AuthArgs::default()).unwrap();
+        let jwt = from_file.jwt.unwrap();
+        assert_eq!(jwt.keys, JwtKeys::SecretFile("/run/secret".into()));
+        assert_eq!(jwt.audience.as_deref(), Some("checkpointd"));
+        assert_eq!(jwt.jwks_refresh, Duration::from_secs(60));
+        assert!(!from_file.api_keys);
+        let both = resolve(AuthArgs {
+            auth: Some("api-key,jwt".into()),
+            jwt_audience: Some("other".into()),
+            ..AuthArgs::default()
+        })
+        .unwrap();
+        assert!(both.api_keys);
+        assert_eq!(both.jwt.unwrap().audience.as_deref(), Some("other"));
+    }
+
+    #[test]
     fn jwt_flags_without_jwt_mode_are_refused() {
         let args = AuthArgs {
             auth: Some("api-key".into()),
