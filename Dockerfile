@@ -46,6 +46,8 @@ COPY --from=build /src/target/release/checkpointd /usr/local/bin/checkpointd
 
 # In a container the server must listen on every interface; the database has no default here
 # on purpose (the embedded SQLite default would write into the image): set CHECKPOINTD_DATABASE.
+# On every interface the server also needs CHECKPOINTD_AUTH (or, knowingly,
+# CHECKPOINTD_ALLOW_UNAUTHENTICATED=true); the image chooses neither for you.
 ENV CHECKPOINTD_LISTEN=0.0.0.0:50051 \
     CHECKPOINTD_ADMIN_LISTEN=0.0.0.0:9464 \
     CHECKPOINTD_LOG_FORMAT=json

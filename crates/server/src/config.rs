@@ -17,6 +17,10 @@ use crate::queue::RetryPolicy;
 use crate::store::StoreOptions;
 use crate::store::retention::RetentionPolicy;
 
+mod auth;
+
+pub use auth::AuthArgs;
+
 /// Flags of `checkpointd serve`; each also reads a `CHECKPOINTD_*` variable.
 #[derive(Debug, Default, Args)]
 pub struct ServeArgs {
@@ -84,6 +88,9 @@ pub struct ServeArgs {
     pub retention: RetentionArgs,
     #[command(flatten)]
     pub connections: ConnectionArgs,
+    /// Boxed, so the `serve` command stays near the others in size.
+    #[command(flatten)]
+    pub auth: Box<AuthArgs>,
 }
 
 /// Retention flags, shared by `serve` and `prune`.
@@ -174,6 +181,17 @@ struct FileConfig {
     http2_keepalive_timeout: Option<String>,
     max_concurrent_streams: Option<u32>,
     max_connections: Option<usize>,
+    // Authentication (AuthArgs).
+    auth: Option<String>,
+    allow_unauthenticated: Option<bool>,
+    jwt_secret_file: Option<PathBuf>,
+    jwt_jwks_file: Option<PathBuf>,
+    jwt_jwks_url: Option<String>,
+    jwt_issuer: Option<String>,
+    jwt_audience: Option<String>,
+    jwt_tenant_claim: Option<String>,
+    jwt_role_claim: Option<String>,
+    jwt_jwks_refresh: Option<String>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -230,6 +248,18 @@ impl ServeConfig {
         let file_duration = |raw: &Option<String>| raw.as_deref().map(parse_duration).transpose();
         let file_drain = file_duration(&file.drain_timeout)?;
         let connections = args.connections.resolve(&file)?;
+        let auth = (*args.auth).resolve(auth::AuthFile {
+            auth: file.auth.clone(),
+            allow_unauthenticated: file.allow_unauthenticated,
+            jwt_secret_file: file.jwt_secret_file.clone(),
+            jwt_jwks_file: file.jwt_jwks_file.clone(),
+            jwt_jwks_url: file.jwt_jwks_url.clone(),
+            jwt_issuer: file.jwt_issuer.clone(),
+            jwt_audience: file.jwt_audience.clone(),
+            jwt_tenant_claim: file.jwt_tenant_claim.clone(),
+            jwt_role_claim: file.jwt_role_claim.clone(),
+            jwt_jwks_refresh: file.jwt_jwks_refresh.clone(),
+        })?;
         let retry = defaults.retry_defaults;
         let retry_defaults = RetryPolicy {
             max_attempts: args
@@ -311,6 +341,7 @@ impl ServeConfig {
                     .or(file.auto_resume_hitl)
                     .unwrap_or(defaults.auto_resume_hitl),
                 connections,
+                auth,
             },
             store: StoreOptions {
                 pool_size: args

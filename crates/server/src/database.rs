@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::queue::{InstrumentedQueue, MemoryQueue, PostgresQueue, SqliteQueue, TaskQueue};
 use crate::store::{
-    CheckpointStore, InstrumentedStore, MemoryStore, PostgresStore, RetentionStore, SqliteStore,
-    StoreOptions, redact_url,
+    ApiKeyStore, CheckpointStore, InstrumentedStore, MemoryKeys, MemoryStore, PostgresStore,
+    RetentionStore, SqliteStore, StoreOptions, redact_url,
 };
 
 /// One database seen through each contract it serves, as the backend opened it: the
@@ -22,13 +22,20 @@ pub struct Opened {
     pub retention: Arc<dyn RetentionStore>,
     /// The task queue that shares the database.
     pub queue: Arc<dyn TaskQueue>,
+    /// The API keys kept in the same database.
+    pub keys: Arc<dyn ApiKeyStore>,
     /// `db.system` of the backend: `postgresql`, `sqlite` or `memory`.
     pub db_system: &'static str,
 }
 
 impl Opened {
     /// `backend` as both store contracts, tagged with its `db.system`.
-    fn of<S>(backend: Arc<S>, db_system: &'static str, queue: Arc<dyn TaskQueue>) -> Self
+    fn of<S>(
+        backend: Arc<S>,
+        db_system: &'static str,
+        queue: Arc<dyn TaskQueue>,
+        keys: Arc<dyn ApiKeyStore>,
+    ) -> Self
     where
         S: CheckpointStore + RetentionStore,
     {
@@ -36,6 +43,7 @@ impl Opened {
             store: backend.clone(),
             retention: backend,
             queue,
+            keys,
             db_system,
         }
     }
@@ -57,17 +65,23 @@ impl Opened {
 pub async fn open(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
         let store = Arc::new(MemoryStore::new());
-        return Ok(Opened::of(store, "memory", Arc::new(MemoryQueue::new())));
+        let keys = Arc::new(MemoryKeys::new());
+        return Ok(Opened::of(
+            store,
+            "memory",
+            Arc::new(MemoryQueue::new()),
+            keys,
+        ));
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
         let store = Arc::new(SqliteStore::open(path).await?);
         let queue = Arc::new(SqliteQueue::new(store.clone()));
-        return Ok(Opened::of(store, "sqlite", queue));
+        return Ok(Opened::of(store.clone(), "sqlite", queue, store));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
         let queue = Arc::new(PostgresQueue::new(store.clone()));
-        return Ok(Opened::of(store, "postgresql", queue));
+        return Ok(Opened::of(store.clone(), "postgresql", queue, store));
     }
     Err(Error::InvalidArgument(format!(
         "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",

@@ -66,6 +66,16 @@ pub enum Error {
     JournalState(String),
     #[error("{0}")]
     TooLarge(String),
+    /// No credential, or one that does not verify (unknown, revoked, expired, wrong issuer,
+    /// audience or signature); the message never says which, so it teaches an attacker nothing.
+    #[error("{0}")]
+    Unauthenticated(String),
+    /// A valid credential whose role may not make this call (`ROLE_FORBIDDEN`).
+    #[error("{0}")]
+    RoleForbidden(String),
+    /// A valid credential naming a tenant other than its own (`TENANT_MISMATCH`).
+    #[error("{0}")]
+    TenantMismatch(String),
     /// Stored data failed its checksum.
     #[error("{0}")]
     DataLoss(String),
@@ -122,6 +132,9 @@ impl Error {
             Self::TaskState(_) => (Code::FailedPrecondition, "TASK_STATE"),
             Self::JournalState(_) => (Code::FailedPrecondition, "JOURNAL_STATE"),
             Self::TooLarge(_) => (Code::ResourceExhausted, "TOO_LARGE"),
+            Self::Unauthenticated(_) => (Code::Unauthenticated, "CREDENTIAL_INVALID"),
+            Self::RoleForbidden(_) => (Code::PermissionDenied, "ROLE_FORBIDDEN"),
+            Self::TenantMismatch(_) => (Code::PermissionDenied, "TENANT_MISMATCH"),
             Self::DataLoss(_) => (Code::DataLoss, "CHECKPOINT_CORRUPT"),
             Self::AllCheckpointsCorrupt(_) => (Code::DataLoss, "ALL_CHECKPOINTS_CORRUPT"),
             Self::Unavailable(_) => (Code::Unavailable, "UNAVAILABLE"),

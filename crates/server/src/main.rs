@@ -38,6 +38,8 @@ enum Command {
     Prune(checkpointd::cli::PruneArgs),
     /// Verify every checkpoint (of one tenant or all), quarantining the corrupt ones.
     Scrub(checkpointd::cli::ScrubArgs),
+    /// Create, list and revoke API keys, straight on the database.
+    Keys(checkpointd::cli::KeysArgs),
 }
 
 #[tokio::main]
@@ -55,6 +57,7 @@ async fn main() -> ExitCode {
         Command::Health(args) => checkpointd::cli::health(args).await,
         Command::Prune(args) => checkpointd::cli::prune(args).await,
         Command::Scrub(args) => checkpointd::cli::scrub_store(args).await,
+        Command::Keys(args) => checkpointd::cli::keys(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -20,11 +20,12 @@ use tonic_health::server::HealthReporter;
 use crate::cache::CachedStore;
 use crate::config::ServeConfig;
 use crate::database;
+use crate::grpc::auth::{AuthLayer, Authenticator};
 use crate::grpc::{self, Backends, ServerSettings};
 use crate::queue::TaskQueue;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
-use crate::store::{self, CheckpointStore, RetentionStore};
+use crate::store::{self, ApiKeyStore, CheckpointStore, RetentionStore};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -40,6 +41,8 @@ pub struct App {
     retention: Arc<dyn RetentionStore>,
     queue: Arc<dyn TaskQueue>,
     cache: Option<Arc<CachedStore>>,
+    auth: Option<Arc<Authenticator>>,
+    keys: Arc<dyn ApiKeyStore>,
     metrics: prometheus::Registry,
     shutdown: Shutdown,
 }
@@ -48,6 +51,7 @@ impl App {
     /// Opens the store, composes its wrappers and binds both listeners; nothing is served
     /// before [`App::run`].
     pub async fn build(config: ServeConfig) -> Result<Self, BoxError> {
+        config.server.auth.check_listener(config.listen)?;
         let opened = database::open(&config.database, &config.store)
             .await
             .map_err(|error| {
@@ -61,6 +65,10 @@ impl App {
             // latency. Retention goes around the cache: it is never cached.
             .instrumented();
         let store = opened.store;
+        let auth = Authenticator::new(&config.server.auth, opened.keys.clone()).await?;
+        if auth.is_none() {
+            tracing::warn!("authentication is off: the tenant is whatever x-tenant-id names");
+        }
         let (store, cache) = match config.cache {
             None => (store, None),
             Some(settings) => {
@@ -87,6 +95,8 @@ impl App {
             retention: opened.retention,
             queue: opened.queue,
             cache,
+            auth,
+            keys: opened.keys,
             metrics: prometheus::Registry::new(),
             shutdown: Shutdown::new(),
         })
@@ -118,6 +128,11 @@ impl App {
         &self.retention
     }
 
+    /// The API keys of the same database, as `checkpointd keys` manages them.
+    pub fn keys(&self) -> &Arc<dyn ApiKeyStore> {
+        &self.keys
+    }
+
     /// The Redis cache, when one is configured.
     pub fn cache(&self) -> Option<&Arc<CachedStore>> {
         self.cache.as_ref()
@@ -143,6 +158,8 @@ impl App {
             retention,
             queue,
             cache,
+            auth,
+            keys: _,
             metrics,
             shutdown,
         } = self;
@@ -160,6 +177,7 @@ impl App {
             },
             &settings,
             health.clone(),
+            AuthLayer::new(auth),
         )?;
         shutdown.spawn(begin_on(signal, shutdown.clone()));
         background::watch_health(

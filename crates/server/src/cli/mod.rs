@@ -8,6 +8,7 @@
 mod client;
 mod health;
 mod journal;
+mod keys;
 mod maintenance;
 mod output;
 mod payload;
@@ -21,6 +22,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use crate::proto;
 
 pub use health::{HealthArgs, health};
+pub use keys::{KeysArgs, keys};
 pub use maintenance::{PruneArgs, ScrubArgs, prune, scrub_store};
 pub use output::end_quietly_on_broken_pipe;
 

@@ -1,5 +1,6 @@
 //! Domain types: wire input parsed once at the edge into values that are valid by construction.
 
+mod access;
 mod checksum;
 mod fencing;
 mod ids;
@@ -8,6 +9,7 @@ mod paging;
 mod records;
 mod text;
 
+pub use access::{ApiKey, Identity, NewApiKey, PresentedKey, Role, TenantScope, check_binding};
 pub use checksum::{Checksum, Digest32, MessageChain, ToolChain, checkpoint_checksum};
 pub use fencing::{Attempt, Epoch};
 pub use ids::{CallId, RunId, RunKey, Step, Tenant, prefix_upper_bound};

@@ -145,7 +145,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::SaveRequest>,
     ) -> Result<Response<proto::SaveResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let checkpoint = parse_save(run, request.into_inner())?;
         let saved = self.engine.save(&checkpoint).await?;
         Ok(Response::new(proto::SaveResponse {
@@ -191,7 +191,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ValidateRequest>,
     ) -> Result<Response<proto::ValidateResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let step = request.get_ref().step.map(Step::parse).transpose()?;
         let verdicts = self.engine.validate(&run, step).await?;
         Ok(Response::new(proto::ValidateResponse {
@@ -222,7 +222,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::RecordToolResultRequest>,
     ) -> Result<Response<proto::RecordToolResultResponse>, Status> {
         self.check_size(request.get_ref())?;
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let result = parse_tool_result(run, request.into_inner())?;
         let (record, already_recorded) = self.engine.record_tool_result(&result).await?;
         Ok(Response::new(proto::RecordToolResultResponse {
@@ -280,7 +280,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ListCheckpointsRequest>,
     ) -> Result<Response<proto::ListCheckpointsResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let (mut checkpoints, next_page_token) =
             reads_api::list_checkpoints(&self.engine, &request).await?;
         if !checkpoints.is_empty() {
@@ -300,7 +300,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::DeleteRunRequest>,
     ) -> Result<Response<proto::DeleteRunResponse>, Status> {
-        let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
         let deleted_checkpoints = self.engine.delete_run(&run).await?;
         Ok(Response::new(proto::DeleteRunResponse {
             deleted_checkpoints,

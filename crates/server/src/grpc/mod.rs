@@ -1,6 +1,7 @@
 //! The gRPC services (checkpoints, tasks, health, reflection) as one router; the composition
 //! root ([`crate::app`]) serves it and drives the health statuses.
 
+pub mod auth;
 mod checkpoint_service;
 pub mod connection;
 pub(crate) mod convert;
@@ -31,6 +32,7 @@ use crate::queue::{RetryPolicy, TaskQueue};
 use crate::service::{Engine, TaskService};
 use crate::store::RetentionStore;
 use crate::telemetry::rpc_layer::RpcLayer;
+use auth::AuthLayer;
 use connection::ActivityLayer;
 use wire_status::WireStatusLayer;
 
@@ -68,6 +70,8 @@ pub struct ServerSettings {
     pub auto_resume_hitl: bool,
     /// Timeouts, keepalive and caps of client connections.
     pub connections: ConnectionSettings,
+    /// How callers authenticate; the default is none.
+    pub auth: auth::AuthSettings,
 }
 
 impl Default for ServerSettings {
@@ -82,6 +86,7 @@ impl Default for ServerSettings {
             reap_interval: Duration::from_secs(5),
             auto_resume_hitl: true,
             connections: ConnectionSettings::default(),
+            auth: auth::AuthSettings::default(),
         }
     }
 }
@@ -94,15 +99,17 @@ pub const CHECKPOINT_SERVICE_NAME: &str = "checkpoint.v1.CheckpointService";
 pub const CACHE_SERVICE_NAME: &str = "checkpointd.cache";
 
 /// The router [`router`] builds: its services behind the server's layers.
-pub type ServerRouter =
-    Router<Stack<WireStatusLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>>;
+pub type ServerRouter = Router<
+    Stack<WireStatusLayer, Stack<AuthLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>>,
+>;
 
-/// The server's services behind the RPC layer: health (whose statuses `health` sets),
-/// reflection, checkpoints, and tasks when a queue is configured.
+/// The server's services behind the RPC and auth layers: health (whose statuses `health`
+/// sets), reflection, checkpoints, and tasks when a queue is configured.
 pub fn router(
     backends: Backends,
     settings: &ServerSettings,
     health: HealthReporter,
+    auth: AuthLayer,
 ) -> Result<ServerRouter, tonic_reflection::server::Error> {
     let Backends {
         engine,
@@ -140,6 +147,8 @@ pub fn router(
         // Outermost, so a call counts as in flight for as long as any layer works on it.
         .layer(ActivityLayer)
         .layer(RpcLayer)
+        // Inside the RPC layer, so refused calls are counted with the code they get.
+        .layer(auth)
         // Innermost, so the RPC metrics record the code the client receives.
         .layer(WireStatusLayer)
         .add_service(HealthServer::new(HealthService::from_health_reporter(

@@ -30,7 +30,7 @@ pub async fn set_retention(
     retention: &RetentionService,
     request: Request<proto::SetRetentionRequest>,
 ) -> Result<proto::SetRetentionResponse> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let policy = match request.get_ref().policy.as_str() {
         "" => None,
         raw => Some(raw.parse::<RetentionPolicy>()?),
@@ -45,7 +45,7 @@ pub async fn pin(
     retention: &RetentionService,
     request: Request<proto::PinCheckpointRequest>,
 ) -> Result<proto::PinCheckpointResponse> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let step = Step::parse(request.get_ref().step)?;
     let pinned = retention.pin(&run, step).await?;
     Ok(proto::PinCheckpointResponse {
@@ -57,7 +57,7 @@ pub async fn unpin(
     retention: &RetentionService,
     request: Request<proto::UnpinCheckpointRequest>,
 ) -> Result<proto::UnpinCheckpointResponse> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let step = Step::parse(request.get_ref().step)?;
     let unpinned = retention
         .unpin(&run, step, request.get_ref().all_sources)
@@ -70,7 +70,7 @@ pub fn validate_tenant(
     listing: &Arc<dyn RetentionStore>,
     request: Request<proto::ValidateTenantRequest>,
 ) -> Result<VerdictStream> {
-    let tenant = tenant_of(request.metadata())?;
+    let tenant = tenant_of(request.extensions())?;
     let page_size = PageSize::parse(request.get_ref().page_size)?;
     let (sender, receiver) = mpsc::channel::<Result<ScrubItem>>(STREAM_BUFFER);
     let (engine, listing) = (engine.clone(), listing.clone());

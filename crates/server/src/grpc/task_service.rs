@@ -2,14 +2,14 @@
 
 use std::time::SystemTime;
 
-use tonic::metadata::MetadataMap;
+use tonic::Extensions;
 use tonic::{Request, Response, Status};
 
 use super::task_convert::{
     comment_from_wire, error_class_from_wire, error_text_from_wire, positive_duration,
     retry_overrides_from_wire, state_from_wire, task_to_wire,
 };
-use super::tenant::tenant_of;
+use super::tenant::{identity_of, tenant_of};
 use crate::domain::{Attempt, PageSize, RunId, Tenant};
 use crate::error::{Error, Result};
 use crate::proto;
@@ -32,11 +32,11 @@ impl TaskApi {
 
     async fn transition(
         &self,
-        metadata: &MetadataMap,
+        extensions: &Extensions,
         task_id: &str,
         transition: Transition,
     ) -> Result<Task> {
-        let (tenant, id) = task_key(metadata, task_id)?;
+        let (tenant, id) = task_key(extensions, task_id)?;
         self.tasks
             .update(&tenant, &id, transition, SystemTime::now())
             .await
@@ -44,8 +44,8 @@ impl TaskApi {
 }
 
 /// The tenant and id of the task a request names.
-fn task_key(metadata: &MetadataMap, task_id: &str) -> Result<(Tenant, TaskId)> {
-    Ok((tenant_of(metadata)?, TaskId::parse(task_id)?))
+fn task_key(extensions: &Extensions, task_id: &str) -> Result<(Tenant, TaskId)> {
+    Ok((tenant_of(extensions)?, TaskId::parse(task_id)?))
 }
 
 fn name(field: &str, raw: &str) -> Result<String> {
@@ -60,8 +60,33 @@ fn name(field: &str, raw: &str) -> Result<String> {
     Ok(raw.to_owned())
 }
 
+/// Who decides an approval, and the comment stored with it. With authentication on, the
+/// decider is the credential's identity; the request's free-text `decided_by`, when it names
+/// someone else, is kept as a note at the head of the comment. Without it, the caller's
+/// `decided_by` is the decider, as before.
+fn decision(
+    extensions: &Extensions,
+    decided_by: &str,
+    comment: String,
+) -> Result<(String, String)> {
+    let comment = comment_from_wire(comment)?;
+    let identity = identity_of(extensions)?;
+    if !identity.authenticated {
+        return Ok((name("decided_by", decided_by)?, comment));
+    }
+    if decided_by.is_empty() || decided_by == identity.subject {
+        return Ok((identity.subject.clone(), comment));
+    }
+    let note = name("decided_by", decided_by)?;
+    let comment = match comment.as_str() {
+        "" => format!("[decided_by note: {note}]"),
+        text => format!("[decided_by note: {note}] {text}"),
+    };
+    Ok((identity.subject.clone(), comment_from_wire(comment)?))
+}
+
 fn tenant(request: &Request<impl Sized>) -> Result<Tenant> {
-    tenant_of(request.metadata())
+    tenant_of(request.extensions())
 }
 
 macro_rules! reply {
@@ -133,7 +158,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         let attempt = Attempt::from_wire(request.get_ref().attempt).get();
         let task = self
             .transition(
-                request.metadata(),
+                request.extensions(),
                 &request.get_ref().task_id,
                 Transition::Heartbeat { attempt, lease },
             )
@@ -147,14 +172,14 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::CompleteRequest>,
     ) -> Result<Response<proto::CompleteResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
+        let (_, extensions, request) = request.into_parts();
         let transition = Transition::Complete {
             attempt: Attempt::from_wire(request.attempt).get(),
             result: request.result,
         };
         reply!(
             CompleteResponse,
-            self.transition(&metadata, &request.task_id, transition)
+            self.transition(&extensions, &request.task_id, transition)
                 .await?
         )
     }
@@ -163,7 +188,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::FailRequest>,
     ) -> Result<Response<proto::FailResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
+        let (_, extensions, request) = request.into_parts();
         let transition = Transition::Fail {
             attempt: Attempt::from_wire(request.attempt).get(),
             class: error_class_from_wire(request.error_class)?,
@@ -171,7 +196,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         };
         reply!(
             FailResponse,
-            self.transition(&metadata, &request.task_id, transition)
+            self.transition(&extensions, &request.task_id, transition)
                 .await?
         )
     }
@@ -185,7 +210,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         };
         reply!(
             ReleaseResponse,
-            self.transition(request.metadata(), &request.get_ref().task_id, transition)
+            self.transition(request.extensions(), &request.get_ref().task_id, transition)
                 .await?
         )
     }
@@ -194,7 +219,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::RequestApprovalRequest>,
     ) -> Result<Response<proto::RequestApprovalResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
+        let (_, extensions, request) = request.into_parts();
         let transition = Transition::RequestApproval {
             attempt: Attempt::from_wire(request.attempt).get(),
             action: name("action", &request.action)?,
@@ -202,7 +227,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         };
         reply!(
             RequestApprovalResponse,
-            self.transition(&metadata, &request.task_id, transition)
+            self.transition(&extensions, &request.task_id, transition)
                 .await?
         )
     }
@@ -211,15 +236,16 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::ApproveRequest>,
     ) -> Result<Response<proto::ApproveResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
+        let (_, extensions, request) = request.into_parts();
+        let (decided_by, comment) = decision(&extensions, &request.decided_by, request.comment)?;
         let transition = Transition::Decide {
             approved: true,
-            decided_by: name("decided_by", &request.decided_by)?,
-            comment: comment_from_wire(request.comment)?,
+            decided_by,
+            comment,
         };
         reply!(
             ApproveResponse,
-            self.transition(&metadata, &request.task_id, transition)
+            self.transition(&extensions, &request.task_id, transition)
                 .await?
         )
     }
@@ -228,15 +254,16 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::RejectRequest>,
     ) -> Result<Response<proto::RejectResponse>, Status> {
-        let (metadata, _, request) = request.into_parts();
+        let (_, extensions, request) = request.into_parts();
+        let (decided_by, comment) = decision(&extensions, &request.decided_by, request.comment)?;
         let transition = Transition::Decide {
             approved: false,
-            decided_by: name("decided_by", &request.decided_by)?,
-            comment: comment_from_wire(request.comment)?,
+            decided_by,
+            comment,
         };
         reply!(
             RejectResponse,
-            self.transition(&metadata, &request.task_id, transition)
+            self.transition(&extensions, &request.task_id, transition)
                 .await?
         )
     }
@@ -248,7 +275,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         reply!(
             ResumeTaskResponse,
             self.transition(
-                request.metadata(),
+                request.extensions(),
                 &request.get_ref().task_id,
                 Transition::ResumeTask
             )
@@ -295,7 +322,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         reply!(
             CancelResponse,
             self.transition(
-                request.metadata(),
+                request.extensions(),
                 &request.get_ref().task_id,
                 Transition::Cancel
             )
@@ -310,7 +337,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         reply!(
             RequeueResponse,
             self.transition(
-                request.metadata(),
+                request.extensions(),
                 &request.get_ref().task_id,
                 Transition::Requeue
             )

@@ -1,26 +1,34 @@
-//! Reads the tenant of a request from its metadata.
+//! The tenant and the caller of a request, as the auth layer ([`crate::grpc::auth`])
+//! established them: the one place every RPC learns in which tenant it runs.
 
-use tonic::metadata::MetadataMap;
+use tonic::Extensions;
 
-use crate::domain::{RunId, RunKey, Tenant};
+use crate::domain::{Identity, RunId, RunKey, Tenant};
 use crate::error::{Error, Result};
+use crate::grpc::auth::CallContext;
 
 pub use checkpointd_protocol::TENANT_HEADER;
 
-/// The request's tenant: the `x-tenant-id` header, or `default` when absent.
-pub fn tenant_of(metadata: &MetadataMap) -> Result<Tenant> {
-    match metadata.get(TENANT_HEADER) {
-        None => Ok(Tenant::default_tenant()),
-        Some(value) => {
-            let text = value.to_str().map_err(|_| {
-                Error::InvalidArgument(format!("{TENANT_HEADER} must be printable ASCII"))
-            })?;
-            Tenant::parse(text)
-        }
-    }
+fn context(extensions: &Extensions) -> Result<&CallContext> {
+    // Every service sits behind the auth layer; a call without its context must not run in
+    // some default tenant.
+    extensions
+        .get::<CallContext>()
+        .ok_or_else(|| Error::Internal("a call reached a service without its auth context".into()))
+}
+
+/// The tenant the request runs in: the credential's (an all-tenants credential's, or with
+/// auth `none`: `x-tenant-id`, or `default` when absent).
+pub fn tenant_of(extensions: &Extensions) -> Result<Tenant> {
+    Ok(context(extensions)?.tenant.clone())
+}
+
+/// The verified caller of the request.
+pub fn identity_of(extensions: &Extensions) -> Result<&Identity> {
+    Ok(&context(extensions)?.identity)
 }
 
 /// The tenant-scoped key of the run a request names.
-pub fn run_key(metadata: &MetadataMap, run_id: &str) -> Result<RunKey> {
-    Ok(RunKey::new(tenant_of(metadata)?, RunId::parse(run_id)?))
+pub fn run_key(extensions: &Extensions, run_id: &str) -> Result<RunKey> {
+    Ok(RunKey::new(tenant_of(extensions)?, RunId::parse(run_id)?))
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod forward;
 mod instrumented;
+pub mod keys;
 mod memory;
 pub mod plan;
 pub(crate) mod postgres;
@@ -14,6 +15,7 @@ pub(crate) mod tests;
 use async_trait::async_trait;
 
 pub use instrumented::InstrumentedStore;
+pub use keys::{ApiKeyStore, MemoryKeys};
 pub use memory::MemoryStore;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;

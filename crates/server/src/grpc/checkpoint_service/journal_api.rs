@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::grpc::convert::{
     in_doubt_to_wire, intent_to_wire, journal_action_to_wire, journal_entry_to_wire,
 };
-use crate::grpc::tenant::run_key;
+use crate::grpc::tenant::{identity_of, run_key};
 use crate::proto;
 use crate::service::Engine;
 use crate::wire::tool_to_wire;
@@ -19,7 +19,7 @@ pub async fn record_tool_intent(
     engine: &Engine,
     request: Request<proto::RecordToolIntentRequest>,
 ) -> Result<proto::RecordToolIntentResponse, Status> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let request = request.into_inner();
     if request.tool_name.is_empty() {
         return Err(Error::InvalidArgument("tool_name must not be empty".into()).into());
@@ -44,7 +44,7 @@ pub async fn get_journal(
     engine: &Engine,
     request: Request<proto::GetJournalRequest>,
 ) -> Result<proto::GetJournalResponse, Status> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let view = engine.journal(&run).await?;
     let corrupt_call_ids = view.diagnosis.corrupt_call_ids();
     let corrupt = &view.diagnosis.corrupt;
@@ -76,8 +76,13 @@ pub async fn repair_journal(
     engine: &Engine,
     request: Request<proto::RepairJournalRequest>,
 ) -> Result<proto::RepairJournalResponse, Status> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
-    let request = request.into_inner();
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let identity = identity_of(request.extensions())?.clone();
+    let mut request = request.into_inner();
+    if identity.authenticated {
+        // Who repaired is the credential, never what the caller writes.
+        request.actor = identity.subject;
+    }
     if request.actor.is_empty() {
         return Err(Error::InvalidArgument("actor must not be empty".into()).into());
     }

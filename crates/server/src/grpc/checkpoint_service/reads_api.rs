@@ -34,7 +34,7 @@ pub async fn load_latest(
     engine: &Engine,
     request: Request<proto::LoadLatestRequest>,
 ) -> Result<proto::LoadLatestResponse, Status> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let options = LoadOptions {
         message_offset: request.get_ref().message_offset,
         journal: journal_scope(request.get_ref().journal)?,
@@ -56,7 +56,7 @@ pub async fn load_at_step(
     engine: &Engine,
     request: Request<proto::LoadAtStepRequest>,
 ) -> Result<proto::LoadAtStepResponse, Status> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let request = request.into_inner();
     let options = LoadOptions {
         message_offset: request.message_offset,
@@ -84,7 +84,7 @@ pub async fn resume(
     engine: &Engine,
     request: Request<proto::ResumeRequest>,
 ) -> Result<proto::ResumeResponse, Status> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let options = ResumeOptions {
         require_existing: request.get_ref().require_existing,
         message_offset: request.get_ref().message_offset,
@@ -149,7 +149,7 @@ pub async fn list_checkpoints(
     engine: &Engine,
     request: &Request<proto::ListCheckpointsRequest>,
 ) -> Result<(Vec<proto::CheckpointSummary>, String), Status> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let parsed = list_request(request.get_ref())?;
     let (page, next) = engine.list(&run, &parsed).await?;
     Ok((
@@ -175,7 +175,7 @@ pub async fn get_run(
     engine: &Engine,
     request: Request<proto::GetRunRequest>,
 ) -> Result<proto::GetRunResponse, Status> {
-    let run = run_key(request.metadata(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let info = engine.run_info(&run).await?;
     Ok(proto::GetRunResponse {
         run: Some(run_info_to_wire(info)),
@@ -186,7 +186,7 @@ pub async fn list_runs(
     engine: &Engine,
     request: Request<proto::ListRunsRequest>,
 ) -> Result<proto::ListRunsResponse, Status> {
-    let tenant = tenant_of(request.metadata())?;
+    let tenant = tenant_of(request.extensions())?;
     let request = request.into_inner();
     let page_size = PageSize::parse(request.page_size)?;
     check_label("run_id_prefix", &request.run_id_prefix)?;

@@ -19,13 +19,14 @@ async fn a_version_1_database_gains_the_task_table_on_open() {
         .save(&checkpoint(&run, 1, 0, vec![message("user", "hi")]))
         .await
         .unwrap();
-    // Back to what a binary without the queue (and without retention, tool intents or labels,
-    // which came later) left behind.
+    // Back to what a binary without the queue (and without retention, tool intents, API keys or
+    // labels, which came later) left behind.
     db.raw()
         .execute_batch(
             "DROP TABLE tasks; DROP TABLE checkpoint_pins; DROP INDEX runs_with_retention;
              ALTER TABLE runs DROP COLUMN retention; DROP TABLE journal_actions;
              DROP INDEX checkpoints_label; ALTER TABLE checkpoints DROP COLUMN label;
+             DROP TABLE api_keys;
              DELETE FROM checkpointd_migrations WHERE version >= 2;",
         )
         .unwrap();
@@ -49,11 +50,11 @@ async fn tasks_enqueued_before_version_5_resume_by_themselves_after_a_decision()
     };
     let (task, _) = queue.enqueue(&t, new).await.unwrap();
     drop(queue);
-    // Back to a schema from before version 5, which had no such column (nor the labels of
+    // Back to a schema from before version 5, which had no such column (nor version 6's keys or the labels of
     // version 7).
     db.raw()
         .execute_batch(
-            "ALTER TABLE tasks DROP COLUMN auto_resume_hitl;
+            "ALTER TABLE tasks DROP COLUMN auto_resume_hitl; DROP TABLE api_keys;
              DROP INDEX checkpoints_label; ALTER TABLE checkpoints DROP COLUMN label;
              DELETE FROM checkpointd_migrations WHERE version >= 5;",
         )

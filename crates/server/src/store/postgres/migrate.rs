@@ -28,6 +28,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         include_str!("../../../migrations/postgres/0005_auto_resume_hitl.sql"),
     ),
     (
+        6,
+        include_str!("../../../migrations/postgres/0006_api_keys.sql"),
+    ),
+    (
         7,
         include_str!("../../../migrations/postgres/0007_labels_and_run_listing.sql"),
     ),

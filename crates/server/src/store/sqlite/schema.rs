@@ -30,6 +30,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
         include_str!("../../../migrations/sqlite/0005_auto_resume_hitl.sql"),
     ),
     (
+        6,
+        include_str!("../../../migrations/sqlite/0006_api_keys.sql"),
+    ),
+    (
         7,
         include_str!("../../../migrations/sqlite/0007_labels_and_run_listing.sql"),
     ),

@@ -21,7 +21,7 @@ use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{CheckpointVerdict, ValidateRequest};
 use checkpointd::service::Engine;
 use checkpointd::shutdown::Shutdown;
-use checkpointd::store::{RetentionStore, StoreOptions};
+use checkpointd::store::{ApiKeyStore, RetentionStore, StoreOptions};
 use tonic::transport::Channel;
 
 pub use cache_entries::{cache_keys, cached_step};
@@ -59,6 +59,8 @@ pub struct TestApp {
     pub retention: Arc<dyn RetentionStore>,
     /// The app's one shutdown: beginning it is what SIGTERM does to the binary.
     pub shutdown: Shutdown,
+    /// The server's API keys, as `checkpointd keys` manages them.
+    pub keys: Arc<dyn ApiKeyStore>,
     server: Option<tokio::task::JoinHandle<()>>,
     _dir: Option<tempfile::TempDir>,
 }
@@ -133,6 +135,7 @@ pub async fn serve_config(config: ServeConfig) -> (TestApp, Option<Arc<CachedSto
     let engine = app.engine().clone();
     let retention = app.retention().clone();
     let shutdown = app.shutdown();
+    let keys = app.keys().clone();
     let cache = app.cache().cloned();
     let server = tokio::spawn(async move {
         app.run(std::future::pending())
@@ -150,6 +153,7 @@ pub async fn serve_config(config: ServeConfig) -> (TestApp, Option<Arc<CachedSto
         engine,
         retention,
         shutdown,
+        keys,
         server: Some(server),
         _dir: None,
     };

@@ -1,0 +1,263 @@
+//! JWT bearer tokens: verified against a shared HS256 secret or a JWKS (a file re-read, or a
+//! URL refetched, every `jwks_refresh` and on an unknown `kid`), with issuer, audience and
+//! expiry checked; the tenant and role come from configurable claims.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
+use serde_json::Value;
+use tokio::sync::RwLock;
+
+use super::jwks_fetch;
+use crate::domain::{Identity, Role, Tenant, TenantScope};
+
+/// Where the verification keys come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JwtKeys {
+    /// A file holding the HS256 shared secret (surrounding whitespace ignored).
+    SecretFile(PathBuf),
+    /// A JWKS document on disk, re-read on refresh.
+    JwksFile(PathBuf),
+    /// A JWKS document served over `http://`, refetched on refresh.
+    JwksUrl(String),
+}
+
+/// How JWTs are verified; each field is a `serve` flag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JwtSettings {
+    pub keys: JwtKeys,
+    /// Required `iss`, when set.
+    pub issuer: Option<String>,
+    /// Required `aud`, when set.
+    pub audience: Option<String>,
+    /// The claim naming the tenant; absent or `*` means every tenant (admins only).
+    pub tenant_claim: String,
+    /// The claim naming the role: `agent`, `operator` or `admin`.
+    pub role_claim: String,
+    /// How old a JWKS may get before it is read again.
+    pub jwks_refresh: Duration,
+}
+
+/// A token that does not verify; why is logged at debug level, never sent.
+#[derive(Debug)]
+pub struct Rejected(pub String);
+
+/// Unknown `kid`s refetch the JWKS at most this often, so a stream of made-up key ids cannot
+/// turn the server into a load generator against the identity provider.
+const MIN_REFETCH: Duration = Duration::from_secs(1);
+
+struct Jwks {
+    set: JwkSet,
+    fetched_at: Instant,
+}
+
+/// See the module documentation.
+pub struct JwtVerifier {
+    settings: JwtSettings,
+    /// The shared secret, in secret mode.
+    secret: Option<DecodingKey>,
+    /// The current JWKS, in JWKS mode.
+    jwks: RwLock<Option<Jwks>>,
+}
+
+impl JwtVerifier {
+    /// Reads the secret or the JWKS once, so a bad file or URL stops startup.
+    pub async fn new(settings: JwtSettings) -> Result<Self, String> {
+        let verifier = match &settings.keys {
+            JwtKeys::SecretFile(path) => {
+                let text = std::fs::read_to_string(path).map_err(|error| {
+                    format!("cannot read --jwt-secret-file {}: {error}", path.display())
+                })?;
+                let secret = text.trim();
+                if secret.len() < 32 {
+                    return Err("the JWT secret must be at least 32 bytes".into());
+                }
+                Self {
+                    secret: Some(DecodingKey::from_secret(secret.as_bytes())),
+                    jwks: RwLock::new(None),
+                    settings,
+                }
+            }
+            JwtKeys::JwksFile(_) | JwtKeys::JwksUrl(_) => {
+                let set = load(&settings.keys).await?;
+                Self {
+                    secret: None,
+                    jwks: RwLock::new(Some(Jwks {
+                        set,
+                        fetched_at: Instant::now(),
+                    })),
+                    settings,
+                }
+            }
+        };
+        Ok(verifier)
+    }
+
+    /// The identity `token` proves.
+    pub async fn verify(&self, token: &str) -> Result<Identity, Rejected> {
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|error| Rejected(format!("bad header: {error}")))?;
+        let claims = match &self.secret {
+            Some(secret) => {
+                if header.alg != Algorithm::HS256 {
+                    return Err(Rejected(format!("{:?} with a shared secret", header.alg)));
+                }
+                self.decode(token, secret, header.alg)?
+            }
+            None => {
+                if header.alg.family() == AlgorithmFamily::Hmac {
+                    return Err(Rejected("an HMAC token against a JWKS".into()));
+                }
+                let key = self.key_for(header.kid.as_deref(), header.alg).await?;
+                self.decode(token, &key, header.alg)?
+            }
+        };
+        self.identity(&claims)
+    }
+
+    fn decode(&self, token: &str, key: &DecodingKey, alg: Algorithm) -> Result<Value, Rejected> {
+        let mut validation = Validation::new(alg);
+        let mut required = vec!["exp", "sub"];
+        if let Some(issuer) = &self.settings.issuer {
+            validation.set_issuer(&[issuer]);
+            required.push("iss");
+        }
+        match &self.settings.audience {
+            Some(audience) => {
+                validation.set_audience(&[audience]);
+                required.push("aud");
+            }
+            None => validation.validate_aud = false,
+        }
+        validation.set_required_spec_claims(&required);
+        jsonwebtoken::decode::<Value>(token, key, &validation)
+            .map(|data| data.claims)
+            .map_err(|error| Rejected(error.to_string()))
+    }
+
+    /// The key a JWKS holds for `kid`, reading the JWKS again when it is due or lacks the key.
+    async fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Rejected> {
+        let due = {
+            let jwks = self.jwks.read().await;
+            match jwks.as_ref() {
+                Some(jwks) => jwks.fetched_at.elapsed() >= self.settings.jwks_refresh,
+                None => true,
+            }
+        };
+        if due {
+            self.refresh(Duration::ZERO).await;
+        }
+        if let Some(key) = self.find(kid, alg).await? {
+            return Ok(key);
+        }
+        self.refresh(MIN_REFETCH).await;
+        self.find(kid, alg)
+            .await?
+            .ok_or_else(|| Rejected(format!("no key {kid:?} in the JWKS")))
+    }
+
+    async fn find(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<Option<DecodingKey>, Rejected> {
+        let jwks = self.jwks.read().await;
+        let Some(jwks) = jwks.as_ref() else {
+            return Ok(None);
+        };
+        let jwk = match kid {
+            Some(kid) => jwks.set.find(kid),
+            // Without a kid only a one-key set is unambiguous.
+            None if jwks.set.keys.len() == 1 => jwks.set.keys.first(),
+            None => None,
+        };
+        let Some(jwk) = jwk else { return Ok(None) };
+        // A key that names its algorithm is used with that one only.
+        if let Some(declared) = jwk.common.key_algorithm
+            && declared.to_string().parse::<Algorithm>().ok() != Some(alg)
+        {
+            return Err(Rejected(format!("{alg:?} token for a {declared} key")));
+        }
+        DecodingKey::from_jwk(jwk)
+            .map(Some)
+            .map_err(|error| Rejected(format!("unusable JWK: {error}")))
+    }
+
+    /// Reads the JWKS again unless it was read less than `unless_within` ago; a failed read
+    /// keeps the keys already known.
+    async fn refresh(&self, unless_within: Duration) {
+        let mut jwks = self.jwks.write().await;
+        if let Some(current) = jwks.as_ref() {
+            // Another call may have refreshed while this one waited for the lock.
+            if current.fetched_at.elapsed() < unless_within.max(Duration::from_millis(1)) {
+                return;
+            }
+        }
+        match load(&self.settings.keys).await {
+            Ok(set) => {
+                *jwks = Some(Jwks {
+                    set,
+                    fetched_at: Instant::now(),
+                });
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot refresh the JWKS; keeping the keys already known");
+                if let Some(current) = jwks.as_mut() {
+                    // Wait a full period before trying again, instead of on every call.
+                    current.fetched_at = Instant::now();
+                }
+            }
+        }
+    }
+
+    fn identity(&self, claims: &Value) -> Result<Identity, Rejected> {
+        let text = |claim: &str| claims.get(claim).and_then(Value::as_str);
+        let subject = text("sub")
+            .filter(|sub| !sub.is_empty())
+            .ok_or_else(|| Rejected("no sub".into()))?;
+        let role: Role = text(&self.settings.role_claim)
+            .ok_or_else(|| Rejected(format!("no {} claim", self.settings.role_claim)))?
+            .parse()
+            .map_err(|_| Rejected("unknown role".into()))?;
+        let tenant = match text(&self.settings.tenant_claim) {
+            None | Some("*") if role == Role::Admin => TenantScope::All,
+            None | Some("*") => return Err(Rejected("a non-admin token for all tenants".into())),
+            Some(name) => TenantScope::One(
+                Tenant::parse(name).map_err(|_| Rejected("invalid tenant claim".into()))?,
+            ),
+        };
+        Ok(Identity {
+            subject: subject.to_owned(),
+            tenant,
+            role,
+            authenticated: true,
+        })
+    }
+}
+
+/// Reads a JWKS from its file or URL.
+async fn load(keys: &JwtKeys) -> Result<JwkSet, String> {
+    let body = match keys {
+        JwtKeys::JwksFile(path) => tokio::fs::read(path)
+            .await
+            .map_err(|error| format!("cannot read JWKS file {}: {error}", path.display()))?,
+        JwtKeys::JwksUrl(url) => jwks_fetch::get(url).await?,
+        JwtKeys::SecretFile(_) => return Err("a secret is not a JWKS".into()),
+    };
+    serde_json::from_slice(&body).map_err(|error| format!("invalid JWKS: {error}"))
+}
+
+/// Whether a bearer token has the shape of a JWT (three base64url parts), as opposed to an
+/// API key.
+pub fn looks_like_jwt(token: &str) -> bool {
+    let parts: Vec<&str> = token.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
