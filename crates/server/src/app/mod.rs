@@ -8,6 +8,10 @@ mod admin;
 mod background;
 mod incoming;
 mod queue_depth;
+mod served;
+mod tls;
+
+pub use tls::{TlsReloader, TlsSettings};
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -22,6 +26,7 @@ use crate::config::ServeConfig;
 use crate::database;
 use crate::grpc::{self, Backends, ServerSettings};
 use crate::queue::TaskQueue;
+use crate::secret::ExposeSecret;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
 use crate::store::{self, CheckpointStore, RetentionStore};
@@ -40,6 +45,7 @@ pub struct App {
     retention: Arc<dyn RetentionStore>,
     queue: Arc<dyn TaskQueue>,
     cache: Option<Arc<CachedStore>>,
+    tls: Option<Arc<TlsReloader>>,
     metrics: prometheus::Registry,
     shutdown: Shutdown,
 }
@@ -48,14 +54,15 @@ impl App {
     /// Opens the store, composes its wrappers and binds both listeners; nothing is served
     /// before [`App::run`].
     pub async fn build(config: ServeConfig) -> Result<Self, BoxError> {
-        let opened = database::open(&config.database, &config.store)
+        // Before the database, so a bad certificate fails startup at once.
+        let tls = match config.tls {
+            None => None,
+            Some(settings) => Some(TlsReloader::load(settings)?),
+        };
+        let url = config.database.expose_secret();
+        let opened = database::open(url, &config.store)
             .await
-            .map_err(|error| {
-                format!(
-                    "cannot open {}: {error}",
-                    store::redact_url(&config.database)
-                )
-            })?
+            .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?
             // The wrappers, innermost first. Every store call is timed and traced; the cache
             // sits outside, so a hit costs no store time and only misses show up as store
             // latency. Retention goes around the cache: it is never cached.
@@ -65,7 +72,7 @@ impl App {
             None => (store, None),
             Some(settings) => {
                 tracing::info!(
-                    redis = %store::redact_url(&settings.url),
+                    redis = %store::redact_url(settings.url.expose_secret()),
                     prefix = %settings.prefix,
                     "redis cache enabled"
                 );
@@ -87,6 +94,7 @@ impl App {
             retention: opened.retention,
             queue: opened.queue,
             cache,
+            tls,
             metrics: prometheus::Registry::new(),
             shutdown: Shutdown::new(),
         })
@@ -143,6 +151,7 @@ impl App {
             retention,
             queue,
             cache,
+            tls,
             metrics,
             shutdown,
         } = self;
@@ -172,10 +181,16 @@ impl App {
         );
         background::serve_admin(&shutdown, admin_listener, metrics, engine.clone());
         background::run_maintenance(&shutdown, engine, retention, queue, &settings);
-        let serve = router.serve_with_incoming_shutdown(
+        if let Some(tls) = &tls {
+            tls::watch(&shutdown, tls.clone(), tls::POLL_INTERVAL);
+        }
+        let incoming = served::ServedIncoming::new(
             incoming::GuardedIncoming::new(listener, settings.connections),
-            shutdown.token().cancelled_owned(),
+            tls,
+            settings.connections.header_read_timeout,
         );
+        let serve =
+            router.serve_with_incoming_shutdown(incoming, shutdown.token().cancelled_owned());
         let outcome = tokio::select! {
             outcome = serve => outcome.map_err(Into::into),
             () = drain_deadline(&shutdown, settings.drain_timeout) => {
