@@ -108,6 +108,9 @@ pub struct TlsArgs {
     /// PEM CA bundle: clients must present a certificate it signed (mTLS).
     #[arg(long, env = "CHECKPOINTD_TLS_CLIENT_CA")]
     pub tls_client_ca: Option<PathBuf>,
+    /// How often the TLS files are checked for changes; `0s`: reload on SIGHUP only [default: 2s].
+    #[arg(long, env = "CHECKPOINTD_TLS_RELOAD_INTERVAL", value_parser = parse_duration)]
+    pub tls_reload_interval: Option<Duration>,
 }
 
 impl TlsArgs {
@@ -116,11 +119,19 @@ impl TlsArgs {
         let cert = self.tls_cert.clone().or(file.tls_cert.clone());
         let key = self.tls_key.clone().or(file.tls_key.clone());
         let client_ca = self.tls_client_ca.clone().or(file.tls_client_ca.clone());
+        let file_interval = file
+            .tls_reload_interval
+            .as_deref()
+            .map(parse_duration)
+            .transpose()?;
         match (cert, key) {
             (Some(cert), Some(key)) => Ok(Some(TlsSettings {
-                cert,
-                key,
                 client_ca,
+                reload_interval: self
+                    .tls_reload_interval
+                    .or(file_interval)
+                    .unwrap_or(crate::app::DEFAULT_RELOAD_INTERVAL),
+                ..TlsSettings::new(cert, key)
             })),
             (None, None) if client_ca.is_none() => Ok(None),
             (None, None) => Err("tls_client_ca needs tls_cert and tls_key".into()),
@@ -222,6 +233,7 @@ struct FileConfig {
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
     tls_client_ca: Option<PathBuf>,
+    tls_reload_interval: Option<String>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -577,6 +589,52 @@ mod tests {
         assert!(resolve(None, None));
         assert!(!resolve(None, Some(&path)));
         assert!(resolve(Some(true), Some(&path)));
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "redis = \"rediss://user:redis-s3cret@cache:6380\"\n").unwrap();
+        let args = ServeArgs {
+            config: Some(path),
+            database: Some("postgres://app:pg-s3cret@db/x?password=pg-s3cret2".into()),
+            ..ServeArgs::default()
+        };
+        let printed_args = format!("{args:?}");
+        let config = ServeConfig::resolve(args).unwrap();
+        let printed = format!("{printed_args} {config:?}");
+        assert!(!printed.contains("s3cret"), "{printed}");
+        let cache = config.cache.unwrap();
+        assert_eq!(
+            cache.url.expose_secret(),
+            "rediss://user:redis-s3cret@cache:6380"
+        );
+    }
+
+    #[test]
+    fn tls_needs_both_the_certificate_and_the_key() {
+        let resolve = |cert: Option<&str>, key: Option<&str>, ca: Option<&str>| {
+            ServeConfig::resolve(ServeArgs {
+                database: Some("memory://".into()),
+                tls: TlsArgs {
+                    tls_cert: cert.map(PathBuf::from),
+                    tls_key: key.map(PathBuf::from),
+                    tls_client_ca: ca.map(PathBuf::from),
+                    tls_reload_interval: None,
+                },
+                ..ServeArgs::default()
+            })
+            .map(|config| config.tls)
+        };
+        assert_eq!(resolve(None, None, None).unwrap(), None);
+        let tls = resolve(Some("c.pem"), Some("k.pem"), Some("ca.pem"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(tls.client_ca, Some(PathBuf::from("ca.pem")));
+        assert_eq!(tls.reload_interval, Duration::from_secs(2));
+        assert!(resolve(Some("c.pem"), None, None).is_err());
+        assert!(resolve(None, None, Some("ca.pem")).is_err());
     }
 
     #[test]

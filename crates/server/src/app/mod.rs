@@ -11,7 +11,7 @@ mod queue_depth;
 mod served;
 mod tls;
 
-pub use tls::{TlsReloader, TlsSettings};
+pub use tls::{DEFAULT_RELOAD_INTERVAL, TlsReloader, TlsSettings};
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -126,6 +126,11 @@ impl App {
         &self.retention
     }
 
+    /// The TLS certificate in use and its reload, when the gRPC port speaks TLS.
+    pub fn tls(&self) -> Option<&Arc<TlsReloader>> {
+        self.tls.as_ref()
+    }
+
     /// The Redis cache, when one is configured.
     pub fn cache(&self) -> Option<&Arc<CachedStore>> {
         self.cache.as_ref()
@@ -182,7 +187,7 @@ impl App {
         background::serve_admin(&shutdown, admin_listener, metrics, engine.clone());
         background::run_maintenance(&shutdown, engine, retention, queue, &settings);
         if let Some(tls) = &tls {
-            tls::watch(&shutdown, tls.clone(), tls::POLL_INTERVAL);
+            tls::watch(&shutdown, tls.clone());
         }
         let incoming = served::ServedIncoming::new(
             incoming::GuardedIncoming::new(listener, settings.connections),

@@ -21,8 +21,8 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::shutdown::Shutdown;
 
-/// How often the files' modification times are compared with the last load's.
-pub const POLL_INTERVAL: Duration = Duration::from_secs(2);
+/// How often, by default, the files' modification times are compared with the last load's.
+pub const DEFAULT_RELOAD_INTERVAL: Duration = Duration::from_secs(2);
 
 /// Where the server's TLS material lives.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,9 +34,21 @@ pub struct TlsSettings {
     /// PEM bundle of CAs whose client certificates are accepted; set = mTLS, a client
     /// without a valid certificate cannot connect.
     pub client_ca: Option<PathBuf>,
+    /// How often the files are checked for changes; zero: only on SIGHUP.
+    pub reload_interval: Duration,
 }
 
 impl TlsSettings {
+    /// The certificate and key, no client CA, checked every [`DEFAULT_RELOAD_INTERVAL`].
+    pub fn new(cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
+        Self {
+            cert: cert.into(),
+            key: key.into(),
+            client_ca: None,
+            reload_interval: DEFAULT_RELOAD_INTERVAL,
+        }
+    }
+
     fn files(&self) -> impl Iterator<Item = &Path> {
         [Some(&self.cert), Some(&self.key), self.client_ca.as_ref()]
             .into_iter()
@@ -111,8 +123,9 @@ impl TlsReloader {
 }
 
 /// Reloads on SIGHUP and whenever the files change, until the shutdown begins.
-pub fn watch(shutdown: &Shutdown, reloader: Arc<TlsReloader>, interval: Duration) {
+pub fn watch(shutdown: &Shutdown, reloader: Arc<TlsReloader>) {
     let stop = shutdown.clone();
+    let interval = reloader.settings.reload_interval;
     shutdown.spawn(async move {
         let mut hangup =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) {
@@ -122,9 +135,17 @@ pub fn watch(shutdown: &Shutdown, reloader: Arc<TlsReloader>, interval: Duration
                     None
                 }
             };
-        let mut tick = tokio::time::interval(interval);
+        // A zero interval polls never (interval() would panic on it).
+        let mut tick = tokio::time::interval(interval.max(Duration::from_millis(1)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
+            let poll = async {
+                if interval.is_zero() {
+                    std::future::pending().await
+                } else {
+                    tick.tick().await
+                }
+            };
             let hup = async {
                 match hangup.as_mut() {
                     Some(signal) => signal.recv().await,
@@ -134,7 +155,7 @@ pub fn watch(shutdown: &Shutdown, reloader: Arc<TlsReloader>, interval: Duration
             tokio::select! {
                 () = stop.begun() => return,
                 _ = hup => { reloader.reload(true, "SIGHUP"); }
-                _ = tick.tick() => { reloader.reload(false, "files changed"); }
+                _ = poll => { reloader.reload(false, "files changed"); }
             }
         }
     });
@@ -205,4 +226,46 @@ fn read_certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, S
         return Err(format!("{flag} {}: no certificate in it", path.display()));
     }
     Ok(certs)
+}
+
+#[cfg(test)]
+mod tests {
+    use checkpointd_testkit::TestCa;
+
+    use super::*;
+
+    #[test]
+    fn a_failed_reload_keeps_the_old_config_until_the_files_change_again() {
+        let ca = TestCa::new("test CA");
+        let cert = ca.server_cert("server", &["localhost"]);
+        let reloader = TlsReloader::load(TlsSettings::new(&cert.cert, &cert.key)).unwrap();
+        let before = Arc::as_ptr(&reloader.current.read().unwrap());
+        // Nothing changed: nothing is read.
+        assert!(!reloader.reload(false, "test"));
+
+        std::fs::write(&cert.cert, "not a certificate").unwrap();
+        assert!(!reloader.reload(false, "test"));
+        assert_eq!(Arc::as_ptr(&reloader.current.read().unwrap()), before);
+
+        // A certificate that does not match the key is refused too.
+        let other = ca.server_cert("other", &["localhost"]);
+        std::fs::copy(&other.cert, &cert.cert).unwrap();
+        assert!(!reloader.reload(false, "test"));
+        assert_eq!(Arc::as_ptr(&reloader.current.read().unwrap()), before);
+
+        let rotated = ca.server_cert("server", &["localhost"]);
+        assert_eq!(rotated.cert, cert.cert);
+        assert!(reloader.reload(false, "test"));
+        assert_ne!(Arc::as_ptr(&reloader.current.read().unwrap()), before);
+    }
+
+    #[test]
+    fn a_missing_or_mismatched_key_fails_startup() {
+        let ca = TestCa::new("test CA");
+        let cert = ca.server_cert("server", &["localhost"]);
+        let other = ca.server_cert("other", &["localhost"]);
+        let error = build_config(&TlsSettings::new(&cert.cert, &other.key)).unwrap_err();
+        assert!(error.contains("does not fit"), "{error}");
+        assert!(build_config(&TlsSettings::new(&cert.cert, "/nonexistent.key")).is_err());
+    }
 }
