@@ -182,3 +182,28 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dial::DialArgs;
+
+    #[test]
+    fn every_request_carries_the_tenant_and_the_credential() {
+        let dial = DialArgs {
+            token: Some("tok-1".into()),
+            ..DialArgs::default()
+        }
+        .dial("http://127.0.0.1:1")
+        .unwrap();
+        let mut header = TenantHeader {
+            tenant: Some("acme".parse().unwrap()),
+            authorization: dial.authorization().cloned(),
+        };
+        let request = header.call(Request::new(())).unwrap();
+        let metadata = request.metadata();
+        assert_eq!(metadata.get(TENANT_HEADER).unwrap(), "acme");
+        assert_eq!(metadata.get(AUTHORIZATION_HEADER).unwrap(), "Bearer tok-1");
+        assert!(!format!("{header:?}").contains("tok-1"));
+    }
+}

@@ -10,6 +10,7 @@ mod chaos;
 mod checksum_vectors;
 mod connections;
 mod corruption;
+mod credentials;
 mod durability;
 mod edge_fuzz;
 mod failure_logs;
