@@ -4,9 +4,10 @@
 //! tokio-postgres knows only disable/prefer/require and no `sslrootcert`, so both are taken out
 //! of the URL here; what is left is parsed by tokio-postgres, and the verification the mode asks
 //! for is done by the rustls config given to the connector:
-//! - `prefer` (the default) and `require`: encrypted, the certificate not checked, unless a
-//!   root CA is given (`sslrootcert`, or `~/.postgresql/root.crt` as libpq reads it), then as
-//!   `verify-ca`; `prefer` falls back to plain text when the server has no TLS;
+//! - `prefer` (the default): encrypted when the server offers TLS, else plain text; the
+//!   certificate is not checked;
+//! - `require`: encrypted, the certificate not checked, unless a root CA is given
+//!   (`sslrootcert`, or `~/.postgresql/root.crt` as libpq reads it), then as `verify-ca`;
 //! - `verify-ca`: the chain must lead to the root CA; any host name;
 //! - `verify-full`: the chain, and the certificate must name the host dialled.
 
@@ -130,10 +131,9 @@ pub fn connector(tls: &PgTls) -> Result<(WireMode, MakeRustlsConnect), String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let root_cert = tls.root_cert.clone().or_else(default_root_cert);
     let roots = match (&root_cert, tls.mode) {
-        (
-            Some(path),
-            SslMode::Prefer | SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull,
-        ) => Some(read_roots(path)?),
+        (Some(path), SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull) => {
+            Some(read_roots(path)?)
+        }
         (None, SslMode::VerifyCa | SslMode::VerifyFull) => {
             return Err(
                 "sslmode=verify-ca and verify-full need sslrootcert=PATH (a PEM CA bundle)"
@@ -243,7 +243,7 @@ impl ServerCertVerifier for ChainOnly {
     }
 }
 
-/// `prefer` and `require` without a root CA: encrypted, with the handshake's signatures
+/// `prefer`, and `require` without a root CA: encrypted, with the handshake's signatures
 /// checked, but any certificate accepted, as libpq does.
 #[derive(Debug)]
 struct EncryptOnly(Arc<CryptoProvider>);
