@@ -61,7 +61,7 @@ impl InProcessServer {
         settings: ServerSettings,
     ) -> Result<Self, BoxError> {
         Self::serve(ServeConfig {
-            database: url.to_owned(),
+            database: url.into(),
             store: options.clone(),
             server: settings,
             ..ServeConfig::default()
@@ -76,7 +76,7 @@ impl InProcessServer {
         cache: CacheSettings,
     ) -> Result<Self, BoxError> {
         Self::serve(ServeConfig {
-            database: url.to_owned(),
+            database: url.into(),
             store: options.clone(),
             cache: Some(cache),
             ..ServeConfig::default()

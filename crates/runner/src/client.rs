@@ -1,4 +1,4 @@
-//! gRPC clients of checkpointd that carry the tenant header on every call.
+//! gRPC clients of checkpointd that carry the tenant header and the credential on every call.
 
 use std::time::Duration;
 
@@ -7,10 +7,11 @@ use checkpointd_protocol::TENANT_HEADER;
 use tonic::metadata::{Ascii, MetadataValue};
 use tonic::service::Interceptor;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::{Request, Status};
 
 use crate::api::RunnerApi;
+use crate::dial::{AUTHORIZATION_HEADER, Dial};
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::task_service_client::TaskServiceClient;
 use crate::proto::{
@@ -19,15 +20,23 @@ use crate::proto::{
     ResumeRequest, ResumeResponse, SaveRequest, Task, ToolResult,
 };
 
-/// Adds `x-tenant-id` to each request when a tenant is configured, and the current span's W3C
-/// `traceparent` when trace export is on.
+/// Adds `x-tenant-id` to each request when a tenant is configured, `authorization` when a
+/// token is, and the current span's W3C `traceparent` when trace export is on.
 #[derive(Clone, Debug, Default)]
-pub struct TenantHeader(Option<MetadataValue<Ascii>>);
+pub struct TenantHeader {
+    tenant: Option<MetadataValue<Ascii>>,
+    authorization: Option<MetadataValue<Ascii>>,
+}
 
 impl Interceptor for TenantHeader {
     fn call(&mut self, mut request: Request<()>) -> Result<Request<()>, Status> {
-        if let Some(tenant) = &self.0 {
+        if let Some(tenant) = &self.tenant {
             request.metadata_mut().insert(TENANT_HEADER, tenant.clone());
+        }
+        if let Some(authorization) = &self.authorization {
+            request
+                .metadata_mut()
+                .insert(AUTHORIZATION_HEADER, authorization.clone());
         }
         checkpointd_telemetry::propagation::inject_current(request.metadata_mut());
         Ok(request)
@@ -45,10 +54,17 @@ pub struct Clients {
 }
 
 impl Clients {
-    /// Connects to `server` (for example `http://127.0.0.1:50051`), retrying briefly so a worker
-    /// started alongside its server does not fail on the race.
+    /// Connects to `server` (for example `http://127.0.0.1:50051`) with no TLS settings or
+    /// credential of its own; see [`Clients::dial`].
     pub async fn connect(server: &str, tenant: Option<&str>) -> Result<Self, String> {
-        let header = match tenant {
+        Self::dial(&Dial::plain(server)?, tenant).await
+    }
+
+    /// Connects as `dial` says, retrying briefly so a worker started alongside its server does
+    /// not fail on the race.
+    pub async fn dial(dial: &Dial, tenant: Option<&str>) -> Result<Self, String> {
+        let server = dial.url();
+        let tenant = match tenant {
             Some(tenant) => Some(
                 tenant
                     .parse()
@@ -56,16 +72,20 @@ impl Clients {
             ),
             None => None,
         };
-        let endpoint = Endpoint::from_shared(server.to_owned())
-            .map_err(|error| format!("invalid server url {server:?}: {error}"))?
+        let header = TenantHeader {
+            tenant,
+            authorization: dial.authorization().cloned(),
+        };
+        let endpoint = dial
+            .endpoint()?
             .connect_timeout(Duration::from_secs(2))
             .tcp_nodelay(true);
         let mut last_error = String::new();
         for _ in 0..20 {
             match endpoint.connect().await {
-                Ok(channel) => return Ok(Self::new(channel, TenantHeader(header))),
+                Ok(channel) => return Ok(Self::new(channel, header)),
                 Err(error) => {
-                    last_error = error.to_string();
+                    last_error = error_chain(&error);
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }
             }
@@ -145,5 +165,45 @@ impl RunnerApi for Clients {
 
     async fn request_approval(&self, request: RequestApprovalRequest) -> Result<(), Status> {
         self.tasks.clone().request_approval(request).await.map(drop)
+    }
+}
+
+/// An error and its sources on one line: a TLS failure says why only in a source.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dial::DialArgs;
+
+    #[test]
+    fn every_request_carries_the_tenant_and_the_credential() {
+        let dial = DialArgs {
+            token: Some("tok-1".into()),
+            ..DialArgs::default()
+        }
+        .dial("http://127.0.0.1:1")
+        .unwrap();
+        let mut header = TenantHeader {
+            tenant: Some("acme".parse().unwrap()),
+            authorization: dial.authorization().cloned(),
+        };
+        let request = header.call(Request::new(())).unwrap();
+        let metadata = request.metadata();
+        assert_eq!(metadata.get(TENANT_HEADER).unwrap(), "acme");
+        assert_eq!(metadata.get(AUTHORIZATION_HEADER).unwrap(), "Bearer tok-1");
+        assert!(!format!("{header:?}").contains("tok-1"));
     }
 }

@@ -9,6 +9,7 @@
 //! - [`strategy`]: when to checkpoint (`every_step`, `every_n`, `hybrid`, modifiers).
 //! - [`classify`]: fatal versus transient errors.
 //! - [`api`]: the checkpointd calls the runner makes, over gRPC ([`client`]) or a test double.
+//! - [`dial`]: how clients reach the server: `https://`, CA, client certificate, token.
 //! - [`claimed`]: a claimed task, the only thing that moves it through the queue.
 //! - [`events`]: what the runner reports as it goes (`event ...` lines on stdout).
 //! - [`recovery`]: resume, step, checkpoint, resurrect, report.
@@ -23,6 +24,7 @@ pub mod classify;
 pub mod client;
 pub mod context;
 pub mod demo_agent;
+pub mod dial;
 pub mod effects;
 pub mod events;
 pub mod recovery;

@@ -13,6 +13,7 @@ use checkpointd_telemetry::{LogFormat, TelemetryArgs, TelemetrySettings};
 use crate::classify::{DEFAULT_FATAL_PATTERNS, ErrorClassifier};
 use crate::client::Clients;
 use crate::demo_agent::{DemoAgent, Faults};
+use crate::dial::DialArgs;
 use crate::effects::InDoubtPolicy;
 use crate::events::{RunnerEvents, StdoutEvents};
 use crate::parse_duration;
@@ -102,6 +103,8 @@ pub struct WorkerArgs {
     pub admin_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub telemetry: TelemetryArgs,
+    #[command(flatten)]
+    pub dial: DialArgs,
 }
 
 pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
@@ -130,7 +133,8 @@ pub async fn run(args: WorkerArgs) -> Result<(), Box<dyn std::error::Error>> {
         }
         _ => None,
     };
-    let clients = Clients::connect(&args.server, args.tenant.as_deref()).await?;
+    let dial = args.dial.dial(&args.server)?;
+    let clients = Clients::dial(&dial, args.tenant.as_deref()).await?;
     let events: Arc<dyn RunnerEvents> = Arc::new(StdoutEvents);
     let agent = Arc::new(DemoAgent::new(
         Faults {

@@ -10,10 +10,12 @@ use std::time::Duration;
 use clap::Args;
 use serde::Deserialize;
 
+pub use crate::app::TlsSettings;
 use crate::cache::CacheSettings;
 use crate::grpc::{ConnectionSettings, ServerSettings};
 use crate::maintenance::RetentionSettings;
 use crate::queue::RetryPolicy;
+use crate::secret::{ExposeSecret, SecretString, parse_secret};
 use crate::store::StoreOptions;
 use crate::store::retention::RetentionPolicy;
 
@@ -30,9 +32,10 @@ pub struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:50051].
     #[arg(long, env = "CHECKPOINTD_LISTEN")]
     pub listen: Option<SocketAddr>,
-    /// memory://, sqlite://PATH or postgres://... [default: sqlite://~/.checkpointd/checkpointd.db].
-    #[arg(long, env = "CHECKPOINTD_DATABASE", hide_env_values = true)]
-    pub database: Option<String>,
+    /// memory://, sqlite://PATH or postgres://... (`sslmode` and `sslrootcert` honoured)
+    /// [default: sqlite://~/.checkpointd/checkpointd.db].
+    #[arg(long, env = "CHECKPOINTD_DATABASE", hide_env_values = true, value_parser = parse_secret)]
+    pub database: Option<SecretString>,
     /// Largest request accepted, in bytes [default: 16777216].
     #[arg(long, env = "CHECKPOINTD_MAX_REQUEST_BYTES")]
     pub max_request_bytes: Option<usize>,
@@ -67,9 +70,13 @@ pub struct ServeArgs {
     /// a say [default: true].
     #[arg(long, env = "CHECKPOINTD_AUTO_RESUME_HITL")]
     pub auto_resume_hitl: Option<bool>,
-    /// Redis URL of the hot cache, e.g. `redis://127.0.0.1:6379`; unset = no cache.
-    #[arg(long, env = "CHECKPOINTD_REDIS", hide_env_values = true)]
-    pub redis: Option<String>,
+    /// Redis URL of the hot cache, e.g. `redis://127.0.0.1:6379`, `redis://user:pw@host` or
+    /// `rediss://host:6380` (TLS); unset = no cache.
+    #[arg(long, env = "CHECKPOINTD_REDIS", hide_env_values = true, value_parser = parse_secret)]
+    pub redis: Option<SecretString>,
+    /// PEM CA bundle that signed the `rediss://` server's certificate [default: system roots].
+    #[arg(long, env = "CHECKPOINTD_REDIS_CA_CERT")]
+    pub redis_ca_cert: Option<PathBuf>,
     /// Prefix of every cache key, so deployments can share one Redis [default: checkpointd].
     #[arg(long, env = "CHECKPOINTD_CACHE_PREFIX")]
     pub cache_prefix: Option<String>,
@@ -91,6 +98,53 @@ pub struct ServeArgs {
     /// Boxed, so the `serve` command stays near the others in size.
     #[command(flatten)]
     pub auth: Box<AuthArgs>,
+    #[command(flatten)]
+    pub tls: TlsArgs,
+}
+
+/// TLS flags of `checkpointd serve`.
+#[derive(Debug, Default, Args)]
+pub struct TlsArgs {
+    /// PEM certificate chain of the gRPC port; with --tls-key, the port speaks TLS only.
+    /// Re-read when the file changes and on SIGHUP.
+    #[arg(long, env = "CHECKPOINTD_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "CHECKPOINTD_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA bundle: clients must present a certificate it signed (mTLS).
+    #[arg(long, env = "CHECKPOINTD_TLS_CLIENT_CA")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// How often the TLS files are checked for changes; `0s`: reload on SIGHUP only [default: 2s].
+    #[arg(long, env = "CHECKPOINTD_TLS_RELOAD_INTERVAL", value_parser = parse_duration)]
+    pub tls_reload_interval: Option<Duration>,
+}
+
+impl TlsArgs {
+    /// These flags over the file's keys; no certificate = plain text.
+    fn resolve(&self, file: &FileConfig) -> Result<Option<TlsSettings>, String> {
+        let cert = self.tls_cert.clone().or(file.tls_cert.clone());
+        let key = self.tls_key.clone().or(file.tls_key.clone());
+        let client_ca = self.tls_client_ca.clone().or(file.tls_client_ca.clone());
+        let file_interval = file
+            .tls_reload_interval
+            .as_deref()
+            .map(parse_duration)
+            .transpose()?;
+        match (cert, key) {
+            (Some(cert), Some(key)) => Ok(Some(TlsSettings {
+                client_ca,
+                reload_interval: self
+                    .tls_reload_interval
+                    .or(file_interval)
+                    .unwrap_or(crate::app::DEFAULT_RELOAD_INTERVAL),
+                ..TlsSettings::new(cert, key)
+            })),
+            (None, None) if client_ca.is_none() => Ok(None),
+            (None, None) => Err("tls_client_ca needs tls_cert and tls_key".into()),
+            _ => Err("tls_cert and tls_key go together".into()),
+        }
+    }
 }
 
 /// Retention flags, shared by `serve` and `prune`.
@@ -153,7 +207,7 @@ pub use checkpointd_telemetry::LogFormat;
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     listen: Option<SocketAddr>,
-    database: Option<String>,
+    database: Option<SecretString>,
     max_request_bytes: Option<usize>,
     drain_timeout: Option<String>,
     pool_size: Option<usize>,
@@ -164,7 +218,8 @@ struct FileConfig {
     queue_stale_threshold: Option<String>,
     reap_interval: Option<String>,
     auto_resume_hitl: Option<bool>,
-    redis: Option<String>,
+    redis: Option<SecretString>,
+    redis_ca_cert: Option<PathBuf>,
     cache_prefix: Option<String>,
     cache_ttl: Option<String>,
     cache_max_bytes: Option<usize>,
@@ -192,13 +247,21 @@ struct FileConfig {
     jwt_tenant_claim: Option<String>,
     jwt_role_claim: Option<String>,
     jwt_jwks_refresh: Option<String>,
+    // TLS (TlsArgs).
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    tls_client_ca: Option<PathBuf>,
+    tls_reload_interval: Option<String>,
 }
 
 /// Resolved settings of `checkpointd serve`.
 #[derive(Clone, Debug)]
 pub struct ServeConfig {
     pub listen: SocketAddr,
-    pub database: String,
+    /// The database URL; it may hold a password, so it is shown only through `redact_url`.
+    pub database: SecretString,
+    /// TLS on the gRPC port; `None`: plain text.
+    pub tls: Option<TlsSettings>,
     pub server: ServerSettings,
     pub store: StoreOptions,
     pub log_format: LogFormat,
@@ -216,7 +279,8 @@ impl Default for ServeConfig {
         let loopback_any_port = SocketAddr::from(([127, 0, 0, 1], 0));
         Self {
             listen: loopback_any_port,
-            database: "memory://".to_owned(),
+            database: "memory://".into(),
+            tls: None,
             server: ServerSettings::default(),
             store: StoreOptions::default(),
             log_format: LogFormat::default(),
@@ -260,6 +324,7 @@ impl ServeConfig {
             jwt_role_claim: file.jwt_role_claim.clone(),
             jwt_jwks_refresh: file.jwt_jwks_refresh.clone(),
         })?;
+        let tls = args.tls.resolve(&file)?;
         let retry = defaults.retry_defaults;
         let retry_defaults = RetryPolicy {
             max_attempts: args
@@ -279,10 +344,17 @@ impl ServeConfig {
         retry_defaults
             .validate()
             .map_err(|error| format!("invalid queue settings: {error}"))?;
-        let cache = match args.redis.or(file.redis).filter(|url| !url.is_empty()) {
+        let cache = match args
+            .redis
+            .or(file.redis)
+            .filter(|url| !url.expose_secret().is_empty())
+        {
             None => None,
             Some(url) => {
-                let defaults = CacheSettings::new(url);
+                let defaults = CacheSettings {
+                    ca_cert: args.redis_ca_cert.or(file.redis_ca_cert),
+                    ..CacheSettings::new(url)
+                };
                 Some(CacheSettings {
                     prefix: args
                         .cache_prefix
@@ -316,8 +388,9 @@ impl ServeConfig {
                 .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 50051))),
             database: match args.database.or(file.database) {
                 Some(url) => url,
-                None => default_database()?,
+                None => default_database()?.into(),
             },
+            tls,
             server: ServerSettings {
                 max_request_bytes: args
                     .max_request_bytes
@@ -474,7 +547,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(config.listen.port(), 7000);
-        assert_eq!(config.database, "memory://");
+        assert_eq!(config.database.expose_secret(), "memory://");
         assert_eq!(config.server.drain_timeout, Duration::from_secs(3));
         assert_eq!(config.server.max_request_bytes, 16 * 1024 * 1024);
     }
@@ -547,6 +620,52 @@ mod tests {
         assert!(resolve(None, None));
         assert!(!resolve(None, Some(&path)));
         assert!(resolve(Some(true), Some(&path)));
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "redis = \"rediss://user:redis-s3cret@cache:6380\"\n").unwrap();
+        let args = ServeArgs {
+            config: Some(path),
+            database: Some("postgres://app:pg-s3cret@db/x?password=pg-s3cret2".into()),
+            ..ServeArgs::default()
+        };
+        let printed_args = format!("{args:?}");
+        let config = ServeConfig::resolve(args).unwrap();
+        let printed = format!("{printed_args} {config:?}");
+        assert!(!printed.contains("s3cret"), "{printed}");
+        let cache = config.cache.unwrap();
+        assert_eq!(
+            cache.url.expose_secret(),
+            "rediss://user:redis-s3cret@cache:6380"
+        );
+    }
+
+    #[test]
+    fn tls_needs_both_the_certificate_and_the_key() {
+        let resolve = |cert: Option<&str>, key: Option<&str>, ca: Option<&str>| {
+            ServeConfig::resolve(ServeArgs {
+                database: Some("memory://".into()),
+                tls: TlsArgs {
+                    tls_cert: cert.map(PathBuf::from),
+                    tls_key: key.map(PathBuf::from),
+                    tls_client_ca: ca.map(PathBuf::from),
+                    tls_reload_interval: None,
+                },
+                ..ServeArgs::default()
+            })
+            .map(|config| config.tls)
+        };
+        assert_eq!(resolve(None, None, None).unwrap(), None);
+        let tls = resolve(Some("c.pem"), Some("k.pem"), Some("ca.pem"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(tls.client_ca, Some(PathBuf::from("ca.pem")));
+        assert_eq!(tls.reload_interval, Duration::from_secs(2));
+        assert!(resolve(Some("c.pem"), None, None).is_err());
+        assert!(resolve(None, None, Some("ca.pem")).is_err());
     }
 
     #[test]

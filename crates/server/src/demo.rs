@@ -308,7 +308,7 @@ async fn start_server(
     path: &Path,
 ) -> Result<(String, tokio_util::sync::DropGuard), Box<dyn std::error::Error>> {
     let app = App::build(ServeConfig {
-        database: format!("sqlite://{}", path.display()),
+        database: format!("sqlite://{}", path.display()).into(),
         ..ServeConfig::default()
     })
     .await

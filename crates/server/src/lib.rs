@@ -43,6 +43,7 @@ pub mod error;
 pub mod grpc;
 pub mod maintenance;
 pub mod queue;
+pub mod secret;
 pub mod service;
 pub mod shutdown;
 pub mod store;

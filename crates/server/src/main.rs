@@ -73,7 +73,10 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServeConfig::resolve(args)?;
     let telemetry = telemetry::init(&config.telemetry)?;
     telemetry::metrics::register();
-    let database = store::redact_url(&config.database);
+    let database = store::redact_url(checkpointd::secret::ExposeSecret::expose_secret(
+        &config.database,
+    ));
+    let tls = config.tls.is_some();
     let app = App::build(config)
         .await
         .map_err(|error| error.to_string())?
@@ -82,7 +85,7 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     // the admin port's first.
     println!("checkpointd admin listening on {}", app.admin_addr()?);
     println!("checkpointd listening on {}", app.addr()?);
-    tracing::info!(listen = %app.addr()?, %database, "checkpointd serving");
+    tracing::info!(listen = %app.addr()?, %database, tls, "checkpointd serving");
     let served = app.run(checkpointd_runner::shutdown::signal()).await;
     telemetry.shutdown().await;
     served.map_err(|error| error.to_string())?;

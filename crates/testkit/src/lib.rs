@@ -1,16 +1,21 @@
 //! Test support shared by checkpointd's crates and its benchmark: a Postgres schema per test,
-//! `redis-server` processes a test owns, and an in-memory OTLP collector.
+//! `redis-server` processes a test owns (TLS and password optional), Postgres clusters with TLS,
+//! certificates made at test time, and an in-memory OTLP collector.
 //!
 //! Nothing here knows checkpointd's types, so the server's own unit tests can use it without
 //! compiling a second copy of the server.
 
 mod otlp_receiver;
+mod pg_cluster;
+mod pki;
 mod postgres;
 mod redis;
 mod unique;
 mod wait;
 
 pub use otlp_receiver::{OtlpReceiver, ReceivedSpan};
+pub use pg_cluster::{PgHba, PgTlsCluster};
+pub use pki::{CertFiles, TestCa, first_cert_der};
 pub use postgres::{PgSchema, connect_or_panic, database_url, url_with_schema};
-pub use redis::{RedisProcess, redis_connection, redis_url, unique_prefix};
+pub use redis::{RedisOptions, RedisProcess, redis_connection, redis_url, unique_prefix};
 pub use wait::wait_until;

@@ -2,10 +2,12 @@
 //! processes a test can kill and restart.
 
 use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use redis::aio::MultiplexedConnection;
 
+use crate::pki::CertFiles;
 use crate::unique::unique_name;
 use crate::wait::wait_until;
 
@@ -39,10 +41,25 @@ pub struct RedisProcess {
     child: Option<Child>,
     pub port: u16,
     dir: tempfile::TempDir,
+    options: RedisOptions,
+}
+
+/// How a [`RedisProcess`] is protected.
+#[derive(Clone, Debug, Default)]
+pub struct RedisOptions {
+    /// TLS only (no plain port), with this server certificate and the CA file that signed it.
+    pub tls: Option<(CertFiles, PathBuf)>,
+    /// `requirepass`: clients must authenticate with this password.
+    pub password: Option<String>,
 }
 
 impl RedisProcess {
     pub async fn start() -> Self {
+        Self::start_with(RedisOptions::default()).await
+    }
+
+    /// Starts with TLS and/or a password.
+    pub async fn start_with(options: RedisOptions) -> Self {
         let port = {
             let listener = TcpListener::bind("127.0.0.1:0").expect("find a free port");
             listener.local_addr().unwrap().port()
@@ -51,13 +68,39 @@ impl RedisProcess {
             child: None,
             port,
             dir: tempfile::tempdir().expect("temp dir for redis"),
+            options,
         };
         redis.spawn().await;
         redis
     }
 
+    /// `redis://` (with the password, if any) or `rediss://` when TLS is on.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        let scheme = if self.options.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        let auth = match &self.options.password {
+            Some(password) => format!(":{password}@"),
+            None => String::new(),
+        };
+        format!("{scheme}://{auth}127.0.0.1:{}", self.port)
+    }
+
+    /// A client for [`RedisProcess::url`], trusting the test CA when TLS is on.
+    pub fn client(&self) -> redis::Client {
+        match &self.options.tls {
+            None => redis::Client::open(self.url()).expect("parse redis url"),
+            Some((_, ca)) => redis::Client::build_with_tls(
+                self.url(),
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(std::fs::read(ca).expect("read the CA file")),
+                },
+            )
+            .expect("redis client with TLS"),
+        }
     }
 
     /// SIGKILL: Redis gets no chance to say goodbye to its clients.
@@ -75,8 +118,35 @@ impl RedisProcess {
     }
 
     async fn spawn(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+        let port = self.port.to_string();
+        let mut command = Command::new("redis-server");
+        command.args(["--bind", "127.0.0.1"]);
+        match &self.options.tls {
+            None => {
+                command.args(["--port", &port]);
+            }
+            Some((cert, ca)) => {
+                command
+                    .args([
+                        "--port",
+                        "0",
+                        "--tls-port",
+                        &port,
+                        "--tls-auth-clients",
+                        "no",
+                    ])
+                    .arg("--tls-cert-file")
+                    .arg(&cert.cert)
+                    .arg("--tls-key-file")
+                    .arg(&cert.key)
+                    .arg("--tls-ca-cert-file")
+                    .arg(ca);
+            }
+        }
+        if let Some(password) = &self.options.password {
+            command.args(["--requirepass", password]);
+        }
+        let child = command
             .args([
                 "--save",
                 "",
@@ -92,13 +162,10 @@ impl RedisProcess {
             .spawn()
             .expect("spawn redis-server (install it: apt-get install redis-server)");
         self.child = Some(child);
-        let url = self.url();
+        let client = self.client();
         wait_until("redis-server accepts connections", || {
-            let url = url.clone();
+            let client = client.clone();
             async move {
-                let Ok(client) = redis::Client::open(url.as_str()) else {
-                    return false;
-                };
                 match client.get_multiplexed_async_connection().await {
                     Ok(mut connection) => redis::cmd("PING")
                         .query_async::<String>(&mut connection)

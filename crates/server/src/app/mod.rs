@@ -8,6 +8,10 @@ mod admin;
 mod background;
 mod incoming;
 mod queue_depth;
+mod served;
+mod tls;
+
+pub use tls::{DEFAULT_RELOAD_INTERVAL, TlsReloader, TlsSettings};
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -23,6 +27,7 @@ use crate::database;
 use crate::grpc::auth::{AuthLayer, Authenticator};
 use crate::grpc::{self, Backends, ServerSettings};
 use crate::queue::TaskQueue;
+use crate::secret::ExposeSecret;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
 use crate::store::{self, ApiKeyStore, CheckpointStore, RetentionStore};
@@ -43,6 +48,7 @@ pub struct App {
     cache: Option<Arc<CachedStore>>,
     auth: Option<Arc<Authenticator>>,
     keys: Arc<dyn ApiKeyStore>,
+    tls: Option<Arc<TlsReloader>>,
     metrics: prometheus::Registry,
     shutdown: Shutdown,
 }
@@ -52,14 +58,15 @@ impl App {
     /// before [`App::run`].
     pub async fn build(config: ServeConfig) -> Result<Self, BoxError> {
         config.server.auth.check_listener(config.listen)?;
-        let opened = database::open(&config.database, &config.store)
+        // Before the database, so a bad certificate fails startup at once.
+        let tls = match config.tls {
+            None => None,
+            Some(settings) => Some(TlsReloader::load(settings)?),
+        };
+        let url = config.database.expose_secret();
+        let opened = database::open(url, &config.store)
             .await
-            .map_err(|error| {
-                format!(
-                    "cannot open {}: {error}",
-                    store::redact_url(&config.database)
-                )
-            })?
+            .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?
             // The wrappers, innermost first. Every store call is timed and traced; the cache
             // sits outside, so a hit costs no store time and only misses show up as store
             // latency. Retention goes around the cache: it is never cached.
@@ -73,7 +80,7 @@ impl App {
             None => (store, None),
             Some(settings) => {
                 tracing::info!(
-                    redis = %store::redact_url(&settings.url),
+                    redis = %store::redact_url(settings.url.expose_secret()),
                     prefix = %settings.prefix,
                     "redis cache enabled"
                 );
@@ -97,6 +104,7 @@ impl App {
             cache,
             auth,
             keys: opened.keys,
+            tls,
             metrics: prometheus::Registry::new(),
             shutdown: Shutdown::new(),
         })
@@ -133,6 +141,11 @@ impl App {
         &self.keys
     }
 
+    /// The TLS certificate in use and its reload, when the gRPC port speaks TLS.
+    pub fn tls(&self) -> Option<&Arc<TlsReloader>> {
+        self.tls.as_ref()
+    }
+
     /// The Redis cache, when one is configured.
     pub fn cache(&self) -> Option<&Arc<CachedStore>> {
         self.cache.as_ref()
@@ -160,6 +173,7 @@ impl App {
             cache,
             auth,
             keys: _,
+            tls,
             metrics,
             shutdown,
         } = self;
@@ -190,10 +204,16 @@ impl App {
         );
         background::serve_admin(&shutdown, admin_listener, metrics, engine.clone());
         background::run_maintenance(&shutdown, engine, retention, queue, &settings);
-        let serve = router.serve_with_incoming_shutdown(
+        if let Some(tls) = &tls {
+            tls::watch(&shutdown, tls.clone());
+        }
+        let incoming = served::ServedIncoming::new(
             incoming::GuardedIncoming::new(listener, settings.connections),
-            shutdown.token().cancelled_owned(),
+            tls,
+            settings.connections.header_read_timeout,
         );
+        let serve =
+            router.serve_with_incoming_shutdown(incoming, shutdown.token().cancelled_owned());
         let outcome = tokio::select! {
             outcome = serve => outcome.map_err(Into::into),
             () = drain_deadline(&shutdown, settings.drain_timeout) => {

@@ -1,6 +1,7 @@
 //! The connection to Redis: used while it works, dropped at the first failure, and re-made in
 //! the background, so an outage costs requests nothing but a counter.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -28,9 +29,34 @@ pub struct RedisLink {
 
 impl RedisLink {
     /// Starts connecting in the background and returns at once: a Redis that is down at
-    /// startup is an outage like any other, not a reason to refuse to serve.
-    pub fn start(url: &str, timeout: Duration) -> Result<Arc<Self>, redis::RedisError> {
-        let client = redis::Client::open(url)?;
+    /// startup is an outage like any other, not a reason to refuse to serve. `rediss://` URLs
+    /// verify the server against `ca_cert` when given, else against the system's roots; a
+    /// password or ACL user comes from the URL.
+    pub fn start(
+        url: &str,
+        ca_cert: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<Arc<Self>, String> {
+        let invalid = |error: redis::RedisError| format!("invalid redis url: {error}");
+        let client = match ca_cert {
+            None => redis::Client::open(url).map_err(invalid)?,
+            Some(path) => {
+                let root_cert = std::fs::read(path).map_err(|error| {
+                    format!("cannot read --redis-ca-cert {}: {error}", path.display())
+                })?;
+                if !url.starts_with("rediss://") {
+                    return Err("--redis-ca-cert needs a rediss:// URL".to_owned());
+                }
+                redis::Client::build_with_tls(
+                    url,
+                    redis::TlsCertificates {
+                        client_tls: None,
+                        root_cert: Some(root_cert),
+                    },
+                )
+                .map_err(invalid)?
+            }
+        };
         let link = Arc::new(Self {
             client,
             timeout,

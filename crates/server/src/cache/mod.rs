@@ -16,6 +16,7 @@ mod stats;
 pub(crate) mod tests;
 mod writer;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,6 +30,7 @@ use crate::domain::{
     RunKey, SavedCheckpoint, Step, ToolRecord,
 };
 use crate::error::Result;
+use crate::secret::{ExposeSecret, SecretString};
 use crate::store::forward::wrap_checkpoint_store;
 use crate::store::plan::JournalRewrite;
 use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
@@ -38,8 +40,11 @@ use writer::{CacheWrite, CacheWriter};
 /// How the cache behaves; see the `--cache-*` flags.
 #[derive(Clone, Debug)]
 pub struct CacheSettings {
-    /// `redis://host:port[/db]`.
-    pub url: String,
+    /// `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS; secret, as it may hold
+    /// a password.
+    pub url: SecretString,
+    /// PEM CA bundle for a `rediss://` server's certificate; `None`: the system's roots.
+    pub ca_cert: Option<PathBuf>,
     /// Prepended to every key, so several deployments can share one Redis.
     pub prefix: String,
     /// How long an entry lives after its last write.
@@ -51,9 +56,10 @@ pub struct CacheSettings {
 }
 
 impl CacheSettings {
-    pub fn new(url: impl Into<String>) -> Self {
+    pub fn new(url: impl Into<SecretString>) -> Self {
         Self {
             url: url.into(),
+            ca_cert: None,
             prefix: "checkpointd".to_owned(),
             ttl: Duration::from_secs(3600),
             max_entry_bytes: 1024 * 1024,
@@ -73,9 +79,12 @@ pub struct CachedStore {
 impl CachedStore {
     /// Wraps `inner`. Fails only on a malformed URL; an unreachable Redis is an outage.
     pub fn wrap(inner: Arc<dyn CheckpointStore>, settings: CacheSettings) -> Result<Arc<Self>> {
-        let link = RedisLink::start(&settings.url, settings.timeout).map_err(|error| {
-            crate::error::Error::InvalidArgument(format!("invalid redis url: {error}"))
-        })?;
+        let link = RedisLink::start(
+            settings.url.expose_secret(),
+            settings.ca_cert.as_deref(),
+            settings.timeout,
+        )
+        .map_err(crate::error::Error::InvalidArgument)?;
         let ttl_ms = u64::try_from(settings.ttl.as_millis())
             .unwrap_or(u64::MAX)
             .max(1);

@@ -3,8 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use checkpointd_runner::dial::AUTHORIZATION_HEADER;
 use tonic::metadata::AsciiMetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 
 use super::Connection;
@@ -66,6 +67,7 @@ pub fn code_name(code: Code) -> &'static str {
 pub struct Client {
     channel: Channel,
     tenant: Option<AsciiMetadataValue>,
+    authorization: Option<AsciiMetadataValue>,
     server: String,
 }
 
@@ -86,11 +88,11 @@ impl Client {
                 ))
             })?),
         };
-        let endpoint = Endpoint::from_shared(server.clone())
+        let dial = connection.dial.dial(&server).map_err(CliError::Other)?;
+        let endpoint = dial
+            .endpoint()
             .map_err(|error| {
-                CliError::Other(format!(
-                    "invalid --server URL {server:?}: {error} (expected e.g. http://127.0.0.1:50051)"
-                ))
+                CliError::Other(format!("{error} (expected e.g. http://127.0.0.1:50051)"))
             })?
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(CALL_TIMEOUT);
@@ -104,6 +106,7 @@ impl Client {
         Ok(Self {
             channel,
             tenant,
+            authorization: dial.authorization().cloned(),
             server,
         })
     }
@@ -117,11 +120,17 @@ impl Client {
             .max_decoding_message_size(MAX_DECODE_BYTES)
     }
 
-    /// Wraps a message in a request that names the tenant, when one was given.
+    /// Wraps a message in a request that names the tenant and carries the credential, when
+    /// they were given.
     pub fn request<T>(&self, message: T) -> Request<T> {
         let mut request = Request::new(message);
         if let Some(tenant) = &self.tenant {
             request.metadata_mut().insert(TENANT_HEADER, tenant.clone());
+        }
+        if let Some(authorization) = &self.authorization {
+            request
+                .metadata_mut()
+                .insert(AUTHORIZATION_HEADER, authorization.clone());
         }
         request
     }
@@ -144,7 +153,7 @@ impl Client {
     }
 }
 
-/// The server URL to dial: `host:port` alone means plain `http://host:port`.
+/// The server URL to dial: `host:port` alone means plain `http://host:port`; `https://` is TLS.
 pub(super) fn server_url(raw: &str) -> Result<String, CliError> {
     let trimmed = raw.trim().trim_end_matches('/');
     if trimmed.is_empty() {
@@ -152,14 +161,9 @@ pub(super) fn server_url(raw: &str) -> Result<String, CliError> {
     }
     match trimmed.split_once("://") {
         None => Ok(format!("http://{trimmed}")),
-        Some(("http", _)) => Ok(trimmed.to_owned()),
-        // This build has no TLS: tonic would dial an https:// URL in plain text, silently.
-        Some(("https", _)) => Err(CliError::Other(format!(
-            "invalid --server URL {raw:?}: this build speaks plain-text gRPC only; \
-             use http:// (behind a TLS-terminating proxy if needed)"
-        ))),
+        Some(("http" | "https", _)) => Ok(trimmed.to_owned()),
         Some((scheme, _)) => Err(CliError::Other(format!(
-            "invalid --server URL {raw:?}: scheme {scheme:?} is not http \
+            "invalid --server URL {raw:?}: scheme {scheme:?} is not http or https \
              (expected e.g. http://127.0.0.1:50051)"
         ))),
     }
@@ -192,7 +196,7 @@ mod tests {
         );
         assert_eq!(server_url("http://h:1/").unwrap(), "http://h:1");
         assert!(server_url("grpc://h:1").is_err());
-        assert!(server_url("https://h:1").is_err());
+        assert_eq!(server_url("https://h:1").unwrap(), "https://h:1");
     }
 
     #[test]

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
+use checkpointd_runner::dial::{AUTHORIZATION_HEADER, Dial, DialArgs};
 use clap::Args;
-use tonic::transport::Endpoint;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -19,7 +19,7 @@ use crate::config::parse_duration;
 /// Flags of `checkpointd health`.
 #[derive(Debug, Args)]
 pub struct HealthArgs {
-    /// Server to ask, as HOST:PORT (or http://HOST:PORT).
+    /// Server to ask, as HOST:PORT (or http://HOST:PORT, or https://HOST:PORT for TLS).
     #[arg(long, default_value = "127.0.0.1:50051")]
     pub addr: String,
     /// Service to ask about; empty means the server as a whole.
@@ -28,6 +28,9 @@ pub struct HealthArgs {
     /// Longest the whole check may take, connecting included.
     #[arg(long, default_value = "2s", value_parser = parse_duration)]
     pub timeout: Duration,
+    /// TLS (`--ca-cert`, `--client-cert`, `--client-key`) and the `--token` credential.
+    #[command(flatten)]
+    pub dial: DialArgs,
 }
 
 /// Asks the server once; prints `SERVING` and returns Ok only when it is serving.
@@ -38,7 +41,8 @@ pub async fn health(args: HealthArgs) -> Result<(), Box<dyn std::error::Error>> 
             args.addr
         ))
     })?;
-    let status = tokio::time::timeout(args.timeout, check(&url, &args.service))
+    let dial = args.dial.dial(&url).map_err(CliError::Other)?;
+    let status = tokio::time::timeout(args.timeout, check(&dial, &args.service))
         .await
         .map_err(|_| {
             CliError::Other(format!(
@@ -59,16 +63,22 @@ pub async fn health(args: HealthArgs) -> Result<(), Box<dyn std::error::Error>> 
     }
 }
 
-async fn check(url: &str, service: &str) -> Result<ServingStatus, CliError> {
-    let endpoint = Endpoint::from_shared(url.to_owned())
-        .map_err(|error| CliError::Other(format!("invalid --addr {url:?}: {error}")))?;
+async fn check(dial: &Dial, service: &str) -> Result<ServingStatus, CliError> {
+    let url = dial.url();
+    let endpoint = dial.endpoint().map_err(CliError::Other)?;
     let channel = endpoint.connect().await.map_err(|error| {
         CliError::Other(format!("cannot connect to {url}: {}", error_chain(&error)))
     })?;
+    let mut request = tonic::Request::new(HealthCheckRequest {
+        service: service.to_owned(),
+    });
+    if let Some(authorization) = dial.authorization() {
+        request
+            .metadata_mut()
+            .insert(AUTHORIZATION_HEADER, authorization.clone());
+    }
     let response = HealthClient::new(channel)
-        .check(HealthCheckRequest {
-            service: service.to_owned(),
-        })
+        .check(request)
         .await
         .map_err(|status| {
             CliError::Other(format!(

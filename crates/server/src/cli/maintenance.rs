@@ -11,6 +11,7 @@ use crate::config::RetentionArgs;
 use crate::database::{self, Opened};
 use crate::domain::{PageSize, Step, Tenant};
 use crate::maintenance::{PlannedPrune, Pruner, ScrubItem, scrub};
+use crate::secret::{ExposeSecret, SecretString, parse_secret};
 use crate::service::Engine;
 use crate::store::StoreOptions;
 
@@ -18,8 +19,8 @@ use crate::store::StoreOptions;
 #[derive(Debug, Args)]
 pub struct PruneArgs {
     /// The database to prune: sqlite://PATH or postgres://...
-    #[arg(long, env = "CHECKPOINTD_DATABASE", hide_env_values = true)]
-    pub database: String,
+    #[arg(long, env = "CHECKPOINTD_DATABASE", hide_env_values = true, value_parser = parse_secret)]
+    pub database: SecretString,
     /// Report what would be pruned; delete nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -34,8 +35,8 @@ pub struct PruneArgs {
 #[derive(Debug, Args)]
 pub struct ScrubArgs {
     /// The database to scrub: sqlite://PATH or postgres://...
-    #[arg(long, env = "CHECKPOINTD_DATABASE", hide_env_values = true)]
-    pub database: String,
+    #[arg(long, env = "CHECKPOINTD_DATABASE", hide_env_values = true, value_parser = parse_secret)]
+    pub database: SecretString,
     /// Only this tenant's checkpoints [default: every tenant].
     #[arg(long)]
     pub tenant: Option<String>,
@@ -56,7 +57,7 @@ async fn open(url: &str) -> Result<Opened, Box<dyn std::error::Error>> {
 /// Plans every run and, unless `--dry-run`, deletes what its policy lets go.
 pub async fn prune(args: PruneArgs) -> Outcome {
     let settings = args.retention.settings()?;
-    let opened = open(&args.database).await?;
+    let opened = open(args.database.expose_secret()).await?;
     let pruner = Pruner::new(Engine::new(opened.store), opened.retention, settings);
     let json = args.json;
     let verb = if args.dry_run {
@@ -151,7 +152,7 @@ fn ranges(steps: &[Step]) -> String {
 
 /// Verifies every checkpoint in scope, printing the corrupt ones as they are found.
 pub async fn scrub_store(args: ScrubArgs) -> Outcome {
-    let opened = open(&args.database).await?;
+    let opened = open(args.database.expose_secret()).await?;
     let engine = Engine::new(opened.store);
     let tenant = args.tenant.as_deref().map(Tenant::parse).transpose()?;
     let (sender, mut receiver) = mpsc::channel::<crate::error::Result<ScrubItem>>(64);

@@ -1,7 +1,7 @@
 //! Operator commands: gRPC clients of a running checkpointd for manual inspection and recovery.
 //!
 //! `checkpointd tasks ...` talks to `checkpoint.v1.TaskService`, `checkpointd runs ...` to
-//! `checkpoint.v1.CheckpointService`. Every command takes `--server`, `--tenant` and `--json`;
+//! `checkpoint.v1.CheckpointService`. Every command takes `--server`, `--tenant`, `--json`, the TLS flags and `--token`;
 //! failures come back as `CODE: message` and a non-zero exit. `checkpointd health` asks the
 //! standard gRPC health service, for container health checks.
 
@@ -43,6 +43,9 @@ pub struct Connection {
     /// Print machine-readable JSON instead of a table.
     #[arg(long, global = true)]
     pub json: bool,
+    /// TLS (`--ca-cert`, `--client-cert`, `--client-key`) and the `--token` credential.
+    #[command(flatten)]
+    pub dial: checkpointd_runner::dial::DialArgs,
 }
 
 /// `checkpointd tasks ...`

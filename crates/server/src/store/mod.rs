@@ -250,40 +250,5 @@ impl Default for StoreOptions {
     }
 }
 
-/// Drops the password from a database URL so it can be logged or shown.
-pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            let credentials = &url[scheme_end + 3..at];
-            match credentials.find(':') {
-                Some(colon) => format!(
-                    "{}{}:***{}",
-                    &url[..scheme_end + 3],
-                    &credentials[..colon],
-                    &url[at..]
-                ),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod redact_tests {
-    #[test]
-    fn redact_url_hides_only_the_password() {
-        assert_eq!(
-            super::redact_url("postgres://app:s3cret@db:5432/x"),
-            "postgres://app:***@db:5432/x"
-        );
-        assert_eq!(
-            super::redact_url("postgres://app@db/x"),
-            "postgres://app@db/x"
-        );
-        assert_eq!(
-            super::redact_url("sqlite:///tmp/a.db"),
-            "sqlite:///tmp/a.db"
-        );
-    }
-}
+/// Masks every password in a database URL so it can be logged or shown.
+pub use crate::secret::redact_url;

@@ -24,13 +24,13 @@ mod save;
 mod sql;
 #[cfg(test)]
 pub(crate) mod tests;
+pub mod tls;
 mod tools;
 
 use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod, Runtime};
-use tokio_postgres::NoTls;
 
 use super::plan::JournalRewrite;
 use super::{
@@ -68,9 +68,13 @@ impl PostgresStore {
     /// Fails with `Unavailable` when the database cannot be reached, so a misconfigured or
     /// absent database stops startup with a clear message.
     pub async fn connect(url: &str, options: &StoreOptions) -> Result<Self> {
-        let mut config: tokio_postgres::Config = url.parse().map_err(|error| {
+        let invalid = |error: &dyn std::fmt::Display| {
             Error::InvalidArgument(format!("invalid postgres url {}: {error}", redact_url(url)))
-        })?;
+        };
+        let (rest, tls) = tls::split(url).map_err(|error| invalid(&error))?;
+        let (ssl_mode, connector) = tls::connector(&tls).map_err(|error| invalid(&error))?;
+        let mut config: tokio_postgres::Config = rest.parse().map_err(|error| invalid(&error))?;
+        config.ssl_mode(ssl_mode);
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
@@ -89,7 +93,7 @@ impl PostgresStore {
         // once Postgres is back.
         let manager = Manager::from_config(
             config,
-            NoTls,
+            connector,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },

@@ -116,7 +116,7 @@ pub async fn serve_cached(url: &str, cache: CacheSettings) -> (TestApp, Arc<Cach
 /// tests at once.
 fn test_config(url: &str) -> ServeConfig {
     ServeConfig {
-        database: url.to_owned(),
+        database: url.into(),
         store: StoreOptions { pool_size: 4 },
         ..ServeConfig::default()
     }
@@ -124,7 +124,9 @@ fn test_config(url: &str) -> ServeConfig {
 
 /// Builds and runs the app as `checkpointd serve` does; returns it with its cache, if any.
 pub async fn serve_config(config: ServeConfig) -> (TestApp, Option<Arc<CachedStore>>) {
-    let url = config.database.clone();
+    let url = checkpointd::store::redact_url(checkpointd::secret::ExposeSecret::expose_secret(
+        &config.database,
+    ));
     let metrics = prometheus::Registry::new();
     let app = App::build(config)
         .await
