@@ -17,6 +17,9 @@ use crate::queue::RetryPolicy;
 use crate::store::StoreOptions;
 use crate::store::retention::RetentionPolicy;
 
+mod limits;
+pub use limits::LimitArgs;
+
 /// Flags of `checkpointd serve`; each also reads a `CHECKPOINTD_*` variable.
 #[derive(Debug, Default, Args)]
 pub struct ServeArgs {
@@ -84,6 +87,8 @@ pub struct ServeArgs {
     pub retention: RetentionArgs,
     #[command(flatten)]
     pub connections: ConnectionArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Retention flags, shared by `serve` and `prune`.
@@ -174,6 +179,10 @@ struct FileConfig {
     http2_keepalive_timeout: Option<String>,
     max_concurrent_streams: Option<u32>,
     max_connections: Option<usize>,
+    // Request memory (LimitArgs).
+    max_messages_per_save: Option<u32>,
+    max_metadata_entries: Option<u32>,
+    max_inflight_request_bytes: Option<usize>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -230,6 +239,11 @@ impl ServeConfig {
         let file_duration = |raw: &Option<String>| raw.as_deref().map(parse_duration).transpose();
         let file_drain = file_duration(&file.drain_timeout)?;
         let connections = args.connections.resolve(&file)?;
+        let max_request_bytes = args
+            .max_request_bytes
+            .or(file.max_request_bytes)
+            .unwrap_or(defaults.max_request_bytes);
+        let limits = args.limits.resolve(&file, max_request_bytes)?;
         let retry = defaults.retry_defaults;
         let retry_defaults = RetryPolicy {
             max_attempts: args
@@ -289,10 +303,7 @@ impl ServeConfig {
                 None => default_database()?,
             },
             server: ServerSettings {
-                max_request_bytes: args
-                    .max_request_bytes
-                    .or(file.max_request_bytes)
-                    .unwrap_or(defaults.max_request_bytes),
+                max_request_bytes,
                 drain_timeout: args
                     .drain_timeout
                     .or(file_drain)
@@ -311,6 +322,7 @@ impl ServeConfig {
                     .or(file.auto_resume_hitl)
                     .unwrap_or(defaults.auto_resume_hitl),
                 connections,
+                limits,
             },
             store: StoreOptions {
                 pool_size: args

@@ -26,6 +26,10 @@ pub enum Error {
     /// The database cannot be reached; the detail is logged, never sent to clients.
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// The server has no room for the call right now (its request budget is spent); the caller
+    /// may retry. Not logged per call: an overload would flood the log.
+    #[error("{0}")]
+    Overloaded(String),
     /// A bug or an unexpected driver failure; the detail is logged, never sent to clients.
     #[error("internal error: {0}")]
     Internal(String),
@@ -48,6 +52,7 @@ impl From<Error> for Status {
                 }
                 Status::new(Code::Unavailable, "storage is unavailable; retry later")
             }
+            Error::Overloaded(msg) => Status::new(Code::Unavailable, msg),
             Error::Internal(detail) => {
                 if let Some(suppressed) = throttle::admit("internal", &detail, Instant::now()) {
                     tracing::error!(error = %detail, suppressed, "internal error");

@@ -5,7 +5,9 @@ mod checkpoint_service;
 pub mod connection;
 pub(crate) mod convert;
 pub mod health;
+mod request_limits;
 mod retention_api;
+mod save_scan;
 mod task_convert;
 mod task_service;
 pub mod tenant;
@@ -22,6 +24,7 @@ use tower_layer::{Identity, Stack};
 
 pub use checkpoint_service::CheckpointApi;
 pub use connection::ConnectionSettings;
+pub use request_limits::RequestLimits;
 pub use task_service::TaskApi;
 
 use crate::maintenance::RetentionSettings;
@@ -32,6 +35,7 @@ use crate::service::{Engine, TaskService};
 use crate::store::RetentionStore;
 use crate::telemetry::rpc_layer::RpcLayer;
 use connection::ActivityLayer;
+use request_limits::RequestLimitsLayer;
 use wire_status::WireStatusLayer;
 
 /// What the server serves: checkpoints always, the task queue when one is configured.
@@ -68,6 +72,8 @@ pub struct ServerSettings {
     pub auto_resume_hitl: bool,
     /// Timeouts, keepalive and caps of client connections.
     pub connections: ConnectionSettings,
+    /// Caps on a Save's repeated fields and on the request bytes all calls hold at once.
+    pub limits: RequestLimits,
 }
 
 impl Default for ServerSettings {
@@ -82,6 +88,7 @@ impl Default for ServerSettings {
             reap_interval: Duration::from_secs(5),
             auto_resume_hitl: true,
             connections: ConnectionSettings::default(),
+            limits: RequestLimits::default(),
         }
     }
 }
@@ -94,8 +101,12 @@ pub const CHECKPOINT_SERVICE_NAME: &str = "checkpoint.v1.CheckpointService";
 pub const CACHE_SERVICE_NAME: &str = "checkpointd.cache";
 
 /// The router [`router`] builds: its services behind the server's layers.
-pub type ServerRouter =
-    Router<Stack<WireStatusLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>>;
+pub type ServerRouter = Router<
+    Stack<
+        RequestLimitsLayer,
+        Stack<WireStatusLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>,
+    >,
+>;
 
 /// The server's services behind the RPC layer: health (whose statuses `health` sets),
 /// reflection, checkpoints, and tasks when a queue is configured.
@@ -142,6 +153,12 @@ pub fn router(
         .layer(RpcLayer)
         // Innermost, so the RPC metrics record the code the client receives.
         .layer(WireStatusLayer)
+        // Inside the RPC layer, so refusals show in the metrics; in front of every decoder, so
+        // a request's bytes are budgeted before they are buffered.
+        .layer(RequestLimitsLayer::new(
+            settings.limits,
+            settings.max_request_bytes,
+        ))
         .add_service(HealthServer::new(HealthService::from_health_reporter(
             health,
         )))

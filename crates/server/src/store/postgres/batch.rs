@@ -207,6 +207,7 @@ fn copy(error: &Error) -> Error {
         Error::TooLarge(text) => Error::TooLarge(text.clone()),
         Error::DataLoss(text) => Error::DataLoss(text.clone()),
         Error::Unavailable(text) => Error::Unavailable(text.clone()),
+        Error::Overloaded(text) => Error::Overloaded(text.clone()),
         Error::Internal(text) => Error::Internal(text.clone()),
     }
 }
