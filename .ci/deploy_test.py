@@ -88,17 +88,28 @@ class ChartTest(unittest.TestCase):
     def setUpClass(cls):
         cls.renders = {"defaults": defaults(), "all-on": all_on()}
 
-    def test_probes_are_native_grpc_probes_against_the_health_service(self):
+    def test_probes_ask_grpc_health_on_a_plain_port_and_healthz_with_tls(self):
+        # The kubelet's gRPC probes cannot speak TLS: with TLS on (all-on) the probes ask the
+        # admin port's plain /healthz, which pings the database as the gRPC health check does.
         for name, docs in self.renders.items():
             server = deployment(docs, "server")
             container = server["spec"]["template"]["spec"]["containers"][0]
-            grpc_port = next(p["containerPort"] for p in container["ports"] if p["name"] == "grpc")
+            ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+            (config_map,) = of_kind(docs, "ConfigMap")
+            tls = "CHECKPOINTD_TLS_CERT" in config_map["data"]
+            self.assertEqual(tls, name == "all-on")
             for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
                 with self.subTest(render=name, probe=probe):
                     spec = container[probe]
-                    self.assertEqual(set(spec) & {"grpc", "httpGet", "exec", "tcpSocket"}, {"grpc"})
-                    self.assertEqual(spec["grpc"]["port"], grpc_port)
-                    self.assertEqual(spec["grpc"]["service"], HEALTH_SERVICE)
+                    actions = set(spec) & {"grpc", "httpGet", "exec", "tcpSocket"}
+                    if tls:
+                        self.assertEqual(actions, {"httpGet"})
+                        self.assertEqual(spec["httpGet"]["path"], "/healthz")
+                        self.assertIn(spec["httpGet"]["port"], ("admin", ports["admin"]))
+                    else:
+                        self.assertEqual(actions, {"grpc"})
+                        self.assertEqual(spec["grpc"]["port"], ports["grpc"])
+                        self.assertEqual(spec["grpc"]["service"], HEALTH_SERVICE)
 
     def test_every_pod_runs_non_root_with_a_read_only_root(self):
         for name, docs in self.renders.items():
@@ -158,8 +169,9 @@ class ChartTest(unittest.TestCase):
         self.assertEqual(container["args"][0], "worker")
         service = of_kind(self.renders["all-on"], "Service")[0]
         grpc_port = next(p["port"] for p in service["spec"]["ports"] if p["name"] == "grpc")
+        # all-on serves TLS, so the worker dials https:// (and checks the certificate).
         self.assertEqual(env_of(container)["CHECKPOINTD_SERVER"]["value"],
-                         f"http://{service['metadata']['name']}:{grpc_port}")
+                         f"https://{service['metadata']['name']}:{grpc_port}")
         self.assertIsNone(deployment(render(sets=[f"database.url={DATABASE_URL}",
                                                   "worker.enabled=false"]), "worker"))
 
@@ -217,6 +229,139 @@ class ChartTest(unittest.TestCase):
                          server["spec"]["selector"]["matchLabels"])
 
 
+def quantity_bytes(quantity):
+    """A Kubernetes memory quantity (512Mi, 1Gi, 1000000) in bytes."""
+    units = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "k": 10**3, "M": 10**6, "G": 10**9}
+    for unit, factor in units.items():
+        if str(quantity).endswith(unit):
+            return int(str(quantity)[:-len(unit)]) * factor
+    return int(quantity)
+
+
+def mounted_files(pod_spec, container):
+    """Every file a container sees from its Secret and ConfigMap volumes: path -> volume."""
+    volumes = {volume["name"]: volume for volume in pod_spec.get("volumes", [])}
+    files = {}
+    for mount in container.get("volumeMounts", []):
+        # A subPath mount never sees a rotated Secret: certificates would not reload.
+        assert "subPath" not in mount, f"{mount} uses subPath"
+        volume = volumes[mount["name"]]
+        source = volume.get("secret") or volume.get("configMap")
+        if source is None:
+            continue
+        for item in source.get("items", []):
+            files[f"{mount['mountPath']}/{item['path']}"] = volume
+    return files
+
+
+class SecurityTest(unittest.TestCase):
+    """Auth, TLS and certificate wiring: every setting reaches the pods, every file exists."""
+
+    def config(self, docs):
+        (config_map,) = of_kind(docs, "ConfigMap")
+        return config_map["data"]
+
+    def test_the_default_chart_requires_api_keys_on_its_public_listener(self):
+        data = self.config(defaults())
+        self.assertEqual(data["CHECKPOINTD_LISTEN"], "0.0.0.0:50051")
+        self.assertEqual(data["CHECKPOINTD_AUTH"], "api-key")
+        self.assertNotIn("CHECKPOINTD_ALLOW_UNAUTHENTICATED", data)
+
+    def test_no_auth_renders_only_when_the_opt_out_is_explicit(self):
+        error = render(sets=[f"database.url={DATABASE_URL}", "auth.mode=none"],
+                       expect_failure=True)
+        self.assertIn("auth.allowUnauthenticated=true", error)
+        docs = render(sets=[f"database.url={DATABASE_URL}", "auth.mode=none",
+                            "auth.allowUnauthenticated=true"])
+        data = self.config(docs)
+        self.assertEqual(data["CHECKPOINTD_AUTH"], "none")
+        self.assertEqual(data["CHECKPOINTD_ALLOW_UNAUTHENTICATED"], "true")
+        error = render(sets=[f"database.url={DATABASE_URL}", "auth.mode=passwords"],
+                       expect_failure=True)
+        self.assertIn("is not one of", error)
+
+    def test_jwt_takes_exactly_one_key_source(self):
+        base = [f"database.url={DATABASE_URL}", "auth.mode=jwt"]
+        self.assertIn("exactly one key source", render(sets=base, expect_failure=True))
+        both = base + ["auth.jwt.jwksUrl=https://idp.example/jwks.json",
+                       "auth.jwt.sharedSecret.name=jwt-hs256"]
+        self.assertIn("exactly one key source", render(sets=both, expect_failure=True))
+        data = self.config(render(sets=base + ["auth.jwt.jwksUrl=https://idp.example/jwks.json",
+                                               "auth.jwt.issuer=https://idp.example"]))
+        self.assertEqual(data["CHECKPOINTD_JWT_JWKS_URL"], "https://idp.example/jwks.json")
+        self.assertEqual(data["CHECKPOINTD_JWT_ISSUER"], "https://idp.example")
+        self.assertEqual(data["CHECKPOINTD_JWT_TENANT_CLAIM"], "tenant_id")
+        docs = render(sets=base + ["auth.jwt.sharedSecret.name=jwt-hs256"])
+        server = deployment(docs, "server")["spec"]["template"]["spec"]
+        files = mounted_files(server, server["containers"][0])
+        secret_file = self.config(docs)["CHECKPOINTD_JWT_SECRET_FILE"]
+        self.assertEqual(files[secret_file]["secret"]["secretName"], "jwt-hs256")
+
+    def test_every_file_the_server_is_pointed_at_is_mounted_from_its_secret(self):
+        docs = all_on()
+        data = self.config(docs)
+        server = deployment(docs, "server")["spec"]["template"]["spec"]
+        files = mounted_files(server, server["containers"][0])
+        expected = {
+            "CHECKPOINTD_TLS_CERT": ("secret", "checkpointd-tls"),
+            "CHECKPOINTD_TLS_KEY": ("secret", "checkpointd-tls"),
+            "CHECKPOINTD_TLS_CLIENT_CA": ("secret", "checkpointd-tls"),
+            "CHECKPOINTD_JWT_JWKS_FILE": ("configMap", "checkpointd-jwks"),
+            "CHECKPOINTD_REDIS_CA_CERT": ("secret", "redis-ca"),
+        }
+        for variable, (kind, name) in expected.items():
+            with self.subTest(variable=variable):
+                volume = files[data[variable]]
+                source = volume[kind]
+                self.assertEqual(source.get("secretName", source.get("name")), name)
+        # The Postgres CA is named by the database URL (sslrootcert), which lives in the Secret.
+        (secret,) = of_kind(docs, "Secret")
+        url = base64.b64decode(secret["data"]["database-url"]).decode()
+        root_cert = re.search(r"sslrootcert=([^&]+)", url).group(1)
+        self.assertEqual(files[root_cert]["secret"]["secretName"], "postgres-ca")
+        for key in data:
+            self.assertNotRegex(key, "TOKEN|PASSWORD")
+
+    def test_the_worker_carries_its_token_and_checks_the_servers_certificate(self):
+        docs = all_on()
+        worker = deployment(docs, "worker")["spec"]["template"]["spec"]
+        container = worker["containers"][0]
+        env = env_of(container)
+        self.assertEqual(env["CHECKPOINTD_TOKEN"]["valueFrom"]["secretKeyRef"],
+                         {"name": "checkpointd-worker-token", "key": "token"})
+        files = mounted_files(worker, container)
+        self.assertEqual(files[env["CHECKPOINTD_CA_CERT"]["value"]]["secret"]["secretName"],
+                         "checkpointd-tls")
+        for variable in ("CHECKPOINTD_CLIENT_CERT", "CHECKPOINTD_CLIENT_KEY"):
+            self.assertEqual(files[env[variable]["value"]]["secret"]["secretName"],
+                             "checkpointd-worker-tls")
+        error = render(sets=[f"database.url={DATABASE_URL}", "worker.enabled=true"],
+                       expect_failure=True)
+        self.assertIn("worker.tokenSecret.name is required", error)
+
+    def test_tls_needs_its_secret(self):
+        error = render(sets=[f"database.url={DATABASE_URL}", "tls.enabled=true"],
+                       expect_failure=True)
+        self.assertIn("tls.secretName", error)
+
+
+class MemoryTest(unittest.TestCase):
+    def test_the_request_budget_fits_the_memory_limit(self):
+        # The worst requests the limits admit take under four times their size at the peak
+        # (BENCHMARKS.md); the memory_limits test measures a real process against this limit.
+        for docs in (defaults(), all_on()):
+            (config_map,) = of_kind(docs, "ConfigMap")
+            data = config_map["data"]
+            budget = int(data["CHECKPOINTD_MAX_INFLIGHT_REQUEST_BYTES"])
+            largest = int(data["CHECKPOINTD_MAX_REQUEST_BYTES"])
+            self.assertGreaterEqual(budget, largest)
+            self.assertGreater(int(data["CHECKPOINTD_MAX_MESSAGES_PER_SAVE"]), 0)
+            self.assertGreater(int(data["CHECKPOINTD_MAX_METADATA_ENTRIES"]), 0)
+            container = deployment(docs, "server")["spec"]["template"]["spec"]["containers"][0]
+            limit = quantity_bytes(container["resources"]["limits"]["memory"])
+            self.assertLessEqual(4 * budget, limit)
+
+
 def rendered_notes(*sets):
     """NOTES.txt as helm would print it: helm template skips it, so it is rendered as a ConfigMap
     from a copy of the chart."""
@@ -257,6 +402,8 @@ def declared_env():
     return names
 
 
+# Settings of authentication and TLS that the deploy files already wire while the code that
+# reads them is being merged. Delete this set once declared_env() finds every one of them.
 def compose():
     with open(ROOT / "docker-compose.yml") as file:
         return yaml.load(file, Loader=UniqueKeyLoader)

@@ -23,6 +23,9 @@ mod auth;
 
 pub use auth::AuthArgs;
 
+mod limits;
+pub use limits::LimitArgs;
+
 /// Flags of `checkpointd serve`; each also reads a `CHECKPOINTD_*` variable.
 #[derive(Debug, Default, Args)]
 pub struct ServeArgs {
@@ -100,6 +103,8 @@ pub struct ServeArgs {
     pub auth: Box<AuthArgs>,
     #[command(flatten)]
     pub tls: TlsArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// TLS flags of `checkpointd serve`.
@@ -252,6 +257,10 @@ struct FileConfig {
     tls_key: Option<PathBuf>,
     tls_client_ca: Option<PathBuf>,
     tls_reload_interval: Option<String>,
+    // Request memory (LimitArgs).
+    max_messages_per_save: Option<u32>,
+    max_metadata_entries: Option<u32>,
+    max_inflight_request_bytes: Option<usize>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -325,6 +334,11 @@ impl ServeConfig {
             jwt_jwks_refresh: file.jwt_jwks_refresh.clone(),
         })?;
         let tls = args.tls.resolve(&file)?;
+        let max_request_bytes = args
+            .max_request_bytes
+            .or(file.max_request_bytes)
+            .unwrap_or(defaults.max_request_bytes);
+        let limits = args.limits.resolve(&file, max_request_bytes)?;
         let retry = defaults.retry_defaults;
         let retry_defaults = RetryPolicy {
             max_attempts: args
@@ -392,10 +406,7 @@ impl ServeConfig {
             },
             tls,
             server: ServerSettings {
-                max_request_bytes: args
-                    .max_request_bytes
-                    .or(file.max_request_bytes)
-                    .unwrap_or(defaults.max_request_bytes),
+                max_request_bytes,
                 drain_timeout: args
                     .drain_timeout
                     .or(file_drain)
@@ -415,6 +426,7 @@ impl ServeConfig {
                     .unwrap_or(defaults.auto_resume_hitl),
                 connections,
                 auth,
+                limits,
             },
             store: StoreOptions {
                 pool_size: args

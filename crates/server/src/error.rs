@@ -85,6 +85,10 @@ pub enum Error {
     /// The database cannot be reached; the detail is logged, never sent to clients.
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// The server has no room for the call right now (its request budget is spent); the caller
+    /// may retry. Not logged per call: an overload would flood the log.
+    #[error("{0}")]
+    Overloaded(String),
     /// A bug or an unexpected driver failure; the detail is logged, never sent to clients.
     #[error("internal error: {0}")]
     Internal(String),
@@ -138,6 +142,7 @@ impl Error {
             Self::DataLoss(_) => (Code::DataLoss, "CHECKPOINT_CORRUPT"),
             Self::AllCheckpointsCorrupt(_) => (Code::DataLoss, "ALL_CHECKPOINTS_CORRUPT"),
             Self::Unavailable(_) => (Code::Unavailable, "UNAVAILABLE"),
+            Self::Overloaded(_) => (Code::Unavailable, "OVERLOADED"),
             Self::Internal(_) => (Code::Internal, "INTERNAL"),
         }
     }

@@ -31,6 +31,7 @@
 //! - [`demo`]: `checkpointd demo`, the reference crash scenario with the bundled runner
 //!   (`checkpointd-runner`, which also backs `checkpointd worker`).
 //! - [`error`]: one error type and its mapping to gRPC codes.
+//! - [`heap`]: allocator tuning that gives large requests' memory back to the OS.
 
 pub mod app;
 pub mod cache;
@@ -41,6 +42,7 @@ pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod grpc;
+pub mod heap;
 pub mod maintenance;
 pub mod queue;
 pub mod secret;

@@ -71,6 +71,7 @@ async fn main() -> ExitCode {
 /// `checkpointd serve`: telemetry for the process, then the app until SIGINT or SIGTERM.
 async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = ServeConfig::resolve(args)?;
+    checkpointd::heap::configure();
     let telemetry = telemetry::init(&config.telemetry)?;
     telemetry::metrics::register();
     let database = store::redact_url(checkpointd::secret::ExposeSecret::expose_secret(

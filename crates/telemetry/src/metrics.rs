@@ -11,6 +11,7 @@
 //! | `checkpointd.cache.bypasses` | counter | |
 //! | `checkpointd.cache.hit_ratio` | gauge | |
 //! | `checkpointd.queue.depth` | gauge | `state` |
+//! | `checkpointd.request_budget.used` (By) | gauge | |
 //! | `checkpointd.recoveries` | counter | `resumed_from` (`checkpoint`, `scratch`) |
 //! | `checkpointd.checkpoints.corrupt_skipped` | counter | |
 //! | `checkpointd.runner.save.duration` (s) | histogram | |
@@ -41,6 +42,7 @@ struct Instruments {
     tool_calls: Counter<u64>,
     _cache_hit_ratio: ObservableGauge<f64>,
     _queue_depth: ObservableGauge<u64>,
+    _request_budget_used: ObservableGauge<u64>,
 }
 
 /// Lookups and hits since start, for the hit-ratio gauge.
@@ -48,6 +50,8 @@ static CACHE_LOOKUPS: AtomicU64 = AtomicU64::new(0);
 static CACHE_HITS: AtomicU64 = AtomicU64::new(0);
 /// The last queue depth poll: tasks per state.
 static QUEUE_DEPTH: Mutex<Vec<(&'static str, u64)>> = Mutex::new(Vec::new());
+/// Request bytes the calls in flight hold of the server's request budget.
+static REQUEST_BUDGET_USED: AtomicU64 = AtomicU64::new(0);
 
 fn instruments() -> &'static Instruments {
     static INSTRUMENTS: OnceLock<Instruments> = OnceLock::new();
@@ -119,6 +123,16 @@ fn instruments() -> &'static Instruments {
                     for (state, count) in depth {
                         observer.observe(count, &[KeyValue::new("state", state)]);
                     }
+                })
+                .build(),
+            _request_budget_used: meter
+                .u64_observable_gauge("checkpointd.request_budget.used")
+                .with_unit("By")
+                .with_description(
+                    "Request bytes held by calls in flight, of --max-inflight-request-bytes",
+                )
+                .with_callback(|observer| {
+                    observer.observe(REQUEST_BUDGET_USED.load(Ordering::Relaxed), &[]);
                 })
                 .build(),
         }
@@ -225,6 +239,16 @@ pub fn record_recovery(from_checkpoint: bool) {
 /// A checkpoint that failed verification and was skipped (quarantined).
 pub fn record_corrupt_skipped() {
     instruments().corrupt_skipped.add(1, &[]);
+}
+
+/// A call took `bytes` of the server's request budget.
+pub fn take_request_budget(bytes: u64) {
+    REQUEST_BUDGET_USED.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// A call gave back `bytes` it took with [`take_request_budget`].
+pub fn return_request_budget(bytes: u64) {
+    REQUEST_BUDGET_USED.fetch_sub(bytes, Ordering::Relaxed);
 }
 
 /// The latest tasks-per-state poll, for the queue-depth gauge.

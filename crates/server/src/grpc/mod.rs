@@ -6,7 +6,9 @@ mod checkpoint_service;
 pub mod connection;
 pub(crate) mod convert;
 pub mod health;
+mod request_limits;
 mod retention_api;
+mod save_scan;
 mod task_convert;
 mod task_service;
 pub mod tenant;
@@ -23,6 +25,7 @@ use tower_layer::{Identity, Stack};
 
 pub use checkpoint_service::CheckpointApi;
 pub use connection::ConnectionSettings;
+pub use request_limits::RequestLimits;
 pub use task_service::TaskApi;
 
 use crate::maintenance::RetentionSettings;
@@ -34,6 +37,7 @@ use crate::store::RetentionStore;
 use crate::telemetry::rpc_layer::RpcLayer;
 use auth::AuthLayer;
 use connection::ActivityLayer;
+use request_limits::RequestLimitsLayer;
 use wire_status::WireStatusLayer;
 
 /// What the server serves: checkpoints always, the task queue when one is configured.
@@ -72,6 +76,8 @@ pub struct ServerSettings {
     pub connections: ConnectionSettings,
     /// How callers authenticate; the default is none.
     pub auth: auth::AuthSettings,
+    /// Caps on a Save's repeated fields and on the request bytes all calls hold at once.
+    pub limits: RequestLimits,
 }
 
 impl Default for ServerSettings {
@@ -87,6 +93,7 @@ impl Default for ServerSettings {
             auto_resume_hitl: true,
             connections: ConnectionSettings::default(),
             auth: auth::AuthSettings::default(),
+            limits: RequestLimits::default(),
         }
     }
 }
@@ -100,7 +107,10 @@ pub const CACHE_SERVICE_NAME: &str = "checkpointd.cache";
 
 /// The router [`router`] builds: its services behind the server's layers.
 pub type ServerRouter = Router<
-    Stack<WireStatusLayer, Stack<AuthLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>>,
+    Stack<
+        RequestLimitsLayer,
+        Stack<WireStatusLayer, Stack<AuthLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>>,
+    >,
 >;
 
 /// The server's services behind the RPC and auth layers: health (whose statuses `health`
@@ -151,6 +161,12 @@ pub fn router(
         .layer(auth)
         // Innermost, so the RPC metrics record the code the client receives.
         .layer(WireStatusLayer)
+        // Inside the RPC layer, so refusals show in the metrics; in front of every decoder, so
+        // a request's bytes are budgeted before they are buffered.
+        .layer(RequestLimitsLayer::new(
+            settings.limits,
+            settings.max_request_bytes,
+        ))
         .add_service(HealthServer::new(HealthService::from_health_reporter(
             health,
         )))

@@ -23,6 +23,7 @@ mod health_command;
 mod hitl;
 mod intents;
 mod journal_repair;
+mod memory_limits;
 mod messages;
 mod operator_cli;
 mod operator_path;
