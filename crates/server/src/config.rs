@@ -10,8 +10,8 @@ use std::time::Duration;
 use clap::Args;
 use serde::Deserialize;
 
-pub use crate::app::TlsSettings;
 use crate::cache::CacheSettings;
+pub use crate::grpc::tls_settings::TlsSettings;
 use crate::grpc::{ConnectionSettings, ServerSettings};
 use crate::maintenance::RetentionSettings;
 use crate::queue::RetryPolicy;
@@ -142,7 +142,7 @@ impl TlsArgs {
                 reload_interval: self
                     .tls_reload_interval
                     .or(file_interval)
-                    .unwrap_or(crate::app::DEFAULT_RELOAD_INTERVAL),
+                    .unwrap_or(crate::grpc::tls_settings::DEFAULT_RELOAD_INTERVAL),
                 ..TlsSettings::new(cert, key)
             })),
             (None, None) if client_ca.is_none() => Ok(None),

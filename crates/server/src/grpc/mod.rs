@@ -12,6 +12,7 @@ mod save_scan;
 mod task_convert;
 mod task_service;
 pub mod tenant;
+pub mod tls_settings;
 mod wire_status;
 
 use std::sync::Arc;
