@@ -29,7 +29,9 @@ def client(server) -> Iterator[Client]:
         yield c
 
 
-def put(saver: CheckpointdSaver, thread: str, messages: list[Any], parent: dict | None = None, **extra: Any) -> dict:
+def put(
+    saver: CheckpointdSaver, thread: str, messages: list[Any], parent: dict | None = None, **extra: Any
+) -> dict:
     checkpoint = empty_checkpoint()
     checkpoint["id"] = str(uuid6(clock_seq=-1))
     checkpoint["channel_values"] = {"messages": messages, **extra}
@@ -98,7 +100,10 @@ def test_every_checkpoint_verifies_and_a_corrupt_one_is_skipped(saver, client, s
         assert latest.checkpoint["channel_values"]["messages"] == conversation(2)
         with pytest.raises(DataLoss):
             fresh.get_tuple(configs[2])
-        listed = [t.config["configurable"]["checkpoint_id"] for t in fresh.list({"configurable": {"thread_id": "c"}})]
+        listed = [
+            t.config["configurable"]["checkpoint_id"]
+            for t in fresh.list({"configurable": {"thread_id": "c"}})
+        ]
         assert listed == [c["configurable"]["checkpoint_id"] for c in reversed(configs[:2])]
         # The thread goes on from the newest valid checkpoint.
         nxt = put(fresh, "c", conversation(3), configs[1])
@@ -113,7 +118,10 @@ def test_two_savers_writing_one_thread_both_land(server) -> None:
         two = put(b, "shared", history[:4], one)  # b never saw the run: it syncs first
         three = put(a, "shared", history[:6], two)  # a's view is stale: conflict, sync, retry
         four = put(b, "shared", history, three)
-        ids = [t.config["configurable"]["checkpoint_id"] for t in a.list({"configurable": {"thread_id": "shared", "checkpoint_ns": ""}})]
+        ids = [
+            t.config["configurable"]["checkpoint_id"]
+            for t in a.list({"configurable": {"thread_id": "shared", "checkpoint_ns": ""}})
+        ]
         assert ids == [c["configurable"]["checkpoint_id"] for c in (four, three, two, one)]
         latest = b.get_tuple({"configurable": {"thread_id": "shared", "checkpoint_ns": ""}})
         assert latest is not None and latest.checkpoint["channel_values"]["messages"] == history
@@ -152,7 +160,9 @@ def test_listing_spans_namespaces_and_threads_and_a_repeated_put_is_stored_once(
     saver.put(child_cfg, checkpoint, {"source": "loop", "step": 0}, {})  # a retried put
     put(saver, "l2", conversation(2))
 
-    by_ns = sorted(t.config["configurable"]["checkpoint_ns"] for t in saver.list({"configurable": {"thread_id": "l1"}}))
+    by_ns = sorted(
+        t.config["configurable"]["checkpoint_ns"] for t in saver.list({"configurable": {"thread_id": "l1"}})
+    )
     assert by_ns == ["", "child:1|grand:2"]
     threads = sorted(t.config["configurable"]["thread_id"] for t in saver.list(None))
     assert threads == ["l1", "l1", "l2"]

@@ -135,8 +135,7 @@ class Loader:
             loaded = self._decode(state, checkpoint, [], exact=True)
         loaded.epoch = epoch
         loaded.journal = [
-            JournalEntry(r.seq, False, r.call_id, r.tool_name, r.step, r.output, r.is_error)
-            for r in results
+            JournalEntry(r.seq, False, r.call_id, r.tool_name, r.step, r.output, r.is_error) for r in results
         ] + [JournalEntry(i.seq, True, i.call_id, i.tool_name, i.step) for i in intents]
         return loaded
 
@@ -221,11 +220,9 @@ class Loader:
             else None
         )
         return CheckpointTuple(
-            config=config,
+            config=config,  # type: ignore[arg-type]
             checkpoint=loaded.checkpoint,  # type: ignore[arg-type]
             metadata=loaded.metadata,  # type: ignore[arg-type]
             parent_config=parent,  # type: ignore[arg-type]
-            pending_writes=[
-                (w.task_id, w.channel, self.serde.loads_typed(w.typed)) for w in loaded.writes
-            ],
+            pending_writes=[(w.task_id, w.channel, self.serde.loads_typed(w.typed)) for w in loaded.writes],
         )

@@ -63,7 +63,7 @@ class RunState:
 
     def extend_log(self, objects: list[Any], serialized: list[tuple[str, bytes]]) -> None:
         chain = self.chain_at(self.log_length)
-        for obj, (role, content) in zip(objects, serialized):
+        for obj, (role, content) in zip(objects, serialized, strict=False):
             chain = chain.push(role, content)
             self.messages.append(obj)
             self.digests.append(chain.digest)

@@ -513,7 +513,7 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
             item = await asyncio.to_thread(next, iterator, done)
             if item is done:
                 return
-            yield item
+            yield item  # type: ignore[misc]
 
     async def aput(
         self,
@@ -546,7 +546,7 @@ def _extends(messages: list[Any], log: list[Any]) -> bool:
     pointer comparison per message."""
     if len(messages) < len(log):
         return False
-    for new, old in zip(messages, log):
+    for new, old in zip(messages, log, strict=False):
         if new is not old and new != old:
             return False
     return True
