@@ -169,7 +169,7 @@ impl RunnerApi for Clients {
 }
 
 /// An error and its sources on one line: a TLS failure says why only in a source.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+pub(super) use checkpointd_runner::client::error_chain;
 use checkpointd_runner::dial::AUTHORIZATION_HEADER;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::Channel;
@@ -167,21 +168,6 @@ pub(super) fn server_url(raw: &str) -> Result<String, CliError> {
              (expected e.g. http://127.0.0.1:50051)"
         ))),
     }
-}
-
-/// An error and its sources on one line: transport errors keep the useful part in a source.
-pub(super) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
