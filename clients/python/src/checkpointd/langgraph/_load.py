@@ -10,7 +10,6 @@ loaded again in full instead of being returned.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,11 +22,13 @@ from ..errors import DataLoss
 from . import _codec
 from ._runs import JournalEntry, RunState
 
-log = logging.getLogger(__name__)
-
 
 class StaleLog(Exception):
     """The message-log prefix held for a run is not the server's: drop it and load again."""
+
+
+class AllCorrupt(Exception):
+    """Every checkpoint of the run failed verification (the thread must start over)."""
 
 
 @dataclass
@@ -43,6 +44,8 @@ class Loaded:
     writes: list[_codec.Write] = field(default_factory=list)
     journal: list[JournalEntry] = field(default_factory=list)
     epoch: int | None = None
+    # Newer checkpoints skipped as corrupt on the way to this one, newest first.
+    skipped_steps: list[int] = field(default_factory=list)
 
 
 class Loader:
@@ -52,9 +55,9 @@ class Loader:
         self.channel = channel
 
     def load(self, state: RunState, *, label: str | None = None, step: int | None = None) -> Loaded | None:
-        """A checkpoint by LangGraph id (`label`), by step, or the latest valid one. NotFound
-        propagates; None when every checkpoint of the run is corrupt (as Resume does, the
-        thread then starts again from scratch)."""
+        """A checkpoint by LangGraph id (`label`), by step, or the latest valid one (with the
+        corrupt ones skipped in `skipped_steps`). NotFound and DataLoss propagate; AllCorrupt
+        when the latest is asked for and every checkpoint of the run is corrupt."""
         for attempt in range(2):
             offset = state.log_length
             try:
@@ -78,16 +81,9 @@ class Loader:
                         journal=pb.JOURNAL_SCOPE_STEP,
                         message_offset=offset,
                     )
-                    if response.skipped_steps:
-                        log.warning(
-                            "run %s: skipped corrupt checkpoints at steps %s",
-                            state.run_id,
-                            list(response.skipped_steps),
-                        )
             except DataLoss as error:
                 if label is None and step is None and error.reason == "ALL_CHECKPOINTS_CORRUPT":
-                    log.warning("run %s: every checkpoint is corrupt; starting over", state.run_id)
-                    return None
+                    raise AllCorrupt() from error
                 raise
             try:
                 loaded = self._decode(state, response.checkpoint, response.tool_results)
@@ -98,6 +94,8 @@ class Loader:
                     state.drop_log()
                     state.forget()
                 continue
+            if label is None and step is None:
+                loaded.skipped_steps = list(response.skipped_steps)
             with state.lock:
                 state.remember(loaded.checkpoint_id, loaded.step)
             return loaded

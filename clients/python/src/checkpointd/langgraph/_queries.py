@@ -65,3 +65,15 @@ def steps_ascending(client: Client, run_id: str) -> Iterator[int]:
         if not page.next_page_token:
             return
         request.page_token = page.next_page_token
+
+
+def labels_at(client: Client, run_id: str, steps: list[int] | None) -> dict[int, str]:
+    """The LangGraph ids of a run's checkpoints at `steps` (all of them for None), by step."""
+    wanted = None if steps is None else set(steps)
+    found: dict[int, str] = {}
+    for summary in summaries(client, run_id, metadata_filter={}, before_step=None, before_label=None):
+        if wanted is None or summary.step in wanted:
+            found[summary.step] = summary.label
+            if wanted is not None and len(found) == len(wanted):
+                break
+    return found

@@ -11,6 +11,7 @@ and the next call syncs again.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -18,8 +19,12 @@ from typing import Any
 
 from ..checksum import ZERO, MessageChain, ToolChain
 
+log = logging.getLogger(__name__)
+
 #: Checkpoint id -> step entries kept per run.
 _MAX_LABELS = 4096
+#: Checkpoints per run whose pending writes may wait for their checkpoint to land.
+_MAX_HELD = 256
 
 
 @dataclass
@@ -33,6 +38,18 @@ class JournalEntry:
     step: int
     output: bytes = b""
     is_error: bool = False
+
+
+@dataclass(frozen=True)
+class HeldWrite:
+    """A pending write that arrived before its checkpoint landed (LangGraph's default
+    durability sends both at once); it is recorded as soon as the checkpoint is saved."""
+
+    task_id: str
+    task_path: str
+    idx: int
+    channel: str
+    typed: tuple[str, bytes]
 
 
 @dataclass
@@ -51,6 +68,9 @@ class RunState:
     tools: ToolChain = field(default_factory=ToolChain)
     early: dict[int, JournalEntry] = field(default_factory=dict)
     labels: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    held: OrderedDict[str, list[HeldWrite]] = field(default_factory=OrderedDict)
+    # Exclusive writing: the epoch this saver took the run with, None until it takes it.
+    owned_epoch: int | None = None
 
     # -- message log ------------------------------------------------------------------------
 
@@ -112,6 +132,17 @@ class RunState:
         self.labels.move_to_end(checkpoint_id)
         while len(self.labels) > _MAX_LABELS:
             self.labels.popitem(last=False)
+
+    def hold(self, checkpoint_id: str, writes: list[HeldWrite]) -> None:
+        """Keeps writes for a checkpoint not saved yet; the oldest checkpoints' go first."""
+        self.held.setdefault(checkpoint_id, []).extend(writes)
+        self.held.move_to_end(checkpoint_id)
+        while len(self.held) > _MAX_HELD:
+            dropped, _ = self.held.popitem(last=False)
+            log.warning("run %s: dropped pending writes of checkpoint %s, never saved", self.run_id, dropped)
+
+    def take_held(self, checkpoint_id: str) -> list[HeldWrite]:
+        return self.held.pop(checkpoint_id, [])
 
     def forget(self) -> None:
         """Drops everything: the next save syncs from the server."""

@@ -40,9 +40,10 @@ from ..errors import (
     InvalidArgument,
     NotFound,
 )
-from . import _codec, _naming, _queries
-from ._load import Loader, StaleLog
-from ._runs import JournalEntry, RunCache, RunState
+from . import _codec, _fallback, _naming, _ownership, _queries
+from ._fallback import FALLBACK_KEY, CorruptionPolicy, Fallback
+from ._load import AllCorrupt, Loader, StaleLog
+from ._runs import HeldWrite, JournalEntry, RunCache, RunState
 
 #: Saves retried after a conflict with another writer before giving up.
 _SAVE_ATTEMPTS = 8
@@ -58,8 +59,14 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
 
     Every checkpoint is saved with a client checksum (checksum v1) that the server checks on
     save and verifies on every read. The latest checkpoint of a thread skips corrupt ones, as
-    `LoadLatest` does; a corrupt checkpoint asked for by id raises `checkpointd.DataLoss`, and
-    `list` leaves corrupt checkpoints out.
+    `LoadLatest` does, and says so (see `_fallback`): a log line, and `FALLBACK_KEY` in the
+    tuple's metadata; `on_corrupt="raise"` refuses instead. A corrupt checkpoint asked for by
+    id raises `checkpointd.DataLoss`; `list` leaves corrupt checkpoints out with a log line.
+
+    `exclusive=True` makes this saver the only writer of each thread it writes: it takes the
+    thread with a new fencing epoch (checkpointd's `Resume`) and a saver superseded by another
+    exclusive one is refused with `ThreadTakenOver` instead of writing on. Off by default (see
+    the package README, "Exclusive writing").
 
     The async methods run the blocking ones in a worker thread (gRPC releases the GIL).
     """
@@ -72,9 +79,13 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         messages_channel: str | None = "messages",
         timeout: float | None = 30.0,
+        on_corrupt: CorruptionPolicy = "warn",
+        exclusive: bool = False,
         **client_options: Any,
     ) -> None:
         super().__init__(serde=serde)
+        self.on_corrupt = _fallback.check_policy(on_corrupt)
+        self.exclusive = exclusive
         if client is None:
             if target is None:
                 raise ValueError("CheckpointdSaver needs a target or a client")
@@ -115,9 +126,28 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
                 loaded = self._loader.load(state)
         except NotFound:
             return None
+        except AllCorrupt:
+            labels = _queries.labels_at(self.client, run, None)
+            steps = sorted(labels, reverse=True)
+            _fallback.report(
+                self.on_corrupt, Fallback(thread_id, ns, [labels[s] for s in steps], steps, None)
+            )
+            return None
         if loaded is None:
             return None
-        return self._loader.to_tuple(thread_id, ns, loaded)
+        tup = self._loader.to_tuple(thread_id, ns, loaded)
+        if loaded.skipped_steps:
+            labels = _queries.labels_at(self.client, run, loaded.skipped_steps)
+            fallback = Fallback(
+                thread_id,
+                ns,
+                [labels[s] for s in loaded.skipped_steps if s in labels],
+                loaded.skipped_steps,
+                loaded.checkpoint_id,
+            )
+            _fallback.report(self.on_corrupt, fallback)
+            tup.metadata[FALLBACK_KEY] = fallback.as_metadata()  # type: ignore[literal-required]
+        return tup
 
     def list(
         self,
@@ -149,8 +179,17 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
                     continue
                 try:
                     loaded = self._loader.load(state, step=summary.step)
-                except (NotFound, DataLoss):
-                    continue  # pruned meanwhile, or corrupt: skipped as LoadLatest skips it
+                except NotFound:
+                    continue  # pruned meanwhile
+                except DataLoss:
+                    _fallback.log.warning(
+                        "thread %r ns %r: checkpoint %s (step %s) is corrupt; left out of the listing",
+                        thread_id,
+                        ns,
+                        summary.label,
+                        summary.step,
+                    )
+                    continue
                 if loaded is None:
                     continue
                 tup = self._loader.to_tuple(thread_id, ns if ns is not None else loaded.ns, loaded)
@@ -221,6 +260,7 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
                 if not state.synced and not self._sync(state, hard=attempt >= 2):
                     continue
                 if self._save(state, ns, checkpoint, full_metadata, parent_id):
+                    self._record_held(state, checkpoint["id"])
                     break
             else:
                 raise AlreadyExists(
@@ -319,6 +359,8 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
         when the run moved on while it looked (the caller tries again)."""
         if hard:
             state.drop_log()
+        if self.exclusive:
+            _ownership.take(self.client, state)
         try:
             head = self.client.get_run(run_id=state.run_id).run
         except NotFound:
@@ -326,6 +368,7 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
             state.next_step, state.epoch, state.synced = 0, 0, True
             state.reset_journal([])
             return True
+        _ownership.check(state, head.epoch)
         entries: list[JournalEntry]
         if head.HasField("latest_step"):
             try:
@@ -337,6 +380,8 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
                 return False
             entries = loaded.journal
             epoch = loaded.epoch if loaded.epoch is not None else head.epoch
+            if loaded.epoch is not None and state.owned_epoch is not None:
+                state.owned_epoch = loaded.epoch  # our own Resume past a corrupt newest checkpoint
             next_step = head.latest_step + 1
         else:
             state.drop_log()
@@ -373,39 +418,52 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
         ns = configurable.get("checkpoint_ns", "") or ""
         checkpoint_id = configurable["checkpoint_id"]
         state = self._runs.get(_naming.run_id(thread_id, ns))
+        held = [
+            HeldWrite(
+                task_id, task_path, WRITES_IDX_MAP.get(channel, idx), channel, self.serde.dumps_typed(value)
+            )
+            for idx, (channel, value) in enumerate(writes)
+        ]
         step = self._step_of(state, checkpoint_id)
-        if step is None:
-            raise NotFound(f"no checkpoint {checkpoint_id} in thread {thread_id!r} ns {ns!r}")
         with state.lock:  # never while a save is being checksummed over the journal
+            if step is None:
+                step = state.labels.get(checkpoint_id)
+            if step is None:
+                # The checkpoint's put has not landed: under LangGraph's default durability
+                # ("async") it runs in the background beside these writes. Its put records
+                # them right after its save, before it returns.
+                state.hold(checkpoint_id, held)
+                return
+            if self.exclusive:
+                _ownership.take(self.client, state)
             state.begin_write()
         try:
-            for idx, (channel, value) in enumerate(writes):
-                write_idx = WRITES_IDX_MAP.get(channel, idx)
-                typed = self.serde.dumps_typed(value)
-                self._record_write(state, checkpoint_id, step, task_id, task_path, write_idx, channel, typed)
+            for write in held:
+                self._record_write(state, checkpoint_id, step, write)
         finally:
             state.end_write()
 
-    def _record_write(
-        self,
-        state: RunState,
-        checkpoint_id: str,
-        step: int,
-        task_id: str,
-        task_path: str,
-        idx: int,
-        channel: str,
-        typed: tuple[str, bytes],
-    ) -> None:
-        version = uuid.uuid4().hex if idx < 0 else ""
+    def _record_held(self, state: RunState, checkpoint_id: str) -> None:
+        """Records the writes that arrived before this checkpoint's put landed (run locked)."""
+        held = state.take_held(checkpoint_id)
+        if not held:
+            return
+        step = self._step_of(state, checkpoint_id)
+        if step is None:
+            raise NotFound(f"checkpoint {checkpoint_id} of run {state.run_id} vanished after its save")
+        for write in held:
+            self._record_write(state, checkpoint_id, step, write)
+
+    def _record_write(self, state: RunState, checkpoint_id: str, step: int, write: HeldWrite) -> None:
+        version = uuid.uuid4().hex if write.idx < 0 else ""
         request = pb.RecordToolResultRequest(
             run_id=state.run_id,
-            call_id=_naming.write_call_id(checkpoint_id, task_id, idx, version),
-            tool_name=channel,
+            call_id=_naming.write_call_id(checkpoint_id, write.task_id, write.idx, version),
+            tool_name=write.channel,
             step=step,
-            output=_codec.encode_write(task_id, task_path, idx, typed),
-            is_error=channel == ERROR,
-            epoch=state.epoch,
+            output=_codec.encode_write(write.task_id, write.task_path, write.idx, write.typed),
+            is_error=write.channel == ERROR,
+            epoch=state.owned_epoch if state.owned_epoch is not None else state.epoch,
         )
         self._record(state, request)
 
@@ -414,8 +472,10 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
             try:
                 result = self.client.record_tool_result(request).result
             except FailedPrecondition:
-                # Fenced by a newer epoch (a Resume after corruption): take the run's epoch.
+                # Fenced by a newer epoch (a Resume after corruption): take the run's epoch,
+                # unless this saver writes exclusively and another writer took the thread.
                 head = self.client.get_run(run_id=state.run_id).run
+                _ownership.check(state, head.epoch)
                 request.epoch = head.epoch
                 continue
             state.learn(
@@ -476,11 +536,7 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
                             target,
                             stored["configurable"]["checkpoint_id"],
                             target_step,
-                            w.task_id,
-                            w.task_path,
-                            w.idx,
-                            w.channel,
-                            w.typed,
+                            HeldWrite(w.task_id, w.task_path, w.idx, w.channel, w.typed),
                         )
                 finally:
                     target.end_write()
