@@ -1,5 +1,6 @@
 """Fixtures: a real `checkpointd serve` process on a free port, on SQLite (a temporary file) and
-on Postgres (a fresh schema per test), and direct access to its database for corruption tests.
+on Postgres (a fresh schema per test), and direct access to its database for corruption tests;
+`stores` adds the in-process memory backend to those two for the store scenarios.
 
 The binary is `$CHECKPOINTD_BIN`, else the workspace's target/debug, else target/release build.
 Postgres is `$TEST_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/test); a test that
@@ -16,6 +17,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,8 @@ PACKAGE = Path(__file__).resolve().parents[1]
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stores import MemoryStores, ServerStores  # noqa: E402
 
 
 def checkpointd_bin() -> str:
@@ -100,9 +104,11 @@ def psql(sql: str, *, schema: str = "") -> str:
 
 
 class Server:
-    """A `checkpointd serve` child process on 127.0.0.1 port 0."""
+    """A `checkpointd serve` child process on 127.0.0.1 port 0 (or on `listen`)."""
 
-    def __init__(self, binary: str, database: Database, extra_args: list[str], log: Path) -> None:
+    def __init__(
+        self, binary: str, database: Database, extra_args: list[str], log: Path, listen: str = "127.0.0.1:0"
+    ) -> None:
         self.binary = binary
         self.database = database
         self._log = log.open("ab")
@@ -111,7 +117,7 @@ class Server:
                 binary,
                 "serve",
                 "--listen",
-                "127.0.0.1:0",
+                listen,
                 "--admin-listen",
                 "127.0.0.1:0",
                 "--database",
@@ -168,10 +174,10 @@ class Server:
         self._log.close()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A fresh database: a temporary SQLite file, or a new schema in the test Postgres."""
-    if request.param == "sqlite":
+@contextmanager
+def fresh_database(kind: str, tmp_path: Path) -> Iterator[Database]:
+    """A temporary SQLite file, or a new schema in the test Postgres dropped afterwards."""
+    if kind == "sqlite":
         path = tmp_path / "checkpointd.db"
         yield Database("sqlite", f"sqlite://{path}", sqlite_path=path)
         return
@@ -183,6 +189,13 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database
         yield Database("postgres", f"{base}{separator}options=-csearch_path%3D{schema}", schema=schema)
     finally:
         psql(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """A fresh database: a temporary SQLite file, or a new schema in the test Postgres."""
+    with fresh_database(request.param, tmp_path) as database:
+        yield database
 
 
 @pytest.fixture
@@ -198,3 +211,18 @@ def server(backend: Database, server_args: list[str], tmp_path: Path) -> Iterato
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres", "memory"])
+def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ServerStores | MemoryStores]:
+    """Where a store scenario runs: a server on SQLite or on Postgres, or the in-process
+    `MemoryBackend` (`CheckpointStore.in_memory`), which must behave as the server does."""
+    if request.param == "memory":
+        yield MemoryStores()
+        return
+    with fresh_database(request.param, tmp_path) as database:
+        running = Server(checkpointd_bin(), database, [], tmp_path / "server.log")
+        try:
+            yield ServerStores(running)
+        finally:
+            running.stop()

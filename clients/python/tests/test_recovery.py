@@ -1,5 +1,6 @@
-"""RecoverableAgent and CheckpointStore against a real server: the reference example, corruption
-fallback, restart from scratch, and the store's own interface."""
+"""RecoverableAgent and CheckpointStore against a real server (SQLite, Postgres) and in memory
+(`CheckpointStore.in_memory`, no server), one scenario each: the reference example, corruption
+fallback, restart from scratch, fencing, and the store's own interface."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import grpc
 import pytest
 from agents import CountingAgent
 
-from checkpointd import Checkpoint, CheckpointStore, Client, Done, FatalError, RecoverableAgent
+from checkpointd import Checkpoint, Done, FatalError, RecoverableAgent
 
 
-async def test_a_crash_at_step_5_with_checkpoints_every_3_recovers_from_step_3(server) -> None:
+async def test_a_crash_at_step_5_with_checkpoints_every_3_recovers_from_step_3(stores) -> None:
     agent = CountingAgent(steps=8, crash_at=5)
-    store = CheckpointStore(server.target)
+    store = stores.store()
     recoverable = RecoverableAgent(agent, store, checkpoint_every_n=3)
 
     result = await recoverable.run_with_recovery({"goal": "count"}, "reference-run")
@@ -24,17 +25,15 @@ async def test_a_crash_at_step_5_with_checkpoints_every_3_recovers_from_step_3(s
     assert all(count == 1 for count in agent.executions.values()), agent.executions
     assert len(agent.executions) == 8
     assert result["tools_replayed"] == 2
-    with Client(server.target) as client:
-        steps = [c.step for c in client.list_checkpoints(run_id="reference-run").checkpoints]
-    assert steps == [3, 6, 8]
+    assert await stores.steps("reference-run") == [3, 6, 8]
     # Three saves (3 before the crash; 6 and 8 after it), each with the client's checksum v1,
-    # which the server verified.
+    # which the server (or the memory backend) verified.
     assert store.stats.with_client_checksum == len(store.stats.latencies) == 3
     await store.close()
 
 
-async def test_a_finished_run_is_not_stepped_again(server) -> None:
-    store = CheckpointStore(server.target)
+async def test_a_finished_run_is_not_stepped_again(stores) -> None:
+    store = stores.store()
     first = CountingAgent(steps=4)
     done = await RecoverableAgent(first, store).run_with_recovery(None, "finished-run")
     again = CountingAgent(steps=4)
@@ -44,14 +43,14 @@ async def test_a_finished_run_is_not_stepped_again(server) -> None:
     await store.close()
 
 
-async def test_a_corrupt_latest_checkpoint_falls_back_to_the_one_before(server) -> None:
-    store = CheckpointStore(server.target)
+async def test_a_corrupt_latest_checkpoint_falls_back_to_the_one_before(stores) -> None:
+    store = stores.store()
     with pytest.raises(FatalError):
         await RecoverableAgent(CountingAgent(fatal_at=7), store).run_with_recovery(None, "r")
-    server.database.corrupt_state("r", 6)
+    stores.corrupt_state("r", 6)
 
     agent = CountingAgent(steps=8)
-    result = await RecoverableAgent(agent, CheckpointStore(server.target)).run_with_recovery(None, "r")
+    result = await RecoverableAgent(agent, stores.store()).run_with_recovery(None, "r")
 
     assert result["recovered_from_step"] == 3 and result["skipped_steps"] == [6]
     # Steps 4 to 7 re-ran from the journal (step 7's lookup was journalled before it failed):
@@ -60,15 +59,15 @@ async def test_a_corrupt_latest_checkpoint_falls_back_to_the_one_before(server) 
     assert result["result"]["total"] == sum(10 * s for s in range(1, 9))
 
 
-async def test_when_every_checkpoint_is_corrupt_the_run_restarts_from_scratch(server) -> None:
-    store = CheckpointStore(server.target)
+async def test_when_every_checkpoint_is_corrupt_the_run_restarts_from_scratch(stores) -> None:
+    store = stores.store()
     with pytest.raises(FatalError):
         await RecoverableAgent(CountingAgent(fatal_at=7), store).run_with_recovery(None, "all-bad")
     for step in (3, 6):
-        server.database.corrupt_state("all-bad", step)
+        stores.corrupt_state("all-bad", step)
 
     agent = CountingAgent(steps=8)
-    result = await RecoverableAgent(agent, CheckpointStore(server.target)).run_with_recovery(None, "all-bad")
+    result = await RecoverableAgent(agent, stores.store()).run_with_recovery(None, "all-bad")
 
     assert result["restarted_from_scratch"] and result["recovered_from_step"] == 0
     assert result["skipped_steps"] == [6, 3]
@@ -77,8 +76,8 @@ async def test_when_every_checkpoint_is_corrupt_the_run_restarts_from_scratch(se
     assert result["result"]["total"] == sum(10 * s for s in range(1, 9))
 
 
-async def test_the_store_saves_loads_and_validates_checkpoints(server) -> None:
-    store = CheckpointStore(server.target)
+async def test_the_store_saves_loads_and_validates_checkpoints(stores) -> None:
+    store = stores.store()
     history = [{"role": "user", "content": "plan a trip"}]
     first = await store.save(Checkpoint(run_id="s", step_number=1, state={"a": 1}, messages=history))
     history = [*history, {"role": "assistant", "content": "ok", "tool_calls": [{"id": "t1"}]}]
@@ -97,23 +96,24 @@ async def test_the_store_saves_loads_and_validates_checkpoints(server) -> None:
     assert await store.load_latest("nothing-here") is None
     assert await store.validate(latest) and await store.validate("s")
 
-    server.database.corrupt_state("s", 2)
+    stores.corrupt_state("s", 2)
     assert not await store.validate(latest)
     fallback = await store.load_latest("s")
     assert fallback is not None and fallback.step_number == 1
 
 
-async def test_a_store_that_lost_the_run_to_a_newer_writer_is_fenced(server) -> None:
-    old, new = CheckpointStore(server.target), CheckpointStore(server.target)
+async def test_a_store_that_lost_the_run_to_a_newer_writer_is_fenced(stores) -> None:
+    old, new = stores.store(), stores.store()
     await old.save(Checkpoint(run_id="f", step_number=1, state={}))
     await new.resume("f")
     with pytest.raises(Exception) as fenced:
         await old.save(Checkpoint(run_id="f", step_number=2, state={}))
     assert getattr(fenced.value, "code", None) == grpc.StatusCode.FAILED_PRECONDITION
+    assert getattr(fenced.value, "reason", None) == "STALE_EPOCH"
 
 
 async def test_before_llm_saves_the_state_a_step_starts_from_and_after_tools_the_steps_with_tools(
-    server,
+    stores,
 ) -> None:
     crashed: list[int] = []
 
@@ -129,16 +129,14 @@ async def test_before_llm_saves_the_state_a_step_starts_from_and_after_tools_the
             await ctx.call_tool("lookup", lambda: "looked up")
         return Done(ctx.step) if ctx.step == 5 else None
 
-    store = CheckpointStore(server.target)
+    store = stores.store()
     llm = RecoverableAgent(agent, store, strategy="every_n:100,before_llm")
     result = await llm.run_with_recovery(None, "before-llm")
     # Each model call first saved the step before it, so the timeout at step 4 lost nothing.
     assert result["recovered_from_step"] == 3 and result["result"] == 5
     tools = RecoverableAgent(agent, store, strategy="every_n:100,after_tools")
     await tools.run_with_recovery(None, "after-tools")
-    with Client(server.target) as client:
-        before = [c.step for c in client.list_checkpoints(run_id="before-llm").checkpoints]
-        after = [c.step for c in client.list_checkpoints(run_id="after-tools").checkpoints]
+    before, after = await stores.steps("before-llm"), await stores.steps("after-tools")
     assert before == [1, 2, 3, 4, 5]
     assert after == [2, 5]
     await store.close()

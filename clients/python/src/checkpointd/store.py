@@ -1,4 +1,5 @@
-"""`Checkpoint` and `CheckpointStore`: the checkpoint interface agent authors know, over gRPC.
+"""`Checkpoint` and `CheckpointStore`: the checkpoint interface agent authors know, over gRPC
+(or in this process's memory, with `CheckpointStore.in_memory()`).
 
 The store keeps, per run it writes, what a correct writer must carry: the fencing epoch from the
 last Resume, the message log's length (so a save sends only new messages), the checksum v1
@@ -22,6 +23,7 @@ from ._proto import checkpoint_pb2 as pb
 from .aio import AsyncClient
 from .checksum import MessageChain, ToolChain, checkpoint_checksum
 from .errors import DataLoss, NotFound
+from .memory import IN_DOUBT_CALLS, MemoryBackend
 
 _tracer = trace.get_tracer("checkpointd")
 
@@ -174,12 +176,15 @@ class CheckpointStore:
     `target` and the connection options are those of `AsyncClient`. A store is the writer of
     the runs it saves: the first save of a run it has not resumed calls `resume` first, which
     takes the run over (a new fencing epoch; writers holding an older one are refused).
+    `backend=MemoryBackend()` instead of a target keeps the runs in this process, with the
+    server's rules and no server (see `in_memory`).
     """
 
     def __init__(
         self,
-        target: str,
+        target: str | None = None,
         *,
+        backend: MemoryBackend | None = None,
         tenant: str | None = None,
         token: str | None = None,
         ca_cert: Pem | None = None,
@@ -195,15 +200,27 @@ class CheckpointStore:
             client_key=client_key,
             timeout=timeout,
         )
+        if (target is None) == (backend is None):
+            raise ValueError("CheckpointStore takes a server target or an in-memory backend, not both")
         self._target = target
+        self.backend = backend
         self._client_by_loop: tuple[asyncio.AbstractEventLoop, AsyncClient] | None = None
         self._runs: dict[str, _Run] = {}
         self.stats = SaveStats()
 
+    @classmethod
+    def in_memory(cls, backend: MemoryBackend | None = None) -> CheckpointStore:
+        """A store whose runs live in this process's memory (a new `MemoryBackend` unless one is
+        given to share): for tests and throwaway runs; nothing survives the process."""
+        return cls(backend=backend or MemoryBackend())
+
     @property
-    def client(self) -> AsyncClient:
+    def client(self) -> AsyncClient | MemoryBackend:
         """The store's client, bound to the running event loop (grpc.aio channels belong to one
-        loop, and a store may outlive an `asyncio.run`)."""
+        loop, and a store may outlive an `asyncio.run`); its backend when in memory."""
+        if self.backend is not None:
+            return self.backend
+        assert self._target is not None
         loop = asyncio.get_running_loop()
         if self._client_by_loop is None or self._client_by_loop[0] is not loop:
             self._client_by_loop = (loop, AsyncClient(self._target, **self._options))
@@ -219,7 +236,10 @@ class CheckpointStore:
         the message log truncated to it, and the whole tool journal to replay from. With
         `require_existing`, a run never seen is `NotFound` (reason RUN_NOT_FOUND) instead of a
         new run, so a mistyped run id is an error."""
-        fields = {"require_existing": True} if require_existing else {}
+        fields: dict[str, Any] = {"require_existing": True} if require_existing else {}
+        if "capabilities" in pb.ResumeRequest.DESCRIPTOR.fields_by_name:
+            # The store reads calls in doubt and corrupt journal entries (see `Resumed`).
+            fields["capabilities"] = [IN_DOUBT_CALLS]
         reply = await self.client.resume(run_id=run_id, **fields)
         run = _Run(epoch=reply.epoch)
         run.tools = _journal_chain(reply.tool_results, reply.tool_intents)
