@@ -10,6 +10,8 @@ from typing import Union
 import grpc
 from opentelemetry import propagate
 
+from ._readiness import CONNECT_TIMEOUT, RECONNECT_OPTIONS, AioWaitForServer, WaitForServer
+
 #: Largest message either way. The server accepts 16 MiB requests, and a loaded checkpoint
 #: (state, history and journal) can exceed that; grpcio's default 4 MiB receive limit cannot.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -39,6 +41,8 @@ class Connection:
     token: str | None = None
     tenant: str | None = None
     options: tuple[tuple[str, int | str], ...] = field(default_factory=tuple)
+    #: How long a call waits for a server that is not reachable (yet), in seconds.
+    connect_timeout: float = CONNECT_TIMEOUT
 
     @classmethod
     def parse(
@@ -51,9 +55,11 @@ class Connection:
         token: str | None = None,
         tenant: str | None = None,
         max_message_bytes: int = MAX_MESSAGE_BYTES,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> Connection:
         """`host:port` (plaintext unless a TLS option is given), `http://host:port` or
-        `https://host:port`."""
+        `https://host:port`. A call waits up to `connect_timeout` seconds (within its own
+        deadline) for a server that is not reachable yet, then fails with `Unavailable`."""
         if (client_cert is None) != (client_key is None):
             raise ValueError("client_cert and client_key go together")
         tls_options = any(v is not None for v in (ca_cert, client_cert, client_key))
@@ -79,7 +85,9 @@ class Connection:
             options=(
                 ("grpc.max_receive_message_length", max_message_bytes),
                 ("grpc.max_send_message_length", max_message_bytes),
+                *RECONNECT_OPTIONS,
             ),
+            connect_timeout=connect_timeout,
         )
 
     def credentials(self) -> grpc.ChannelCredentials:
@@ -90,14 +98,26 @@ class Connection:
         )
 
     def sync_channel(self) -> grpc.Channel:
+        """A channel whose calls wait for the server to come up (see `_readiness`)."""
         if self.tls:
-            return grpc.secure_channel(self.address, self.credentials(), options=self.options)
-        return grpc.insecure_channel(self.address, options=self.options)
+            channel = grpc.secure_channel(self.address, self.credentials(), options=self.options)
+        else:
+            channel = grpc.insecure_channel(self.address, options=self.options)
+        return grpc.intercept_channel(channel, WaitForServer(channel, self.address, self.connect_timeout))
 
     def aio_channel(self) -> grpc.aio.Channel:
+        """An asyncio channel whose calls wait for the server to come up (see `_readiness`)."""
+        waiting = AioWaitForServer(self.address, self.connect_timeout)
         if self.tls:
-            return grpc.aio.secure_channel(self.address, self.credentials(), options=self.options)
-        return grpc.aio.insecure_channel(self.address, options=self.options)
+            channel = grpc.aio.secure_channel(
+                self.address, self.credentials(), options=self.options, interceptors=waiting.interceptors
+            )
+        else:
+            channel = grpc.aio.insecure_channel(
+                self.address, options=self.options, interceptors=waiting.interceptors
+            )
+        waiting.channel = channel
+        return channel
 
     def metadata(self) -> list[tuple[str, str]]:
         """The headers of one call: credentials, tenant, and the current trace context
