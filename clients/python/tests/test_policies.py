@@ -1,11 +1,25 @@
-"""Strategies, error classification and in-doubt policies: the runner's rules, no server."""
+"""Strategies, error classification, in-doubt policies and the resurrection cooldown: the runner's
+rules, no server."""
 
 from __future__ import annotations
+
+import time
 
 import grpc
 import pytest
 
-from checkpointd import ApprovalRequired, FatalError, InDoubt, InDoubtPolicy, Strategy, TransientError
+from checkpointd import (
+    ApprovalRequired,
+    CheckpointStore,
+    FatalError,
+    InDoubt,
+    InDoubtPolicy,
+    RecoverableAgent,
+    RecoveryPolicy,
+    StepContext,
+    Strategy,
+    TransientError,
+)
 from checkpointd.classify import ErrorClass, ErrorClassifier
 from checkpointd.context import in_doubt_action, settle_in_doubt
 from checkpointd.errors import DataLoss, Unavailable, from_rpc_error
@@ -72,3 +86,20 @@ def test_status_codes_become_their_error_classes() -> None:
 
     error = from_rpc_error(Failed())
     assert isinstance(error, DataLoss) and error.reason is None and "checksum mismatch" in str(error)
+
+
+async def test_the_three_resurrections_are_spread_over_the_default_cooldown() -> None:
+    attempts: list[float] = []
+
+    def provider_down(ctx: StepContext) -> None:
+        attempts.append(time.monotonic())
+        raise TransientError("provider unavailable")
+
+    recoverable = RecoverableAgent(provider_down, CheckpointStore.in_memory())
+    # The Rust runner's defaults (crates/runner/src/recovery.rs): 3 resurrections, 2 s apart.
+    assert recoverable.policy.cooldown == RecoveryPolicy().cooldown == 2.0
+    assert recoverable.policy.max_resurrections == 3
+    with pytest.raises(TransientError):
+        await recoverable.run_with_recovery(None, "provider-down")
+    gaps = [later - earlier for earlier, later in zip(attempts, attempts[1:], strict=False)]
+    assert len(attempts) == 4 and all(gap >= 2.0 for gap in gaps), gaps

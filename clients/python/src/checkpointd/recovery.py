@@ -21,6 +21,11 @@ from .strategy import Strategy
 
 log = logging.getLogger("checkpointd")
 
+#: Pause before each resurrection, in seconds: the Rust runner's (crates/runner/src/recovery.rs)
+#: and the worker's `--cooldown`. Without one, a failure that lasts a moment (a server
+#: restarting, a provider's brief outage) spends the whole resurrection budget at once.
+DEFAULT_COOLDOWN = 2.0
+
 #: Checkpoint metadata key of a finished run's result (JSON): a run restored from its final
 #: checkpoint is finished, and no step past the end runs again (nor any tool of one).
 RESULT_KEY = "checkpointd.result"
@@ -41,7 +46,7 @@ class RecoveryPolicy:
     #: In-process resurrections after transient errors before giving up.
     max_resurrections: int = 3
     #: Pause before each resurrection, in seconds.
-    cooldown: float = 2.0
+    cooldown: float = DEFAULT_COOLDOWN
     classifier: ErrorClassifier = field(default_factory=ErrorClassifier)
     #: After shutdown begins, how long the current step may still run, in seconds.
     drain_deadline: float = 10.0
@@ -294,6 +299,8 @@ class RecoverableAgent:
     reads and changes `ctx.state` and `ctx.messages`, calls tools through `ctx.call_tool` /
     `ctx.call_side_effect`, and returns `Done(result)` when the run is finished (anything else
     continues). Checkpoints are saved every `checkpoint_every_n` steps (or by `strategy`).
+    After a transient error the run is resurrected from its latest valid checkpoint, up to
+    `max_resurrections` times, each after `cooldown` seconds (2, as the Rust runner's).
     """
 
     def __init__(
@@ -304,7 +311,7 @@ class RecoverableAgent:
         *,
         strategy: Strategy | str | None = None,
         max_resurrections: int = 3,
-        cooldown: float = 0.0,
+        cooldown: float = DEFAULT_COOLDOWN,
         max_steps: int | None = None,
         classifier: ErrorClassifier | None = None,
         initial_state: Callable[[Any], dict[str, Any]] | None = None,
