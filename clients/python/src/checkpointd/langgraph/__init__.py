@@ -1,4 +1,5 @@
-"""LangGraph integration: `CheckpointdSaver`, a LangGraph checkpointer backed by checkpointd.
+"""LangGraph integration: `CheckpointdSaver`, a LangGraph checkpointer backed by checkpointd,
+and `exactly_once`, which makes a graph's side-effecting tools run once across crashes.
 
     from checkpointd.langgraph import CheckpointdSaver
     graph = builder.compile(checkpointer=CheckpointdSaver("127.0.0.1:50051"))
@@ -7,5 +8,13 @@ Needs the `langgraph` extra: `pip install "checkpointd[langgraph]"`.
 """
 
 from .saver import CheckpointdSaver
+from .tools import IN_DOUBT_INTERRUPT, ExactlyOnceTool, ToolCallInDoubt, exactly_once, idempotency_key
 
-__all__ = ["CheckpointdSaver"]
+__all__ = [
+    "IN_DOUBT_INTERRUPT",
+    "CheckpointdSaver",
+    "ExactlyOnceTool",
+    "ToolCallInDoubt",
+    "exactly_once",
+    "idempotency_key",
+]
