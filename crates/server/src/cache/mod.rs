@@ -33,7 +33,7 @@ use crate::error::Result;
 use crate::secret::{ExposeSecret, SecretString};
 use crate::store::forward::wrap_checkpoint_store;
 use crate::store::plan::JournalRewrite;
-use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
+use crate::store::{CheckpointStore, DeletedCheckpoints, LatestHead, Snapshot, Which};
 use link::RedisLink;
 use writer::{CacheWrite, CacheWriter};
 
@@ -351,6 +351,24 @@ wrap_checkpoint_store! {
                 keys: self.keys(run),
             });
             Ok(deleted)
+        }
+
+        async fn delete_checkpoints(
+            &self,
+            run: &RunKey,
+            epoch: Option<u64>,
+            steps: &[Step],
+        ) -> Result<DeletedCheckpoints> {
+            let outcome = self.inner.delete_checkpoints(run, epoch, steps).await?;
+            // The head check already misses on a deleted latest checkpoint (the store's head
+            // names another step); evicting after the commit frees the entry, and the next
+            // latest read fills it from the store again.
+            if outcome.deleted > 0 {
+                self.writer.send(CacheWrite::Evicted {
+                    keys: self.keys(run),
+                });
+            }
+            Ok(outcome)
         }
     }
 }

@@ -203,6 +203,18 @@ macro_rules! wrap_checkpoint_store {
             }
         ]);
     };
+    (@build $wrapper:ty, $inner:ident, [delete_checkpoints $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn delete_checkpoints(
+                &self,
+                run: &$crate::domain::RunKey,
+                epoch: Option<u64>,
+                steps: &[$crate::domain::Step],
+            ) -> $crate::error::Result<$crate::store::DeletedCheckpoints> {
+                self.$inner.delete_checkpoints(run, epoch, steps).await
+            }
+        ]);
+    };
     (@build $wrapper:ty, $inner:ident, [ping $($rest:ident)*], [$($methods:tt)*]) => {
         $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
             async fn ping(&self) -> $crate::error::Result<()> {

@@ -9,7 +9,8 @@ use async_trait::async_trait;
 
 use super::plan::JournalRewrite;
 use super::{
-    CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot, Which,
+    CheckpointRef, CheckpointStore, DeletedCheckpoints, LatestHead, RetentionFacts, RetentionStore,
+    Snapshot, Which,
 };
 use crate::domain::{
     CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
@@ -156,6 +157,19 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
     async fn delete_run(&self, run: &RunKey) -> Result<u64> {
         self.observe("store.delete_run", self.inner.delete_run(run))
             .await
+    }
+
+    async fn delete_checkpoints(
+        &self,
+        run: &RunKey,
+        epoch: Option<u64>,
+        steps: &[Step],
+    ) -> Result<DeletedCheckpoints> {
+        self.observe(
+            "store.delete_checkpoints",
+            self.inner.delete_checkpoints(run, epoch, steps),
+        )
+        .await
     }
 
     async fn ping(&self) -> Result<()> {

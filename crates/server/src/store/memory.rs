@@ -14,8 +14,8 @@ use super::plan::{
 };
 use super::retention::CheckpointFacts;
 use super::{
-    CheckpointHead, CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore,
-    Snapshot, Which,
+    CheckpointHead, CheckpointRef, CheckpointStore, DeletedCheckpoints, LatestHead, RetentionFacts,
+    RetentionStore, Snapshot, Which,
 };
 use crate::domain::{
     CheckpointSummary, Checksum, Digest32, EntryKind, IntentOutcome, JournalAction, ListQuery,
@@ -368,6 +368,37 @@ impl CheckpointStore for MemoryStore {
         self.with_runs(|runs| match runs.remove(run) {
             Some(data) => Ok(data.checkpoints.len() as u64),
             None => Err(Error::RunNotFound(format!("run {} not found", run.run_id))),
+        })
+    }
+
+    async fn delete_checkpoints(
+        &self,
+        run: &RunKey,
+        epoch: Option<u64>,
+        steps: &[Step],
+    ) -> Result<DeletedCheckpoints> {
+        self.with_runs(|runs| {
+            let data = runs
+                .get_mut(run)
+                .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))?;
+            if let Some(epoch) = epoch {
+                plan::check_epoch(epoch, data.head.epoch)?;
+            }
+            let mut outcome = DeletedCheckpoints::default();
+            for step in steps.iter().copied().collect::<BTreeSet<_>>() {
+                if !data.checkpoints.contains_key(&step) {
+                    continue;
+                }
+                if data.pinned(step) {
+                    outcome.pinned.push(step);
+                } else if data.checkpoints.remove(&step).is_some() {
+                    outcome.deleted += 1;
+                }
+            }
+            if outcome.deleted > 0 {
+                data.updated_at = SystemTime::now();
+            }
+            Ok(outcome)
         })
     }
 

@@ -152,6 +152,23 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// Deletes a run and everything under it; returns how many checkpoints went.
     async fn delete_run(&self, run: &RunKey) -> Result<u64>;
 
+    /// Deletes the listed checkpoints of a run now: the `DeleteCheckpoints` RPC, whose
+    /// comment in checkpoint.proto is the contract.
+    ///
+    /// In one transaction that locks the run. `RunNotFound` for an unknown run. With an
+    /// `epoch`, fenced as Save is (`StaleEpoch`, `EpochNotIssued`) and nothing is deleted.
+    /// Every listed step that holds a checkpoint goes, quarantined or not and the latest
+    /// included, with its label; a step that any source pins is kept and reported instead; a
+    /// step without a checkpoint is ignored, so a retry is harmless. The message log, the tool
+    /// journal and the run row's heads are not touched, but the run's version (`updated_at`)
+    /// moves when anything went, so a cached guess of the run's latest step is dropped.
+    async fn delete_checkpoints(
+        &self,
+        run: &RunKey,
+        epoch: Option<u64>,
+        steps: &[Step],
+    ) -> Result<DeletedCheckpoints>;
+
     /// Checks that the backing database answers.
     async fn ping(&self) -> Result<()>;
 
@@ -218,6 +235,15 @@ pub trait RetentionStore: Send + Sync + 'static {
         after: Option<&CheckpointRef>,
         limit: usize,
     ) -> Result<Vec<CheckpointRef>>;
+}
+
+/// What [`CheckpointStore::delete_checkpoints`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeletedCheckpoints {
+    /// How many checkpoints went.
+    pub deleted: u64,
+    /// The listed steps kept because a source pins them, ascending and distinct.
+    pub pinned: Vec<Step>,
 }
 
 /// What [`RetentionStore::retention_facts`] returns.

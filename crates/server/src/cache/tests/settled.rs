@@ -109,6 +109,16 @@ impl CheckpointStore for Settled {
         self.settle(self.0.delete_run(run)).await
     }
 
+    async fn delete_checkpoints(
+        &self,
+        run: &RunKey,
+        epoch: Option<u64>,
+        steps: &[Step],
+    ) -> Result<crate::store::DeletedCheckpoints> {
+        self.settle(self.0.delete_checkpoints(run, epoch, steps))
+            .await
+    }
+
     async fn ping(&self) -> Result<()> {
         self.settle(self.0.ping()).await
     }

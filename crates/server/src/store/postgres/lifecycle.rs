@@ -1,4 +1,5 @@
-//! Run lifecycle writes: resume (epoch bump), rewind, quarantine and delete.
+//! Run lifecycle writes: resume (epoch bump), rewind, quarantine, and deletes of a run or of
+//! chosen checkpoints.
 
 use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
@@ -10,6 +11,7 @@ use super::sql;
 use super::{Locked, PostgresStore};
 use crate::domain::{MessageChain, RunKey, Step};
 use crate::error::{Error, Result};
+use crate::store::DeletedCheckpoints;
 use crate::store::plan::{self, RunHead};
 
 impl PostgresStore {
@@ -83,6 +85,78 @@ impl PostgresStore {
         self.cache.forget(run);
         deleted
     }
+}
+
+impl PostgresStore {
+    /// Deletes the listed, unpinned checkpoints under the run lock; see
+    /// [`crate::store::CheckpointStore::delete_checkpoints`].
+    pub(super) async fn remove_checkpoints(
+        &self,
+        run: &RunKey,
+        epoch: Option<u64>,
+        steps: &[Step],
+    ) -> Result<DeletedCheckpoints> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(db)?;
+        let outcome = delete_listed_under_lock(&tx, run, epoch, steps).await;
+        self.finish(tx, run, outcome).await
+    }
+}
+
+async fn delete_listed_under_lock(
+    tx: &Transaction<'_>,
+    run: &RunKey,
+    epoch: Option<u64>,
+    steps: &[Step],
+) -> Result<Locked<DeletedCheckpoints>> {
+    let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
+    let lock = tx.prepare_cached(sql::LOCK_RUN).await.map_err(db)?;
+    let Some(locked) = tx.query_opt(&lock, &[&tenant, &run_id]).await.map_err(db)? else {
+        return Ok(Locked::Release(
+            Err(Error::RunNotFound(format!("run {} not found", run.run_id))),
+            None,
+        ));
+    };
+    let locked = RunRow::decode(&locked, run)?;
+    if let Some(epoch) = epoch
+        && let Err(error) = plan::check_epoch(epoch, locked.head.epoch)
+    {
+        return Ok(Locked::Release(Err(error), None));
+    }
+    let mut listed: Vec<i64> = steps.iter().map(|step| step.as_i64()).collect();
+    listed.sort_unstable();
+    listed.dedup();
+    let (delete, pinned) = tokio::try_join!(
+        tx.prepare_cached(sql::DELETE_LISTED_CHECKPOINTS),
+        tx.prepare_cached(sql::PINNED_LISTED_STEPS),
+    )
+    .map_err(db)?;
+    let deleted = tx
+        .execute(&delete, &[&tenant, &run_id, &listed])
+        .await
+        .map_err(db)?;
+    let pinned = tx
+        .query(&pinned, &[&tenant, &run_id, &listed])
+        .await
+        .map_err(db)?
+        .iter()
+        .map(|row| Step::new(unsigned(row.get(0))))
+        .collect();
+    let outcome = DeletedCheckpoints { deleted, pinned };
+    if deleted == 0 {
+        return Ok(Locked::Release(Ok(outcome), None));
+    }
+    let bump = tx.prepare_cached(sql::BUMP_RUN_VERSION).await.map_err(db)?;
+    let bumped = tx.query_one(&bump, &[&tenant, &run_id]).await.map_err(db)?;
+    Ok(Locked::Commit(
+        outcome,
+        Some(CachedRun {
+            head: locked.head,
+            updated_at: bumped.get(0),
+            // Not read: the next Save takes the locked path once and learns it.
+            latest_step: None,
+        }),
+    ))
 }
 
 async fn rewind_under_lock(

@@ -34,8 +34,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod
 
 use super::plan::JournalRewrite;
 use super::{
-    CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot,
-    StoreOptions, Which, redact_url,
+    CheckpointRef, CheckpointStore, DeletedCheckpoints, LatestHead, RetentionFacts, RetentionStore,
+    Snapshot, StoreOptions, Which, redact_url,
 };
 use crate::domain::{
     CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
@@ -253,6 +253,15 @@ impl CheckpointStore for PostgresStore {
 
     async fn delete_run(&self, run: &RunKey) -> Result<u64> {
         self.remove_run(run).await
+    }
+
+    async fn delete_checkpoints(
+        &self,
+        run: &RunKey,
+        epoch: Option<u64>,
+        steps: &[Step],
+    ) -> Result<DeletedCheckpoints> {
+        self.remove_checkpoints(run, epoch, steps).await
     }
 
     async fn ping(&self) -> Result<()> {

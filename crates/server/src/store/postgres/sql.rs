@@ -415,3 +415,29 @@ pub(super) const DELETE_MESSAGES: &str = "DELETE FROM messages WHERE tenant = $1
 pub(super) const DELETE_TOOLS: &str = "DELETE FROM tool_results WHERE tenant = $1 AND run_id = $2";
 pub(super) const DELETE_PINS: &str =
     "DELETE FROM checkpoint_pins WHERE tenant = $1 AND run_id = $2";
+
+/// DeleteCheckpoints, after `LOCK_RUN`: the listed steps that no source pins...
+pub(super) const DELETE_LISTED_CHECKPOINTS: &str = "\
+DELETE FROM checkpoints c
+ WHERE c.tenant = $1 AND c.run_id = $2 AND c.step = ANY($3)
+   AND NOT EXISTS (SELECT 1 FROM checkpoint_pins p
+                    WHERE p.tenant = c.tenant AND p.run_id = c.run_id AND p.step = c.step)";
+
+/// ...then which of the listed steps were kept for a pin (read after the delete, so a pin that
+/// landed meanwhile is reported rather than missed)...
+pub(super) const PINNED_LISTED_STEPS: &str = "\
+SELECT c.step FROM checkpoints c
+ WHERE c.tenant = $1 AND c.run_id = $2 AND c.step = ANY($3)
+   AND EXISTS (SELECT 1 FROM checkpoint_pins p
+                WHERE p.tenant = c.tenant AND p.run_id = c.run_id AND p.step = c.step)
+ ORDER BY c.step";
+
+/// ...and, when anything went, a new version of the run row, so that a Save's fast path made
+/// from an older version (with the old latest step) falls back to the locked path.
+pub(super) const BUMP_RUN_VERSION: &str = concat!(
+    "UPDATE runs SET ",
+    bump_updated_at!(),
+    "
+WHERE tenant = $1 AND run_id = $2
+RETURNING updated_at"
+);

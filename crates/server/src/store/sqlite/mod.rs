@@ -30,7 +30,8 @@ use rusqlite::{Connection, TransactionBehavior};
 use self::error::DbResultExt;
 use super::plan::JournalRewrite;
 use super::{
-    CheckpointRef, CheckpointStore, LatestHead, RetentionFacts, RetentionStore, Snapshot, Which,
+    CheckpointRef, CheckpointStore, DeletedCheckpoints, LatestHead, RetentionFacts, RetentionStore,
+    Snapshot, Which,
 };
 use crate::domain::{
     CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
@@ -238,6 +239,17 @@ impl CheckpointStore for SqliteStore {
     async fn delete_run(&self, run: &RunKey) -> Result<u64> {
         let run = run.clone();
         self.write(move |conn| write::delete_run(conn, &run)).await
+    }
+
+    async fn delete_checkpoints(
+        &self,
+        run: &RunKey,
+        epoch: Option<u64>,
+        steps: &[Step],
+    ) -> Result<DeletedCheckpoints> {
+        let (run, steps) = (run.clone(), steps.to_vec());
+        self.write(move |conn| write::delete_checkpoints(conn, &run, epoch, &steps))
+            .await
     }
 
     async fn ping(&self) -> Result<()> {

@@ -2,6 +2,8 @@
 //! lock is taken before the first read, so the context a plan is made from cannot change before
 //! the plan is applied, and any error drops the transaction, rolling everything back.
 
+use std::collections::BTreeSet;
+
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::codec::{self, encode_metadata, signed};
@@ -12,6 +14,7 @@ use crate::domain::{
     ToolRecord,
 };
 use crate::error::{Error, Result};
+use crate::store::DeletedCheckpoints;
 use crate::store::plan::{
     self, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
 };
@@ -294,4 +297,56 @@ pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
     }
     tx.commit().db()?;
     Ok(checkpoints as u64)
+}
+
+/// Deletes the listed, unpinned checkpoints; see [`crate::store::CheckpointStore`].
+pub(super) fn delete_checkpoints(
+    conn: &mut Connection,
+    run: &RunKey,
+    epoch: Option<u64>,
+    steps: &[Step],
+) -> Result<DeletedCheckpoints> {
+    let tx = begin(conn)?;
+    let Some(head) = read::run_head(&tx, run)? else {
+        return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
+    };
+    if let Some(epoch) = epoch {
+        plan::check_epoch(epoch, head.epoch)?;
+    }
+    let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
+    let mut outcome = DeletedCheckpoints::default();
+    {
+        let mut pinned = tx
+            .prepare_cached(
+                "SELECT 1 FROM checkpoints c
+                  WHERE c.tenant = ?1 AND c.run_id = ?2 AND c.step = ?3
+                    AND EXISTS (SELECT 1 FROM checkpoint_pins p
+                                 WHERE p.tenant = ?1 AND p.run_id = ?2 AND p.step = ?3)",
+            )
+            .db()?;
+        let mut delete = tx
+            .prepare_cached(
+                "DELETE FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step = ?3
+                    AND NOT EXISTS (SELECT 1 FROM checkpoint_pins p
+                                     WHERE p.tenant = ?1 AND p.run_id = ?2 AND p.step = ?3)",
+            )
+            .db()?;
+        for step in steps.iter().copied().collect::<BTreeSet<_>>() {
+            let at = signed(step.get(), "step")?;
+            if pinned.exists(params![tenant, run_id, at]).db()? {
+                outcome.pinned.push(step);
+            } else {
+                outcome.deleted += delete.execute(params![tenant, run_id, at]).db()? as u64;
+            }
+        }
+    }
+    if outcome.deleted > 0 {
+        // The run's version moves, as with every write that changes what a load returns.
+        tx.prepare_cached("UPDATE runs SET updated_at = ?3 WHERE tenant = ?1 AND run_id = ?2")
+            .db()?
+            .execute(params![tenant, run_id, codec::now().1])
+            .db()?;
+    }
+    tx.commit().db()?;
+    Ok(outcome)
 }

@@ -50,6 +50,10 @@ macro_rules! store_behaviours {
             heads::list_runs_either_way_within_bounds_with_metadata,
             heads::a_run_head_tells_where_the_run_stands,
             heads::runs_list_by_id_in_byte_order_with_a_prefix_range,
+            deletes::deleting_chosen_steps_is_idempotent_and_ignores_unknown_ones,
+            deletes::deleting_the_latest_makes_the_previous_one_latest_and_saves_go_on,
+            deletes::pinned_checkpoints_are_kept_and_reported,
+            deletes::deleting_checkpoints_is_fenced_by_an_epoch_when_one_is_given,
         );
     };
     (@tests $backend:ty; $($group:ident :: $behaviour:ident),* $(,)?) => {
@@ -67,6 +71,7 @@ macro_rules! store_behaviours {
 pub(crate) use store_behaviours;
 
 pub(crate) mod backends;
+pub(crate) mod deletes;
 pub(crate) mod fencing;
 pub(crate) mod heads;
 pub(crate) mod journal;
