@@ -1,7 +1,8 @@
 """Exactly-once tools in real graphs on a real server: a completed call is replayed from the
 journal instead of being made again (also when the graph replays from an older checkpoint,
 with new checkpoint and task ids, as a corruption fallback does); an in-doubt call in a plain
-node is retried with its key or failed by policy; a checkpointer other than checkpointd is
+node is retried with its key, failed by policy, or failed by a human answering `ask`; calls
+named by a key function take effect once per key; a checkpointer other than checkpointd is
 refused.
 """
 
@@ -17,10 +18,18 @@ from email_agent import build
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
+from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from checkpointd import Client
-from checkpointd.langgraph import CheckpointdSaver, ToolCallInDoubt, _naming, exactly_once, idempotency_key
+from checkpointd.langgraph import (
+    IN_DOUBT_INTERRUPT,
+    CheckpointdSaver,
+    ToolCallInDoubt,
+    _naming,
+    exactly_once,
+    idempotency_key,
+)
 
 #: LangGraph's default durability ("async"): journal writes must hold under it.
 DURABILITY = "async"
@@ -132,3 +141,46 @@ def test_a_graph_not_checkpointed_by_checkpointd_is_refused_with_a_clear_error()
     graph = charging_graph(InMemorySaver(), [], crash_on=set(), policy="retry_with_key")
     with pytest.raises(TypeError, match="CheckpointdSaver.*InMemorySaver"):
         graph.invoke({"log": []}, {"configurable": {"thread_id": "t"}})
+
+
+def test_ask_answered_fail_raises_an_error_naming_the_call_without_calling_again(server: Any) -> None:
+    config = {"configurable": {"thread_id": "charge/ask-fail"}}
+    charges: list[str] = []
+    with CheckpointdSaver(server.target) as saver:
+        graph = charging_graph(saver, charges, crash_on={1}, policy="ask")
+        with pytest.raises(RuntimeError):
+            graph.invoke({"log": []}, config, durability=DURABILITY)
+        [question] = graph.invoke(None, config, durability=DURABILITY)["__interrupt__"]
+        assert question.value["type"] == IN_DOUBT_INTERRUPT and question.value["tool_name"] == "charge"
+        with pytest.raises(ToolCallInDoubt, match="a human chose to fail it") as raised:
+            graph.invoke(Command(resume="fail"), config, durability=DURABILITY)
+
+    assert raised.value.call_id == question.value["call_id"]
+    assert len(charges) == 1
+
+
+def test_calls_named_by_a_key_function_take_effect_once_per_key_across_steps(server: Any) -> None:
+    config = {"configurable": {"thread_id": "refund/key"}}
+    refunds: list[str] = []
+
+    @exactly_once(key=lambda args: args["order"])
+    def refund(order: str) -> str:
+        refunds.append(f"{order} {idempotency_key()}")
+        return f"refunded {order}"
+
+    def first(state: Ledger) -> dict[str, Any]:
+        return {"log": [refund("order-7")]}
+
+    def second(state: Ledger) -> dict[str, Any]:
+        return {"log": [refund("order-7"), refund("order-8")]}
+
+    builder = StateGraph(Ledger)
+    builder.add_node("first", first)
+    builder.add_node("second", second)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    with CheckpointdSaver(server.target) as saver:
+        final = builder.compile(checkpointer=saver).invoke({"log": []}, config, durability=DURABILITY)
+
+    assert final["log"] == ["refunded order-7", "refunded order-7", "refunded order-8"]
+    assert [r.split()[0] for r in refunds] == ["order-7", "order-8"]
