@@ -75,21 +75,18 @@ class _CallDetails(grpc.ClientCallDetails):  # type: ignore[misc]
 
 
 class WaitForServer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):  # type: ignore[misc]
-    """The sync channel's interceptor."""
+    """The sync channel's interceptor. A sync channel shows its state only to subscribers, and a
+    subscription's polling thread outlives a closed channel, so it remembers instead whether the
+    channel connected, and forgets when a call finds the server unavailable."""
 
     def __init__(self, channel: grpc.Channel, address: str, connect_timeout: float) -> None:
         self._channel = channel
         self._address = address
         self._connect_timeout = connect_timeout
-        self._state: grpc.ChannelConnectivity | None = None
-        # Tracked, so a connected channel's calls go straight through.
-        channel.subscribe(self._track, try_to_connect=False)
-
-    def _track(self, state: grpc.ChannelConnectivity) -> None:
-        self._state = state
+        self._connected = False
 
     def _ready(self, details: grpc.ClientCallDetails) -> grpc.ClientCallDetails:
-        if self._state is grpc.ChannelConnectivity.READY:
+        if self._connected:
             return details
         started = time.monotonic()
         bound = _bound(self._connect_timeout, details.timeout)
@@ -100,12 +97,18 @@ class WaitForServer(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInte
             raise ServerUnreachable(self._address, bound) from None
         finally:
             ready.cancel()
+        self._connected = True
         return _CallDetails(details, _remaining(details.timeout, started))
 
     def intercept_unary_unary(
         self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
     ) -> Any:
-        return continuation(self._ready(details), request)
+        outcome = continuation(self._ready(details), request)
+        done = getattr(outcome, "done", None)
+        if callable(done) and done() and outcome.code() is grpc.StatusCode.UNAVAILABLE:
+            # The server went away: the next call waits for it to come back.
+            self._connected = False
+        return outcome
 
     def intercept_unary_stream(
         self, continuation: Callable[..., Any], details: grpc.ClientCallDetails, request: Any
