@@ -17,9 +17,9 @@ from langgraph.checkpoint.base import CheckpointTuple, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from .._proto import checkpoint_pb2 as pb
-from ..client import Client
 from ..errors import DataLoss
 from . import _codec
+from ._effects import Call, Op
 from ._runs import JournalEntry, RunState
 
 
@@ -49,38 +49,32 @@ class Loaded:
 
 
 class Loader:
-    def __init__(self, client: Client, serde: SerializerProtocol, channel: str | None) -> None:
-        self.client = client
+    """Loads as operations (see `_effects`): they yield their calls."""
+
+    def __init__(self, serde: SerializerProtocol, channel: str | None) -> None:
         self.serde = serde
         self.channel = channel
 
-    def load(self, state: RunState, *, label: str | None = None, step: int | None = None) -> Loaded | None:
+    def load(
+        self, state: RunState, *, label: str | None = None, step: int | None = None
+    ) -> Op[Loaded | None]:
         """A checkpoint by LangGraph id (`label`), by step, or the latest valid one (with the
         corrupt ones skipped in `skipped_steps`). NotFound and DataLoss propagate; AllCorrupt
         when the latest is asked for and every checkpoint of the run is corrupt."""
         for attempt in range(2):
             offset = state.log_length
             try:
+                fields: dict[str, Any] = dict(
+                    run_id=state.run_id, journal=pb.JOURNAL_SCOPE_STEP, message_offset=offset
+                )
+                method = "load_at_step"
                 if label is not None:
-                    response = self.client.load_at_step(
-                        run_id=state.run_id,
-                        label=label,
-                        journal=pb.JOURNAL_SCOPE_STEP,
-                        message_offset=offset,
-                    )
+                    fields["label"] = label
                 elif step is not None:
-                    response = self.client.load_at_step(
-                        run_id=state.run_id,
-                        step=step,
-                        journal=pb.JOURNAL_SCOPE_STEP,
-                        message_offset=offset,
-                    )
+                    fields["step"] = step
                 else:
-                    response = self.client.load_latest(
-                        run_id=state.run_id,
-                        journal=pb.JOURNAL_SCOPE_STEP,
-                        message_offset=offset,
-                    )
+                    method = "load_latest"
+                response = yield Call(method, fields)
             except DataLoss as error:
                 if label is None and step is None and error.reason == "ALL_CHECKPOINTS_CORRUPT":
                     raise AllCorrupt() from error
@@ -101,7 +95,7 @@ class Loader:
             return loaded
         return None
 
-    def load_for_sync(self, state: RunState, step: int, message_count: int) -> Loaded | None:
+    def load_for_sync(self, state: RunState, step: int, message_count: int) -> Op[Loaded | None]:
         """The run's newest checkpoint with the whole journal, leaving the held log equal to
         the server's. A corrupt newest checkpoint is resolved by Resume, which restores the
         newest valid one, truncates the log to it and hands out a new epoch. None when the run
@@ -109,16 +103,14 @@ class Loader:
         offset = state.log_length
         epoch: int | None = None
         try:
-            response = self.client.load_at_step(
-                run_id=state.run_id,
-                step=step,
-                journal=pb.JOURNAL_SCOPE_ALL,
-                message_offset=offset,
+            response = yield Call(
+                "load_at_step",
+                dict(run_id=state.run_id, step=step, journal=pb.JOURNAL_SCOPE_ALL, message_offset=offset),
             )
             checkpoint: pb.Checkpoint | None = response.checkpoint
             results, intents = response.tool_results, response.tool_intents
         except DataLoss:
-            resumed = self.client.resume(run_id=state.run_id, message_offset=offset)
+            resumed = yield Call("resume", dict(run_id=state.run_id, message_offset=offset))
             epoch = resumed.epoch
             checkpoint = None if resumed.restarted_from_scratch else resumed.checkpoint
             results, intents = resumed.tool_results, resumed.tool_intents

@@ -12,8 +12,8 @@ write, so two processes can never fork one thread.
 
 from __future__ import annotations
 
-from ..client import Client
 from ..errors import FailedPrecondition
+from ._effects import Call, Op
 from ._runs import RunState
 
 
@@ -31,10 +31,10 @@ class ThreadTakenOver(FailedPrecondition):
         self.theirs = theirs
 
 
-def take(client: Client, state: RunState) -> None:
-    """Makes this saver the thread's writer with a new epoch, once (run locked)."""
+def take(state: RunState) -> Op[None]:
+    """Makes this saver the thread's writer with a new epoch, once (gate held exclusively)."""
     if state.owned_epoch is None:
-        resumed = client.resume(run_id=state.run_id, message_offset=2**63 - 1)
+        resumed = yield Call("resume", dict(run_id=state.run_id, message_offset=2**63 - 1))
         state.owned_epoch = resumed.epoch
         state.drop_log()  # Resume may have truncated the log to the newest valid checkpoint
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..checksum import ZERO, MessageChain, ToolChain
+from ._effects import Gate
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +56,10 @@ class HeldWrite:
 @dataclass
 class RunState:
     run_id: str
+    # `lock` guards these fields for a moment, never across a call; `gate` is held across calls
+    # (a save exclusively, pending-write recorders shared).
     lock: threading.RLock = field(default_factory=threading.RLock)
-    idle: threading.Condition = field(default_factory=threading.Condition)
-    in_flight: int = 0
+    gate: Gate = field(default_factory=Gate)
     # The message log prefix held: messages[i] is log position i; digests[k] is d_k.
     messages: list[Any] = field(default_factory=list)
     digests: list[bytes] = field(default_factory=lambda: [ZERO])
@@ -97,7 +99,7 @@ class RunState:
     def learn(self, entry: JournalEntry) -> None:
         """Advances the tool chain by an entry the server confirmed, in `seq` order; entries
         that arrive ahead of a gap wait in `early`."""
-        with self.idle:  # writers of one run record in parallel threads
+        with self.lock:  # writers of one run record in parallel
             if not self.synced or entry.seq <= self.tools.length:
                 return
             self.early[entry.seq] = entry
@@ -148,23 +150,6 @@ class RunState:
         """Drops everything: the next save syncs from the server."""
         self.synced = False
         self.early.clear()
-
-    # -- writers in flight ------------------------------------------------------------------
-
-    def begin_write(self) -> None:
-        with self.idle:
-            self.in_flight += 1
-
-    def end_write(self) -> None:
-        with self.idle:
-            self.in_flight -= 1
-            self.idle.notify_all()
-
-    def wait_idle(self) -> None:
-        """Waits for this process's pending-write calls on the run, so the tool chain a save
-        is checksummed over is the journal the server holds."""
-        with self.idle:
-            self.idle.wait_for(lambda: self.in_flight == 0)
 
 
 class RunCache:

@@ -144,8 +144,7 @@ class ToolJournal:
         """One journal write, counted as in flight (as the saver's own pending writes are) so
         a save waits for it and checksums over the journal the server holds."""
         state = self.state
-        with state.lock:
-            state.begin_write()
+        state.gate.acquire(exclusive=False)
         try:
             epoch = state.epoch if state.synced else self._server_epoch()
             for attempt in range(3):
@@ -159,7 +158,7 @@ class ToolJournal:
                     epoch = self._server_epoch()
             raise AssertionError("unreachable")
         finally:
-            state.end_write()
+            state.gate.release(exclusive=False)
 
     def _server_epoch(self) -> int:
         try:

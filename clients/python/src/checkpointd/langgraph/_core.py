@@ -1,0 +1,54 @@
+"""What every saver operation shares: the serializer, the message channel, the per-run state,
+the loader and the saver's policies. Operations are functions of a `Core` (see `_effects`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from .._proto import checkpoint_pb2 as pb
+from ..errors import DataLoss, NotFound
+from ._effects import Call, Op
+from ._fallback import CorruptionPolicy
+from ._load import Loader
+from ._runs import RunCache, RunState
+
+
+@dataclass
+class Core:
+    serde: SerializerProtocol
+    channel: str | None
+    on_corrupt: CorruptionPolicy
+    exclusive: bool
+    runs: RunCache = field(default_factory=RunCache)
+    loader: Loader = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.loader = Loader(self.serde, self.channel)
+
+
+def address(configurable: dict[str, Any]) -> tuple[str, str]:
+    """(thread id, namespace) of a LangGraph config's `configurable`."""
+    return str(configurable["thread_id"]), configurable.get("checkpoint_ns", "") or ""
+
+
+def step_of(state: RunState, checkpoint_id: str) -> Op[int | None]:
+    """The step of a checkpoint by its LangGraph id: remembered, else asked for."""
+    with state.lock:
+        step = state.labels.get(checkpoint_id)
+    if step is not None:
+        return step
+    try:
+        response = yield Call(
+            "load_at_step",
+            dict(
+                run_id=state.run_id, label=checkpoint_id, journal=pb.JOURNAL_SCOPE_NONE, message_offset=2**63
+            ),
+        )
+    except (NotFound, DataLoss):
+        return None
+    with state.lock:
+        state.remember(checkpoint_id, response.checkpoint.step)
+    return int(response.checkpoint.step)

@@ -1,0 +1,117 @@
+"""Whole-thread and retention operations (see `_effects`): `delete_thread`, `copy_thread`,
+`delete_for_runs` and `prune`.
+
+Deleting checkpoints (`DeleteCheckpoints`) removes checkpoint rows only: a run's message log and
+tool journal are append-only and stay, so every remaining checkpoint still verifies, and a
+side effect journalled by an exactly-once tool is never forgotten by a prune.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import DataLoss, NotFound
+from . import _codec, _naming, _queries, _writes
+from ._core import Core, step_of
+from ._effects import Call, Hold, Op
+from ._runs import HeldWrite
+
+#: LangGraph's prune strategies.
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+#: Steps named in one DeleteCheckpoints call.
+_DELETE_BATCH = 500
+
+
+def delete_thread(core: Core, thread_id: str) -> Op[None]:
+    for run in (yield from _queries.list_runs(_naming.thread_prefix(str(thread_id)))):
+        try:
+            yield Call("delete_run", dict(run_id=run))
+        except NotFound:
+            pass
+        core.runs.drop(run)
+
+
+def copy_thread(core: Core, source_thread_id: str, target_thread_id: str) -> Op[None]:
+    """Copies every checkpoint of every namespace, oldest first, with its pending writes,
+    keeping checkpoint ids, parents and metadata."""
+    for run in (yield from _queries.list_runs(_naming.thread_prefix(str(source_thread_id)))):
+        parsed = _naming.parse_run_id(run)
+        if parsed is None:
+            continue
+        source = core.runs.get(run)
+        listing = _queries.summaries_request(run, metadata_filter={}, before_step=None, descending=False)
+        for summary in (yield from _queries.all_summaries(listing)):
+            try:
+                loaded = yield from core.loader.load(source, step=summary.step)
+            except (NotFound, DataLoss):
+                continue
+            if loaded is None:
+                continue
+            ns = parsed[1] if parsed[1] is not None else loaded.ns
+            config: dict[str, Any] = {
+                "configurable": {"thread_id": str(target_thread_id), "checkpoint_ns": ns}
+            }
+            if loaded.parent_id:
+                config["configurable"]["checkpoint_id"] = loaded.parent_id
+            yield from _writes.put(core, config, loaded.checkpoint, loaded.metadata)  # type: ignore[arg-type]
+            if not loaded.writes:
+                continue
+            target = core.runs.get(_naming.run_id(str(target_thread_id), ns))
+            target_step = yield from step_of(target, loaded.checkpoint_id)
+            if target_step is None:
+                raise NotFound(f"copied checkpoint {loaded.checkpoint_id} vanished")
+            yield Hold(target.gate, exclusive=False)
+            try:
+                for w in loaded.writes:
+                    write = HeldWrite(w.task_id, w.task_path, w.idx, w.channel, w.typed)
+                    yield from _writes.record_write(target, loaded.checkpoint_id, target_step, write)
+            finally:
+                target.gate.release(exclusive=False)
+
+
+def delete_for_runs(core: Core, run_ids: Sequence[str]) -> Op[None]:
+    """Deletes every checkpoint whose LangGraph metadata `run_id` is one of `run_ids`, in
+    every thread and namespace (the server filters on the metadata map)."""
+    filters = [f for f in (_codec.server_filter({"run_id": str(r)}) for r in run_ids) if f]
+    if not filters:
+        return
+    for run in (yield from _queries.list_runs(_naming.PREFIX)):
+        steps: list[int] = []
+        for metadata_filter in filters:
+            listing = _queries.summaries_request(run, metadata_filter=metadata_filter, before_step=None)
+            steps.extend(s.step for s in (yield from _queries.all_summaries(listing)))
+        yield from _delete_steps(core, run, steps)
+
+
+def prune(core: Core, thread_ids: Sequence[str], strategy: str) -> Op[None]:
+    """`keep_latest`: only the newest checkpoint of each namespace stays (with its pending
+    writes); `delete`: the threads go entirely."""
+    if strategy not in PRUNE_STRATEGIES:
+        raise ValueError(f"prune strategy must be one of {PRUNE_STRATEGIES}, not {strategy!r}")
+    for thread_id in thread_ids:
+        if strategy == "delete":
+            yield from delete_thread(core, thread_id)
+            continue
+        for run in (yield from _queries.list_runs(_naming.thread_prefix(str(thread_id)))):
+            listing = _queries.summaries_request(run, metadata_filter={}, before_step=None)
+            steps = [s.step for s in (yield from _queries.all_summaries(listing))]
+            yield from _delete_steps(core, run, steps[1:])  # newest first: keep the first
+
+
+def _delete_steps(core: Core, run: str, steps: list[int]) -> Op[None]:
+    if not steps:
+        return
+    state = core.runs.get(run)
+    yield Hold(state.gate, exclusive=True)  # not under a save in flight in this process
+    try:
+        for start in range(0, len(steps), _DELETE_BATCH):
+            try:
+                yield Call("delete_checkpoints", dict(run_id=run, steps=steps[start : start + _DELETE_BATCH]))
+            except NotFound:
+                return
+    finally:
+        with state.lock:  # forget the deleted ids: the next write learns the run again
+            state.labels.clear()
+            state.forget()
+        state.gate.release(exclusive=True)
