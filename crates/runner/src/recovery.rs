@@ -13,7 +13,7 @@ use crate::claimed::ClaimedTask;
 use crate::classify::{ErrorClass, ErrorClassifier};
 use crate::context::StepContext;
 use crate::events::RunnerEvents;
-use crate::proto::ResumeRequest;
+use crate::proto::{ClientCapability, ResumeRequest};
 use crate::session::{Decision, RunStats, Session, SessionSetup};
 use crate::strategy::Strategy;
 
@@ -147,6 +147,8 @@ async fn incarnate(
             // new to the server starts from scratch.
             message_offset: 0,
             require_existing: false,
+            // The session settles calls in doubt by each tool's policy (corrupt ones always ask).
+            capabilities: vec![ClientCapability::InDoubtCalls as i32],
         })
         .await?;
     driver.events.resumed(task.run_id(), &resumed);

@@ -55,6 +55,18 @@ pub enum Error {
     /// A new checkpoint at a step below the run's latest.
     #[error("{0}")]
     StepBehindLatest(String),
+    /// A Save whose `message_offset` is past the stored log's end: messages the run saved
+    /// before are gone (say, acknowledged by a primary that died before its asynchronous
+    /// standby was promoted). Not a client bug: the client resyncs with Resume.
+    #[error("{0}")]
+    MessageLogBehind(String),
+    /// An answer the client cannot read, because it did not declare the capability (a
+    /// `ClientCapability` value name) that carries it.
+    #[error("{message}")]
+    CapabilityRequired {
+        capability: &'static str,
+        message: String,
+    },
     /// A task transition from a worker whose lease moved on.
     #[error("{0}")]
     LeaseLost(String),
@@ -132,6 +144,8 @@ impl Error {
             Self::StaleEpoch(_) => (Code::FailedPrecondition, "STALE_EPOCH"),
             Self::EpochNotIssued(_) => (Code::FailedPrecondition, "EPOCH_NOT_ISSUED"),
             Self::StepBehindLatest(_) => (Code::FailedPrecondition, "STEP_BEHIND_LATEST"),
+            Self::MessageLogBehind(_) => (Code::FailedPrecondition, "MESSAGE_LOG_BEHIND"),
+            Self::CapabilityRequired { .. } => (Code::FailedPrecondition, "CAPABILITY_REQUIRED"),
             Self::LeaseLost(_) => (Code::FailedPrecondition, "LEASE_LOST"),
             Self::TaskState(_) => (Code::FailedPrecondition, "TASK_STATE"),
             Self::JournalState(_) => (Code::FailedPrecondition, "JOURNAL_STATE"),
@@ -182,6 +196,13 @@ impl From<Error> for Status {
         let message = match error {
             Error::InvalidField { field, message } => {
                 metadata.insert("field".to_owned(), field);
+                message
+            }
+            Error::CapabilityRequired {
+                capability,
+                message,
+            } => {
+                metadata.insert("capability".to_owned(), capability.to_owned());
                 message
             }
             Error::Unavailable(detail) => {
@@ -237,6 +258,17 @@ mod tests {
         assert_eq!(
             status.get_details_error_info().unwrap().reason,
             "UNAVAILABLE"
+        );
+        let status = Status::from(Error::CapabilityRequired {
+            capability: "CLIENT_CAPABILITY_IN_DOUBT_CALLS",
+            message: "calls in doubt".into(),
+        });
+        assert_eq!(status.code(), Code::FailedPrecondition);
+        let info = status.get_details_error_info().expect("error info");
+        assert_eq!(info.reason, "CAPABILITY_REQUIRED");
+        assert_eq!(
+            info.metadata.get("capability").map(String::as_str),
+            Some("CLIENT_CAPABILITY_IN_DOUBT_CALLS")
         );
     }
 }

@@ -326,8 +326,10 @@ async fn resume(
     json: bool,
     enqueue_input: Option<&str>,
 ) -> Result<(), CliError> {
+    // Declared because the answer below shows the calls in doubt to the operator.
     let request = client.request(proto::ResumeRequest {
         run_id: run.to_owned(),
+        capabilities: vec![proto::ClientCapability::InDoubtCalls as i32],
         ..Default::default()
     });
     let reply = client
@@ -359,6 +361,13 @@ async fn resume(
             "restarted_from_scratch": reply.restarted_from_scratch,
             "skipped_steps": reply.skipped_steps,
             "tool_results": tool_results_json(&reply.tool_results),
+            "in_doubt": reply.in_doubt.iter().map(|call| json!({
+                "call_id": call.call_id,
+                "tool_name": call.tool_name,
+                "step": call.step,
+                "corrupt": call.corrupt,
+            })).collect::<Vec<_>>(),
+            "corrupt_call_ids": reply.corrupt_call_ids,
             "checkpoint": checkpoint,
             "enqueued_task_id": task_id,
         }));
@@ -382,6 +391,16 @@ async fn resume(
         ),
         ("tool results", reply.tool_results.len().to_string()),
     ];
+    if !reply.in_doubt.is_empty() {
+        let calls: Vec<&str> = reply.in_doubt.iter().map(|c| c.call_id.as_str()).collect();
+        fields.push((
+            "calls in doubt",
+            format!(
+                "{} (never re-run silently; see checkpointd runs journal {run})",
+                calls.join(", ")
+            ),
+        ));
+    }
     if let Some(checkpoint) = &reply.checkpoint {
         fields.push(("messages", checkpoint.message_count.to_string()));
         fields.push(("checksum", checkpoint.checksum.clone()));

@@ -207,7 +207,11 @@ impl Engine {
     /// does not cover the entry, and the entry's call is reported in doubt, never re-run
     /// silently.
     pub async fn resume(&self, run: &RunKey) -> Result<Resumed> {
-        self.resume_with(run, ResumeOptions::default()).await
+        let options = ResumeOptions {
+            in_doubt_calls: true,
+            ..ResumeOptions::default()
+        };
+        self.resume_with(run, options).await
     }
 
     /// [`Self::resume`], refusing an unknown run when asked to and leaving out the messages
@@ -219,16 +223,19 @@ impl Engine {
                 run.run_id
             )));
         }
-        let mut resumed = self.resume_verified(run).await?;
+        let mut resumed = self.resume_verified(run, options.in_doubt_calls).await?;
         if let Some(checkpoint) = resumed.checkpoint.as_mut() {
             resumed.messages_offset = checkpoint.skip_messages(options.message_offset);
         }
         Ok(resumed)
     }
 
-    async fn resume_verified(&self, run: &RunKey) -> Result<Resumed> {
+    async fn resume_verified(&self, run: &RunKey, in_doubt_calls: bool) -> Result<Resumed> {
         // The epoch goes up first, so nothing an older owner writes from here on can land.
         let epoch = self.store.begin_resume(run).await?;
+        if !in_doubt_calls {
+            refuse_calls_in_doubt(run, &self.store.tools(run).await?)?;
+        }
         let (found, _) = self.latest_valid(run, DamagedJournal::FallBack).await?;
         let restored_step = found.as_ref().map(|snapshot| snapshot.checkpoint.step);
         let skipped_steps = self.quarantined_above(run, restored_step).await?;
@@ -421,6 +428,37 @@ impl Engine {
     }
 }
 
+/// The old, safe answer for a Resume that does not declare it reads calls in doubt, decided
+/// before anything is quarantined or rewound: a corrupt journal entry is DATA_LOSS, as it was
+/// before Resume could restore past one; an intent without a result is refused too, since
+/// such a client would run the call again, and only an operator's repair or a client that
+/// declares the capability may settle it.
+fn refuse_calls_in_doubt(run: &RunKey, journal: &[ToolRecord]) -> Result<()> {
+    let diagnosis = JournalDiagnosis::of(journal);
+    let corrupt = diagnosis.corrupt_call_ids();
+    if !corrupt.is_empty() {
+        return Err(Error::DataLoss(format!(
+            "the tool journal of run {} has corrupt entries (calls {}); settle them with \
+             RepairJournal, or resume with capability CLIENT_CAPABILITY_IN_DOUBT_CALLS",
+            run.run_id,
+            corrupt.join(", ")
+        )));
+    }
+    if let Some(call) = diagnosis.in_doubt.first() {
+        return Err(Error::CapabilityRequired {
+            capability: "CLIENT_CAPABILITY_IN_DOUBT_CALLS",
+            message: format!(
+                "run {} has {} call(s) in doubt (first: {}); resume with capability \
+                 CLIENT_CAPABILITY_IN_DOUBT_CALLS or settle them with RepairJournal",
+                run.run_id,
+                diagnosis.in_doubt.len(),
+                call.call_id.as_str()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// What a Resume may do besides recovering.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ResumeOptions {
@@ -428,6 +466,10 @@ pub struct ResumeOptions {
     pub require_existing: bool,
     /// Leave the messages before this log position out of the answer.
     pub message_offset: u64,
+    /// The caller reads calls in doubt (`CLIENT_CAPABILITY_IN_DOUBT_CALLS`). Without it a
+    /// run with any is refused rather than restored past them: the caller could not see them
+    /// and would run them again.
+    pub in_doubt_calls: bool,
 }
 
 /// One ListCheckpoints request, parsed.

@@ -113,13 +113,13 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
     let head = &context.head;
     check_epoch(request.epoch, head.epoch)?;
     let Some(prefix) = context.prefix else {
-        return Err(Error::invalid(
-            "message_offset",
-            format!(
-                "message_offset {} leaves a gap: the message log holds {} messages",
-                request.message_offset, head.messages.len
-            ),
-        ));
+        // Past the end, the client saw messages the store no longer has: its predecessor Save
+        // was lost (a failover, a restore), so it must resync, not fix its request.
+        return Err(Error::MessageLogBehind(format!(
+            "message_offset {} is past the stored message log, which holds {} messages: \
+             messages saved before are missing; Resume the run and continue from what it restores",
+            request.message_offset, head.messages.len
+        )));
     };
     let mut chain = MessageChain {
         len: request.message_offset,

@@ -103,13 +103,13 @@ async fn each_bad_input_gets_its_exact_code_and_changes_nothing(backend: Backend
             Code::InvalidArgument,
         ),
         (
-            "message offset gap",
+            "message offset past the log (a lost predecessor)",
             SaveRequest {
                 message_offset: 5,
                 messages: vec![message("user", "x")],
                 ..valid.clone()
             },
-            Code::InvalidArgument,
+            Code::FailedPrecondition,
         ),
         (
             "message offset behind the log",

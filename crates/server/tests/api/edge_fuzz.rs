@@ -177,6 +177,8 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
                 run_id,
                 message_offset: rng.unsigned(),
                 require_existing: rng.below(2) == 0,
+                // Any value, known or not, declared or not.
+                capabilities: vec![rng.int() as i32],
             }
             .encode_to_vec(),
         ),

@@ -8,7 +8,9 @@ use std::path::Path;
 
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
-use checkpointd::proto::{EnqueueRequest, GetRequest, ResumeRequest, Task, TaskState};
+use checkpointd::proto::{
+    ClientCapability, EnqueueRequest, GetRequest, ResumeRequest, Task, TaskState,
+};
 
 use crate::support::{PgSchema, ServerProcess, WorkerProcess, channel, cli, stdout_of, wait_until};
 
@@ -132,6 +134,7 @@ async fn retry_with_key_sends_the_email_once_across_a_crash_after_it() {
     let resumed = CheckpointServiceClient::new(channel(server.addr).await)
         .resume(ResumeRequest {
             run_id: "retry-run".into(),
+            capabilities: vec![ClientCapability::InDoubtCalls as i32],
             ..Default::default()
         })
         .await

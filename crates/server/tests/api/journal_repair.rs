@@ -1,11 +1,11 @@
 //! A corrupt tool-journal entry on a real database (bytes flipped in SQLite and Postgres):
-//! Resume falls back instead of failing with DATA_LOSS and names the call, the worker puts the
-//! call to a human, and the operator's repair (`checkpointd runs journal`) lets the run finish
-//! without sending the email again.
+//! Resume (declaring it reads calls in doubt) falls back instead of failing with DATA_LOSS and
+//! names the call, the worker puts the call to a human, and the operator's repair
+//! (`checkpointd runs journal`) lets the run finish without sending the email again.
 
 use std::collections::HashSet;
 
-use checkpointd::proto::{ResumeRequest, TaskState};
+use checkpointd::proto::{ClientCapability, ResumeRequest, TaskState};
 
 use crate::intents::{enqueue, flags, get, run_worker, run_worker_until_parked};
 use crate::support::{Backend, TestApp, spawn_app};
@@ -50,6 +50,7 @@ async fn a_corrupt_entry_is_reported_in_doubt_and_repaired_without_a_duplicate(b
         .await
         .resume(ResumeRequest {
             run_id: RUN.into(),
+            capabilities: vec![ClientCapability::InDoubtCalls as i32],
             ..Default::default()
         })
         .await

@@ -27,6 +27,7 @@ mod memory_limits;
 mod messages;
 mod operator_cli;
 mod operator_path;
+mod protocol_evolution;
 mod queue;
 mod recovery;
 mod retention;

@@ -88,6 +88,11 @@ pub async fn resume(
     let options = ResumeOptions {
         require_existing: request.get_ref().require_existing,
         message_offset: request.get_ref().message_offset,
+        // Unknown values are ignored: a newer client may declare more than this server offers.
+        in_doubt_calls: request
+            .get_ref()
+            .capabilities
+            .contains(&(proto::ClientCapability::InDoubtCalls as i32)),
     };
     let resumed = engine.resume_with(&run, options).await?;
     let recovered_from_step = resumed

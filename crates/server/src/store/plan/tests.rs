@@ -15,10 +15,15 @@ use crate::store::tests::{checkpoint, message, run, tool};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
     Unchanged,
-    Write { replace: bool, message_count: u64 },
+    Write {
+        replace: bool,
+        message_count: u64,
+    },
     Invalid,
     Conflict,
     Fenced,
+    /// The stored log is shorter than the client knows it to be: resync.
+    LogBehind,
 }
 
 fn outcome(planned: &Result<SavePlan, Error>) -> Outcome {
@@ -34,6 +39,7 @@ fn outcome(planned: &Result<SavePlan, Error>) -> Outcome {
         },
         Err(Error::InvalidField { .. } | Error::ChecksumMismatch(_)) => Outcome::Invalid,
         Err(Error::StepConflict(_)) => Outcome::Conflict,
+        Err(Error::MessageLogBehind(_)) => Outcome::LogBehind,
         Err(Error::StepBehindLatest(_) | Error::StaleEpoch(_) | Error::EpochNotIssued(_)) => {
             Outcome::Fenced
         }
@@ -237,7 +243,7 @@ fn save_plans_follow_the_rules_of_save() {
             "a message offset past the end of the log",
             Run::new(0, &["a", "b"], Some(2)),
             save(3, 0, 3, &["c"]),
-            Outcome::Invalid,
+            Outcome::LogBehind,
         ),
         (
             "a message offset overlapping the log",

@@ -136,7 +136,19 @@ pub(crate) async fn a_message_offset_that_leaves_a_gap_or_overlaps_is_refused(
         .save(&checkpoint(&key, 1, 0, &["a", "b"]))
         .await
         .unwrap();
-    for offset in [5, 3, 1, 0] {
+    // Past the end: a lost predecessor, for the client to resync from.
+    for offset in [5, 3] {
+        let error = store
+            .save(&checkpoint(&key, 2, offset, &["c"]))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, Error::MessageLogBehind(_)),
+            "offset {offset}: {error:?}"
+        );
+    }
+    // Inside the log: a client bug that would overwrite it.
+    for offset in [1, 0] {
         let error = store
             .save(&checkpoint(&key, 2, offset, &["c"]))
             .await
