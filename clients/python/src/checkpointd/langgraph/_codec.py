@@ -32,7 +32,7 @@ def canonical_json(value: Any) -> str | None:
     """The canonical JSON of a metadata value, or None when JSON cannot carry it faithfully
     (a tuple, a dict with non-string keys, an object) or it is too big to filter on."""
     try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
     except (TypeError, ValueError):
         return None
     if len(text) > MAX_FILTER_JSON:
