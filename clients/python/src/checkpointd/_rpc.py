@@ -33,3 +33,27 @@ def build_request(
     if not isinstance(request, cls):
         raise TypeError(f"{rpc} takes a {cls.DESCRIPTOR.full_name}, got {type(request).__name__}")
     return request
+
+
+#: What this package declares on Resume (see `ResumeRequest.capabilities` in checkpoint.proto):
+#: its store and worker read `in_doubt` and `corrupt_call_ids` and never re-run such a call
+#: silently, so the server may restore past a corrupt journal entry and report it.
+RESUME_CAPABILITIES: tuple[int, ...] = (checkpoint_pb2.CLIENT_CAPABILITY_IN_DOUBT_CALLS,)
+
+
+def resume_request(request: Message | None, fields: dict[str, Any]) -> Message:
+    """The Resume request, declaring `RESUME_CAPABILITIES` unless the caller chose its own.
+
+    A request message without capabilities gets them added (on a copy: the caller's message is
+    left alone); an explicit `capabilities=[]` keyword opts out, for a caller that does not look
+    at calls in doubt and wants the old answer (DATA_LOSS, or FAILED_PRECONDITION with reason
+    CAPABILITY_REQUIRED) instead."""
+    if request is None and "capabilities" not in fields:
+        fields = {**fields, "capabilities": list(RESUME_CAPABILITIES)}
+    message = build_request(CHECKPOINTS, "Resume", request, fields)
+    if request is not None and not message.capabilities:
+        declared = type(message)()
+        declared.CopyFrom(message)
+        declared.capabilities.extend(RESUME_CAPABILITIES)
+        return declared
+    return message

@@ -14,7 +14,7 @@ from ._connection import MAX_MESSAGE_BYTES, Connection, Pem
 from ._proto import checkpoint_pb2 as pb
 from ._proto import checkpoint_pb2_grpc, task_pb2_grpc
 from ._proto import task_pb2 as tpb
-from ._rpc import CHECKPOINTS, TASKS, build_request
+from ._rpc import CHECKPOINTS, TASKS, build_request, resume_request
 from .errors import Unavailable, from_rpc_error
 
 
@@ -137,8 +137,9 @@ class AsyncClient:
     async def resume(
         self, request: pb.ResumeRequest | None = None, /, *, timeout: float | None = None, **fields: Any
     ) -> pb.ResumeResponse:
-        """CheckpointService/Resume."""
-        return await self._unary(self._checkpoints, "Resume", request, fields, timeout)
+        """CheckpointService/Resume, declaring that this package handles calls in doubt (see
+        `resume_request`; pass `capabilities=[]` to get the answer an older client gets)."""
+        return await self._unary(self._checkpoints, "Resume", resume_request(request, fields), {}, timeout)
 
     async def record_tool_result(
         self,

@@ -78,7 +78,11 @@ class ResourceExhausted(CheckpointdError):
 
 
 class FailedPrecondition(CheckpointdError):
-    """Fenced: a stale epoch, a lost lease, a step behind the latest; `.reason` says which."""
+    """The run's state forbids the call; `.reason` says why. Fenced (`STALE_EPOCH`,
+    `EPOCH_NOT_ISSUED`, `LEASE_LOST`, `STEP_BEHIND_LATEST`): another writer owns the run.
+    `MESSAGE_LOG_BEHIND`: the stored message log lost what this client saved before (a
+    failover, say); Resume and continue from what it restores. `CAPABILITY_REQUIRED`: the
+    answer needs a capability the request did not declare (`.metadata["capability"]`)."""
 
     code = grpc.StatusCode.FAILED_PRECONDITION
 
