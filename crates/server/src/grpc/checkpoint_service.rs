@@ -307,6 +307,32 @@ impl CheckpointService for CheckpointApi {
         }))
     }
 
+    #[tracing::instrument(name = "checkpoint.delete_checkpoints", skip_all, fields(
+        otel.kind = "server",
+        checkpoint.run_id = %request.get_ref().run_id,
+        checkpoint.steps = request.get_ref().steps.len(),
+    ))]
+    async fn delete_checkpoints(
+        &self,
+        request: Request<proto::DeleteCheckpointsRequest>,
+    ) -> Result<Response<proto::DeleteCheckpointsResponse>, Status> {
+        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+        let request = request.get_ref();
+        let steps = request
+            .steps
+            .iter()
+            .map(|raw| Step::parse(*raw).map_err(|error| error.in_field("steps")))
+            .collect::<Result<Vec<_>>>()?;
+        let outcome = self
+            .engine
+            .delete_checkpoints(&run, request.epoch, &steps)
+            .await?;
+        Ok(Response::new(proto::DeleteCheckpointsResponse {
+            deleted_checkpoints: outcome.deleted,
+            pinned_steps: outcome.pinned.iter().map(|step| step.as_i64()).collect(),
+        }))
+    }
+
     #[tracing::instrument(name = "checkpoint.set_retention", skip_all, fields(
         checkpoint.run_id = %request.get_ref().run_id,
     ))]

@@ -1,18 +1,21 @@
 //! The service layer: the rules every caller goes through, whatever the transport. The gRPC
 //! adapters convert, call one of these and map the error; the maintenance jobs call them too.
 //!
-//! - [`checkpoints`]: the checkpoint engine (verification, fallback, Resume).
+//! - [`checkpoints`]: the checkpoint engine (verification, fallback, Resume); `deletes` adds
+//!   its DeleteCheckpoints.
 //! - [`journal`]: tool intents, the operator's view of a run's journal and its repairs.
 //! - [`retention`]: an operator's retention policies and pins.
 //! - [`tasks`]: the task queue with its defaults, and the pins that keep an approval's
 //!   checkpoint while the task waits.
 
 pub mod checkpoints;
+mod deletes;
 pub mod journal;
 pub mod retention;
 pub mod tasks;
 
 pub use checkpoints::Engine;
+pub use deletes::MAX_DELETE_STEPS;
 pub use journal::JournalView;
 pub use retention::RetentionService;
 pub use tasks::{EnqueueTask, RetryOverrides, TaskService};

@@ -13,6 +13,7 @@ mod client_api;
 mod connections;
 mod corruption;
 mod credentials;
+mod delete_checkpoints;
 mod durability;
 mod edge_fuzz;
 mod error_reasons;

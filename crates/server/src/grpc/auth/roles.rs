@@ -37,7 +37,11 @@ pub fn access(path: &str) -> Access {
         | "/checkpoint.v1.CheckpointService/GetJournal"
         | "/checkpoint.v1.CheckpointService/ListCheckpoints"
         | "/checkpoint.v1.CheckpointService/GetRun"
-        | "/checkpoint.v1.CheckpointService/ListRuns" => Agent,
+        | "/checkpoint.v1.CheckpointService/ListRuns"
+        // An agent's too, unlike DeleteRun: it reaches one run of its own tenant, never a
+        // pinned checkpoint, and never the message log or the tool journal, so what an
+        // operator relies on (pins, the record of side effects) stays whatever it deletes.
+        | "/checkpoint.v1.CheckpointService/DeleteCheckpoints" => Agent,
         // Lifecycle and repair of stored data: an operator's.
         "/checkpoint.v1.CheckpointService/RepairJournal"
         | "/checkpoint.v1.CheckpointService/DeleteRun"

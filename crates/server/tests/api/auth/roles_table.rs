@@ -35,6 +35,7 @@ fn expected() -> BTreeMap<&'static str, Role> {
         ("/checkpoint.v1.CheckpointService/ListRuns", Agent),
         ("/checkpoint.v1.CheckpointService/RepairJournal", Operator),
         ("/checkpoint.v1.CheckpointService/DeleteRun", Operator),
+        ("/checkpoint.v1.CheckpointService/DeleteCheckpoints", Agent),
         ("/checkpoint.v1.CheckpointService/SetRetention", Operator),
         ("/checkpoint.v1.CheckpointService/PinCheckpoint", Operator),
         ("/checkpoint.v1.CheckpointService/UnpinCheckpoint", Operator),
