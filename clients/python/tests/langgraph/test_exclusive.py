@@ -12,8 +12,7 @@ import pytest
 from notes_graph import build
 
 from checkpointd import Client
-from checkpointd.langgraph import CheckpointdSaver, _naming
-from checkpointd.langgraph._ownership import ThreadTakenOver
+from checkpointd.langgraph import CheckpointdSaver, ThreadTakenOver, _naming
 
 HERE = Path(__file__).resolve().parent
 

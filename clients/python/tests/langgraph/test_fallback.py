@@ -12,8 +12,7 @@ from typing import Annotated, Any, TypedDict
 import pytest
 from langgraph.graph import END, START, StateGraph
 
-from checkpointd.langgraph import CheckpointdSaver, _naming
-from checkpointd.langgraph._fallback import FALLBACK_KEY, CorruptCheckpoints
+from checkpointd.langgraph import FALLBACK_KEY, CheckpointdSaver, CorruptCheckpoints, _naming
 
 
 class Steps(TypedDict):

@@ -7,12 +7,17 @@ and `exactly_once`, which makes a graph's side-effecting tools run once across c
 Needs the `langgraph` extra: `pip install "checkpointd[langgraph]"`.
 """
 
+from ._fallback import FALLBACK_KEY, CorruptCheckpoints
+from ._ownership import ThreadTakenOver
 from .saver import CheckpointdSaver
 from .tools import IN_DOUBT_INTERRUPT, ExactlyOnceTool, ToolCallInDoubt, exactly_once, idempotency_key
 
 __all__ = [
+    "FALLBACK_KEY",
     "IN_DOUBT_INTERRUPT",
     "CheckpointdSaver",
+    "CorruptCheckpoints",
+    "ThreadTakenOver",
     "ExactlyOnceTool",
     "ToolCallInDoubt",
     "exactly_once",
