@@ -71,6 +71,7 @@ class RunState:
     early: dict[int, JournalEntry] = field(default_factory=dict)
     labels: OrderedDict[str, int] = field(default_factory=OrderedDict)
     held: OrderedDict[str, list[HeldWrite]] = field(default_factory=OrderedDict)
+    newest_label: str | None = None
     # Exclusive writing: the epoch this saver took the run with, None until it takes it.
     owned_epoch: int | None = None
 
@@ -130,10 +131,17 @@ class RunState:
     # -- labels -----------------------------------------------------------------------------
 
     def remember(self, checkpoint_id: str, step: int) -> None:
+        if self.newest_label is None or checkpoint_id > self.newest_label:
+            self.newest_label = checkpoint_id
         self.labels[checkpoint_id] = step
         self.labels.move_to_end(checkpoint_id)
         while len(self.labels) > _MAX_LABELS:
             self.labels.popitem(last=False)
+
+    def newer_than_known(self, checkpoint_id: str) -> bool:
+        """True when this process knows the run's checkpoints and `checkpoint_id` sorts after
+        every one it knows (LangGraph's ids are time-ordered UUIDv6 strings)."""
+        return self.newest_label is not None and checkpoint_id > self.newest_label
 
     def hold(self, checkpoint_id: str, writes: list[HeldWrite]) -> None:
         """Keeps writes for a checkpoint not saved yet; the oldest checkpoints' go first."""
@@ -145,6 +153,11 @@ class RunState:
 
     def take_held(self, checkpoint_id: str) -> list[HeldWrite]:
         return self.held.pop(checkpoint_id, [])
+
+    def forget_labels(self) -> None:
+        """Drops the ids learnt (some checkpoints were deleted)."""
+        self.labels.clear()
+        self.newest_label = None
 
     def forget(self) -> None:
         """Drops everything: the next save syncs from the server."""

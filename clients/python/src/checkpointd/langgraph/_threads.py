@@ -112,6 +112,6 @@ def _delete_steps(core: Core, run: str, steps: list[int]) -> Op[None]:
                 return
     finally:
         with state.lock:  # forget the deleted ids: the next write learns the run again
-            state.labels.clear()
+            state.forget_labels()
             state.forget()
         state.gate.release(exclusive=True)

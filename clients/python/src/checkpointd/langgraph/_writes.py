@@ -200,7 +200,12 @@ def put_writes(
         )
         for idx, (channel, value) in enumerate(writes)
     ]
-    step = yield from step_of(state, checkpoint_id)
+    with state.lock:
+        # A process runs a checkpoint's tasks only after saving or loading it, and either
+        # teaches it the id; so an id it does not know yet, on a run it knows, is one whose
+        # put is still on its way here: no need to ask the server.
+        pending = checkpoint_id not in state.labels and state.newer_than_known(checkpoint_id)
+    step = None if pending else (yield from step_of(state, checkpoint_id))
     if core.exclusive and state.owned_epoch is None:
         yield Hold(state.gate, exclusive=True)
         try:
