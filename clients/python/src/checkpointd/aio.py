@@ -197,6 +197,22 @@ class AsyncClient:
         """CheckpointService/DeleteRun."""
         return await self._unary(self._checkpoints, "DeleteRun", request, fields, timeout)
 
+    async def delete_checkpoints(
+        self,
+        request: pb.DeleteCheckpointsRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
+    ) -> pb.DeleteCheckpointsResponse:
+        """CheckpointService/DeleteCheckpoints: delete chosen checkpoints of a run now.
+
+        Fields: ``run_id``, ``steps`` (at most 1000) and an optional ``epoch`` fence. Steps
+        without a checkpoint are ignored; pinned ones are kept and named in ``pinned_steps``;
+        the message log and the tool journal stay.
+        """
+        return await self._unary(self._checkpoints, "DeleteCheckpoints", request, fields, timeout)
+
     async def set_retention(
         self, request: pb.SetRetentionRequest | None = None, /, *, timeout: float | None = None, **fields: Any
     ) -> pb.SetRetentionResponse:

@@ -203,6 +203,22 @@ class Client:
         """CheckpointService/DeleteRun."""
         return self._unary(self._checkpoints, "DeleteRun", request, fields, timeout)
 
+    def delete_checkpoints(
+        self,
+        request: pb.DeleteCheckpointsRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
+    ) -> pb.DeleteCheckpointsResponse:
+        """CheckpointService/DeleteCheckpoints: delete chosen checkpoints of a run now.
+
+        Fields: ``run_id``, ``steps`` (at most 1000) and an optional ``epoch`` fence. Steps
+        without a checkpoint are ignored; pinned ones are kept and named in ``pinned_steps``;
+        the message log and the tool journal stay.
+        """
+        return self._unary(self._checkpoints, "DeleteCheckpoints", request, fields, timeout)
+
     def set_retention(
         self, request: pb.SetRetentionRequest | None = None, /, *, timeout: float | None = None, **fields: Any
     ) -> pb.SetRetentionResponse:
