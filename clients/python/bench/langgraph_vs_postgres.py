@@ -5,33 +5,41 @@ against a raw psycopg INSERT, on the same Postgres, in one run, alternating, one
         --database postgres://postgres@127.0.0.1:5432/test --steps 1000
 
 The agent: STEPS steps, its `messages` list growing by two messages (a question of about 25
-words and an answer of about 90) a step, a checkpoint after every step, then a read of the latest checkpoint (get_tuple). Each
-side gets its own schema in the database (dropped and created afresh). The savers see the same
-checkpoints; within each step the order of the sides alternates. Bytes stored are
-pg_total_relation_size summed over each schema's tables (indexes and TOAST included).
+words and an answer of about 90) a step, a checkpoint after every step, then a read of the
+latest checkpoint (get_tuple). Each side gets its own schema in the database (dropped and
+created afresh). The savers see the same checkpoints; within each step the order of the sides
+alternates. Bytes stored are pg_total_relation_size summed over each schema's tables (indexes
+and TOAST included).
 
 Native comparison: `Client.save` of the same agent (state as JSON, the step's two new messages,
 a client checksum) against the same data written with psycopg, once as an application without
 an append-only log would (one INSERT of the whole state, history included), and once with the
 same append-only layout (one INSERT of the state plus one of the new messages, in one
 transaction). Reads: LoadLatest with the whole history against SELECTs of the same.
+
+Real graphs (`--only graphs`, see real_graphs.py): a short tool-calling graph with a Send
+fan-out, put_writes inside it, a 500-step chat loop, concurrent ainvokes against
+AsyncPostgresSaver, a cold resume in a new process and the bytes of the chat thread, all under
+LangGraph's default durability, with ratios against the targets of issue 17. `--only` is
+repeatable; the default runs savers, native and graphs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
-import statistics
-import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import psycopg
+import real_graphs
+from common import Timings, checkpointd_server, reset_schema, schema_bytes, table_bytes, with_schema
+from graphs import text
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.base.id import uuid6
@@ -40,19 +48,6 @@ from langgraph.checkpoint.postgres import PostgresSaver
 from checkpointd import Client
 from checkpointd.checksum import MessageChain, ToolChain, checkpoint_checksum
 from checkpointd.langgraph import CheckpointdSaver
-
-WORDS = (
-    "order shipping status carrier warehouse delivery tracking expected business days regional "
-    "sorting centre customer refund invoice address package label weight dispatch arrival "
-    "delay weather route driver signature receipt return policy support ticket update note "
-    "the a of to and in is it for on with as at by from that this will be can please thanks"
-).split()
-
-
-def text(rng: random.Random, words: int) -> str:
-    """Prose-like text: words drawn from a small vocabulary, so it compresses about as well as
-    real chat text does (TOAST compresses the stored values)."""
-    return " ".join(rng.choice(WORDS) for _ in range(words))
 
 
 def messages_for(i: int) -> list[Any]:
@@ -64,86 +59,18 @@ def messages_for(i: int) -> list[Any]:
 
 
 def raw_messages_for(i: int) -> list[dict[str, str]]:
-    return [{"role": "user" if m.type == "human" else "assistant", "content": str(m.content)} for m in messages_for(i)]
-
-
-class Timings:
-    def __init__(self) -> None:
-        self.samples: dict[str, list[float]] = {}
-
-    @contextmanager
-    def time(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        yield
-        self.samples.setdefault(name, []).append(time.perf_counter() - start)
-
-    def p(self, name: str, q: float) -> float:
-        data = sorted(self.samples[name])
-        return data[min(len(data) - 1, int(q * len(data)))] * 1000
-
-    def p50(self, name: str) -> float:
-        return statistics.median(self.samples[name]) * 1000
-
-
-def with_schema(url: str, schema: str) -> str:
-    sep = "&" if "?" in url else "?"
-    return f"{url}{sep}options=-csearch_path%3D{schema}"
-
-
-def reset_schema(url: str, schema: str) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        conn.execute(f"CREATE SCHEMA {schema}")
-
-
-def schema_bytes(url: str, schema: str) -> int:
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r'",
-            (schema,),
-        ).fetchone()
-        assert row is not None
-        return int(row[0])
-
-
-def table_bytes(url: str, schema: str) -> dict[str, int]:
-    with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r' "
-            "ORDER BY 2 DESC",
-            (schema,),
-        ).fetchall()
-        return {name: int(size) for name, size in rows if size > 16384}
-
-
-@contextmanager
-def checkpointd_server(binary: str, database: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        [binary, "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--database", database],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    try:
-        address = ""
-        while not address:
-            line = process.stdout.readline()
-            if not line:
-                raise SystemExit("checkpointd exited before listening")
-            if line.startswith(b"checkpointd listening on "):
-                address = line.split(b" on ", 1)[1].strip().decode()
-        yield address
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    return [
+        {"role": "user" if m.type == "human" else "assistant", "content": str(m.content)}
+        for m in messages_for(i)
+    ]
 
 
 def bench_savers(args: argparse.Namespace, target: str, timings: Timings) -> None:
     thread = f"bench-{uuid.uuid4().hex[:8]}"
     pg_conn = psycopg.connect(
-        with_schema(args.database, "bench_lg_postgres"), autocommit=True, prepare_threshold=0,
+        with_schema(args.database, "bench_lg_postgres"),
+        autocommit=True,
+        prepare_threshold=0,
         row_factory=psycopg.rows.dict_row,
     )
     postgres = PostgresSaver(pg_conn)
@@ -211,23 +138,36 @@ def bench_native(args: argparse.Namespace, target: str, timings: Timings) -> Non
             nonlocal chain
             after = chain.extend(encoded)
             checksum = checkpoint_checksum(
-                run_id=run, step=i, content_type="application/json", state=state,
-                metadata={}, messages=after, tools=ToolChain(),
+                run_id=run,
+                step=i,
+                content_type="application/json",
+                state=state,
+                metadata={},
+                messages=after,
+                tools=ToolChain(),
             )
             client.save(
-                run_id=run, step=i, content_type="application/json", state=state,
+                run_id=run,
+                step=i,
+                content_type="application/json",
+                state=state,
                 messages=[{"role": r, "content": c} for r, c in encoded],
-                message_offset=offset, checksum=checksum,
+                message_offset=offset,
+                checksum=checksum,
             )
             chain = after
 
         def raw_full() -> None:
-            full = json.dumps({"step": i, "pending": None, "plan": ["look up", "answer"], "messages": history})
+            full = json.dumps(
+                {"step": i, "pending": None, "plan": ["look up", "answer"], "messages": history}
+            )
             raw.execute("INSERT INTO full_state VALUES (%s, %s, %s)", (run, i, full))
 
         def raw_append() -> None:
             with raw.transaction():
-                raw.execute("INSERT INTO append_state VALUES (%s, %s, %s, %s)", (run, i, state.decode(), len(history)))
+                raw.execute(
+                    "INSERT INTO append_state VALUES (%s, %s, %s, %s)", (run, i, state.decode(), len(history))
+                )
                 with raw.cursor() as cur:
                     cur.executemany(
                         "INSERT INTO append_messages VALUES (%s, %s, %s, %s)",
@@ -239,25 +179,32 @@ def bench_native(args: argparse.Namespace, target: str, timings: Timings) -> Non
             assert len(got.checkpoint.messages) == 2 * i
 
         def raw_full_load() -> None:
-            row = raw.execute("SELECT state FROM full_state WHERE run_id = %s ORDER BY step DESC LIMIT 1", (run,)).fetchone()
+            row = raw.execute(
+                "SELECT state FROM full_state WHERE run_id = %s ORDER BY step DESC LIMIT 1", (run,)
+            ).fetchone()
             assert row is not None and len(row[0]["messages"]) == 2 * i
 
         def raw_append_load() -> None:
             row = raw.execute(
-                "SELECT state, message_count FROM append_state WHERE run_id = %s ORDER BY step DESC LIMIT 1", (run,)
+                "SELECT state, message_count FROM append_state WHERE run_id = %s ORDER BY step DESC LIMIT 1",
+                (run,),
             ).fetchone()
             assert row is not None
             rows = raw.execute(
-                "SELECT role, content FROM append_messages WHERE run_id = %s AND position < %s ORDER BY position",
+                "SELECT role, content FROM append_messages WHERE run_id = %s AND position < %s "
+                "ORDER BY position",
                 (run, row[1]),
             ).fetchall()
             assert len(rows) == 2 * i
 
         writes: list[tuple[str, Callable[[], None]]] = [
-            ("native.save", native_save), ("raw.insert (full state)", raw_full), ("raw.insert (append-only)", raw_append),
+            ("native.save", native_save),
+            ("raw.insert (full state)", raw_full),
+            ("raw.insert (append-only)", raw_append),
         ]
         reads: list[tuple[str, Callable[[], None]]] = [
-            ("native.load_latest", native_load), ("raw.select (full state)", raw_full_load),
+            ("native.load_latest", native_load),
+            ("raw.select (full state)", raw_full_load),
             ("raw.select (append-only)", raw_append_load),
         ]
         if i % 2 == 0:
@@ -270,23 +217,61 @@ def bench_native(args: argparse.Namespace, target: str, timings: Timings) -> Non
     raw.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpointd", required=True, help="path to the checkpointd binary (release)")
-    parser.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/test")
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--cold-every", type=int, default=50, help="a cold get_tuple every N steps")
-    args = parser.parse_args()
+MODES = ("savers", "native", "graphs")
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--checkpointd", required=True, help="path to the checkpointd binary (release)")
+    parser.add_argument(
+        "--database", default=os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=(*MODES, "profile"),
+        help="run only these parts (repeatable); default: savers, native and graphs. "
+        "profile: cProfile of the checkpointd short graph, nothing else",
+    )
+    parser.add_argument("--steps", type=int, default=1000, help="savers and native: steps of the agent")
+    parser.add_argument("--cold-every", type=int, default=50, help="savers: a cold get_tuple every N steps")
+    parser.add_argument("--chat-steps", type=int, default=500, help="graphs: invocations of the chat loop")
+    parser.add_argument(
+        "--short-calls", type=int, default=100, help="graphs: short-graph invocations per saver"
+    )
+    parser.add_argument("--warmup", type=int, default=5, help="graphs: untimed short-graph invocations first")
+    parser.add_argument("--concurrency", type=int, default=20, help="graphs: concurrent ainvokes per round")
+    parser.add_argument("--async-rounds", type=int, default=10, help="graphs: timed rounds per side")
+    parser.add_argument("--cold-runs", type=int, default=7, help="graphs: cold-resume processes per saver")
+    args = parser.parse_args()
+    modes = args.only or list(MODES)
+    if "savers" in modes or "native" in modes:
+        savers_and_native(args, modes)
+    if "graphs" in modes or "profile" in modes:
+        for schema in (real_graphs.CKPT_SCHEMA, real_graphs.PG_SCHEMA):
+            reset_schema(args.database, schema)
+        database = with_schema(args.database, real_graphs.CKPT_SCHEMA)
+        with checkpointd_server(args.checkpointd, database) as target:
+            if "graphs" in modes:
+                real_graphs.run(args, target)
+            if "profile" in modes:
+                real_graphs.profile(args, target)
+
+
+def savers_and_native(args: argparse.Namespace, modes: list[str]) -> None:
     schemas = ("bench_checkpointd", "bench_lg_postgres", "bench_native", "bench_raw")
     for schema in schemas:
         reset_schema(args.database, schema)
     timings = Timings()
     started = time.monotonic()
-    with checkpointd_server(args.checkpointd, with_schema(args.database, "bench_checkpointd")) as target:
-        bench_savers(args, target, timings)
-    with checkpointd_server(args.checkpointd, with_schema(args.database, "bench_native")) as target:
-        bench_native(args, target, timings)
+    if "savers" in modes:
+        with checkpointd_server(args.checkpointd, with_schema(args.database, "bench_checkpointd")) as target:
+            bench_savers(args, target, timings)
+    if "native" in modes:
+        with checkpointd_server(args.checkpointd, with_schema(args.database, "bench_native")) as target:
+            bench_native(args, target, timings)
     elapsed = time.monotonic() - started
     sizes = {s: schema_bytes(args.database, s) for s in schemas}
     raw_tables = table_bytes(args.database, "bench_raw")
@@ -308,15 +293,18 @@ def main() -> None:
         ("native.load_latest", "raw.select (full state)"),
         ("native.load_latest", "raw.select (append-only)"),
     ):
-        print(f"p50 {a} / {b}: {timings.p50(a) / timings.p50(b):.2f}x")
+        if a in timings.samples and b in timings.samples:
+            print(f"p50 {a} / {b}: {timings.p50(a) / timings.p50(b):.2f}x")
     print()
-    print("bytes stored (pg_total_relation_size summed over each schema's tables):")
-    print(f"  CheckpointdSaver (bench_checkpointd):   {sizes['bench_checkpointd']:>12,}")
-    print(f"  PostgresSaver (bench_lg_postgres):      {sizes['bench_lg_postgres']:>12,}")
-    print(f"  ratio: {sizes['bench_checkpointd'] / sizes['bench_lg_postgres']:.3f}x")
-    print(f"  native Save (bench_native):             {sizes['bench_native']:>12,}")
-    print(f"  raw INSERT, full state:                 {raw_full:>12,}")
-    print(f"  raw INSERT, append-only:                {raw_append:>12,}")
+    if "savers" in modes:
+        print("bytes stored (pg_total_relation_size summed over each schema's tables):")
+        print(f"  CheckpointdSaver (bench_checkpointd):   {sizes['bench_checkpointd']:>12,}")
+        print(f"  PostgresSaver (bench_lg_postgres):      {sizes['bench_lg_postgres']:>12,}")
+        print(f"  ratio: {sizes['bench_checkpointd'] / sizes['bench_lg_postgres']:.3f}x")
+    if "native" in modes:
+        print(f"  native Save (bench_native):             {sizes['bench_native']:>12,}")
+        print(f"  raw INSERT, full state:                 {raw_full:>12,}")
+        print(f"  raw INSERT, append-only:                {raw_append:>12,}")
     for schema in schemas:
         print(f"  {schema} tables over 16 KiB: {table_bytes(args.database, schema)}")
     sys.stdout.flush()
