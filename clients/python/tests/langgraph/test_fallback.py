@@ -9,7 +9,9 @@ import logging
 import operator
 from typing import Annotated, Any, TypedDict
 
+import email_agent
 import pytest
+from langchain_core.messages import HumanMessage
 from langgraph.graph import END, START, StateGraph
 
 from checkpointd.langgraph import FALLBACK_KEY, CheckpointdSaver, CorruptCheckpoints, _naming
@@ -101,3 +103,24 @@ def test_every_checkpoint_corrupt_starts_over_and_says_so(server, caplog) -> Non
 def test_an_unknown_policy_is_refused_at_construction(server) -> None:
     with pytest.raises(ValueError, match="on_corrupt"):
         CheckpointdSaver(server.target, on_corrupt="ignore")  # type: ignore[arg-type]
+
+
+def test_a_fallback_never_repeats_a_journalled_side_effect(server, tmp_path) -> None:
+    """The graph's email went out and the run finished; its three newest checkpoints then rot.
+    Run on from the older checkpoint served instead, the tool node runs again, and the email
+    tool replays its journalled result rather than sending again."""
+    config = {"configurable": {"thread_id": "mail"}}
+    with CheckpointdSaver(server.target) as saver:
+        graph = email_agent.build(saver, tmp_path, "fail", die_after_effect=False)
+        graph.invoke({"messages": [HumanMessage("mail ada her invoice")]}, config)
+    assert len((tmp_path / "attempts.log").read_text().splitlines()) == 1
+    corrupt_newest(server, "mail", 3)
+
+    with CheckpointdSaver(server.target) as fresh:
+        graph = email_agent.build(fresh, tmp_path, "fail", die_after_effect=False)
+        served = graph.get_state(config)
+        assert FALLBACK_KEY in served.metadata, served
+        final = graph.invoke(None, config)
+    assert final["messages"][-1].content == "done: sent to ada@example.com"
+    assert len((tmp_path / "attempts.log").read_text().splitlines()) == 1
+    assert len((tmp_path / "outbox.log").read_text().splitlines()) == 1
