@@ -15,6 +15,7 @@ from ..errors import DataLoss, NotFound
 from . import _codec, _naming, _queries, _writes
 from ._core import Core, step_of
 from ._effects import Call, Hold, Op
+from ._fallback import log
 from ._runs import HeldWrite
 
 #: LangGraph's prune strategies.
@@ -107,9 +108,13 @@ def _delete_steps(core: Core, run: str, steps: list[int]) -> Op[None]:
     try:
         for start in range(0, len(steps), _DELETE_BATCH):
             try:
-                yield Call("delete_checkpoints", dict(run_id=run, steps=steps[start : start + _DELETE_BATCH]))
+                done = yield Call(
+                    "delete_checkpoints", dict(run_id=run, steps=steps[start : start + _DELETE_BATCH])
+                )
             except NotFound:
                 return
+            if done.pinned_steps:
+                log.info("run %s: kept pinned checkpoints at steps %s", run, list(done.pinned_steps))
     finally:
         with state.lock:  # forget the deleted ids: the next write learns the run again
             state.forget_labels()
