@@ -198,7 +198,8 @@ async fn a_rewind_truncates_the_log_and_appends_continue_from_there(backend: Bac
         })
         .await
         .unwrap_err();
-    assert_eq!(stale.code(), Code::InvalidArgument);
+    // Past the log's end, so the client is told to resync (reason MESSAGE_LOG_BEHIND).
+    assert_eq!(stale.code(), Code::FailedPrecondition, "{stale:?}");
     client
         .save(SaveRequest {
             messages: vec![message("assistant", "four again")],
