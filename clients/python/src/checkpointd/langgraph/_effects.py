@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -143,93 +143,100 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+class _Driver:
+    """Steps an operation: hands it each answer (or throws each failure into it) and returns
+    the next effect it wants, or None once it has returned (`result`)."""
+
+    def __init__(self, op: Op[Any]) -> None:
+        self.op = op
+        self.result: Any = None
+        self._answer: Any = None
+        self._failure: Exception | None = None
+
+    def next(self) -> Effect | None:
+        try:
+            if self._failure is not None:
+                effect = self.op.throw(self._failure)
+            else:
+                effect = self.op.send(self._answer)
+        except StopIteration as stop:
+            self.result = stop.value
+            return None
+        self._answer, self._failure = None, None
+        return effect
+
+    def answer(self, value: Any) -> None:
+        self._answer = value
+
+    def fail(self, failure: Exception) -> None:
+        self._failure = failure
+
+
+def _perform(client: Any, effect: Effect) -> Any:
+    if isinstance(effect, Call):
+        return getattr(client, effect.method)(effect.request, **effect.fields)
+    if isinstance(effect, Hold):
+        return effect.gate.acquire(effect.exclusive)
+    raise TypeError(f"{effect!r} outside an iterating operation")
+
+
+async def _aperform(client: Any, effect: Effect) -> Any:
+    if isinstance(effect, Call):
+        return await getattr(client, effect.method)(effect.request, **effect.fields)
+    if isinstance(effect, Hold):
+        return await effect.gate.aacquire(effect.exclusive)
+    raise TypeError(f"{effect!r} outside an iterating operation")
+
+
+def iterate_sync(client: Any, op: Op[T]) -> Generator[Any, None, T]:
+    """The items an operation emits, performed with a blocking client; returns its result."""
+    driver = _Driver(op)
+    try:
+        while (effect := driver.next()) is not None:
+            if isinstance(effect, Emit):
+                yield effect.item
+                continue
+            try:
+                driver.answer(_perform(client, effect))
+            except Exception as failure:
+                driver.fail(failure)
+    finally:
+        op.close()
+    return driver.result
+
+
 def run_sync(client: Any, op: Op[T]) -> T:
     """Performs an operation with a blocking client."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = op.throw(error) if error is not None else op.send(send)
-        except StopIteration as stop:
-            return stop.value
-        send, error = None, None
-        try:
-            if isinstance(effect, Call):
-                send = getattr(client, effect.method)(effect.request, **effect.fields)
-            elif isinstance(effect, Hold):
-                effect.gate.acquire(effect.exclusive)
-            else:
-                raise TypeError(f"{effect!r} outside an iterating operation")
-        except Exception as failure:
-            error = failure
+    steps = iterate_sync(client, op)
+    try:
+        item = next(steps)
+    except StopIteration as done:
+        return done.value
+    raise TypeError(f"an operation run for its result emitted {item!r}")
+
+
+async def iterate_async(client: Any, op: Op[None]) -> AsyncIterator[Any]:
+    """The items an operation emits, performed with an `AsyncClient` on the running loop."""
+    driver = _Driver(op)
+    try:
+        while (effect := driver.next()) is not None:
+            if isinstance(effect, Emit):
+                yield effect.item
+                continue
+            try:
+                driver.answer(await _aperform(client, effect))
+            except Exception as failure:
+                driver.fail(failure)
+    finally:
+        op.close()
 
 
 async def run_async(client: Any, op: Op[T]) -> T:
     """Performs an operation with an `AsyncClient`, on the running event loop."""
-    send: Any = None
-    error: BaseException | None = None
-    while True:
+    driver = _Driver(op)
+    while (effect := driver.next()) is not None:
         try:
-            effect = op.throw(error) if error is not None else op.send(send)
-        except StopIteration as stop:
-            return stop.value
-        send, error = None, None
-        try:
-            if isinstance(effect, Call):
-                send = await getattr(client, effect.method)(effect.request, **effect.fields)
-            elif isinstance(effect, Hold):
-                await effect.gate.aacquire(effect.exclusive)
-            else:
-                raise TypeError(f"{effect!r} outside an iterating operation")
+            driver.answer(await _aperform(client, effect))
         except Exception as failure:
-            error = failure
-
-
-def iterate_sync(client: Any, op: Op[None]) -> Iterator[Any]:
-    """The items an iterating operation emits, performed with a blocking client."""
-    send: Any = None
-    error: BaseException | None = None
-    try:
-        while True:
-            try:
-                effect = op.throw(error) if error is not None else op.send(send)
-            except StopIteration:
-                return
-            send, error = None, None
-            if isinstance(effect, Emit):
-                yield effect.item
-                continue
-            try:
-                if isinstance(effect, Call):
-                    send = getattr(client, effect.method)(effect.request, **effect.fields)
-                else:
-                    effect.gate.acquire(effect.exclusive)
-            except Exception as failure:
-                error = failure
-    finally:
-        op.close()
-
-
-async def iterate_async(client: Any, op: Op[None]) -> AsyncIterator[Any]:
-    """The items an iterating operation emits, performed with an `AsyncClient`."""
-    send: Any = None
-    error: BaseException | None = None
-    try:
-        while True:
-            try:
-                effect = op.throw(error) if error is not None else op.send(send)
-            except StopIteration:
-                return
-            send, error = None, None
-            if isinstance(effect, Emit):
-                yield effect.item
-                continue
-            try:
-                if isinstance(effect, Call):
-                    send = await getattr(client, effect.method)(effect.request, **effect.fields)
-                else:
-                    await effect.gate.aacquire(effect.exclusive)
-            except Exception as failure:
-                error = failure
-    finally:
-        op.close()
+            driver.fail(failure)
+    return driver.result
