@@ -20,9 +20,9 @@ from checkpointd import (
     Strategy,
     TransientError,
 )
-from checkpointd.classify import ErrorClass, ErrorClassifier
+from checkpointd.classify import ErrorClass, ErrorClassifier, is_fenced
 from checkpointd.context import in_doubt_action, settle_in_doubt
-from checkpointd.errors import DataLoss, Unavailable, from_rpc_error
+from checkpointd.errors import DataLoss, FailedPrecondition, Unavailable, from_rpc_error
 
 
 def test_strategies_parse_and_decide_when_to_save() -> None:
@@ -103,3 +103,11 @@ async def test_the_three_resurrections_are_spread_over_the_default_cooldown() ->
         await recoverable.run_with_recovery(None, "provider-down")
     gaps = [later - earlier for earlier, later in zip(attempts, attempts[1:], strict=False)]
     assert len(attempts) == 4 and all(gap >= 2.0 for gap in gaps), gaps
+
+
+def test_a_save_past_a_lost_log_is_resumed_not_taken_for_a_lost_lease() -> None:
+    lost_log = FailedPrecondition("log behind", reason="MESSAGE_LOG_BEHIND")
+    assert not is_fenced(lost_log)
+    assert ErrorClassifier().classify(lost_log) is ErrorClass.TRANSIENT
+    for reason in ("STALE_EPOCH", "LEASE_LOST", "STEP_BEHIND_LATEST", None):
+        assert is_fenced(FailedPrecondition("fenced", reason=reason))

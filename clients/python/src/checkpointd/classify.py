@@ -88,6 +88,16 @@ class ErrorClassifier:
         return ErrorClass.TRANSIENT
 
 
+#: FAILED_PRECONDITION reasons that do not mean another owner has the run. MESSAGE_LOG_BEHIND:
+#: the server lost the saves this process built on (a failover to a standby that missed them);
+#: the rule is to Resume and go on from what it restores, so the run is resurrected.
+RESUMABLE_REASONS = frozenset({"MESSAGE_LOG_BEHIND"})
+
+
 def is_fenced(error: BaseException) -> bool:
     """A write refused for a stale epoch or a lost lease: another owner has the run."""
-    return isinstance(error, CheckpointdError) and error.code == grpc.StatusCode.FAILED_PRECONDITION
+    return (
+        isinstance(error, CheckpointdError)
+        and error.code == grpc.StatusCode.FAILED_PRECONDITION
+        and error.reason not in RESUMABLE_REASONS
+    )
