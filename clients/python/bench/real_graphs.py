@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 from common import Timings, schema_bytes, table_bytes, with_schema
 from graphs import BRANCHES, chat_graph, chat_input, short_graph, short_input
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg.rows import dict_row
@@ -37,11 +38,14 @@ from checkpointd.langgraph import CheckpointdSaver
 CKPT_SCHEMA = "bench_graph_checkpointd"
 PG_SCHEMA = "bench_graph_postgres"
 SIDES = ("checkpointd", "postgres")
+MEMORY = "memory (reference)"
 PG_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
 
 
 def alternate(i: int, sides: tuple[str, ...] = SIDES) -> tuple[str, ...]:
-    return sides if i % 2 else tuple(reversed(sides))
+    """The sides in an order that rotates with i (two sides: alternating)."""
+    k = i % len(sides)
+    return sides[k:] + sides[:k]
 
 
 def config(thread: str) -> dict[str, Any]:
@@ -91,6 +95,8 @@ def cold_resume(args: argparse.Namespace, target: str, thread: str, messages: in
 
 
 def short_calls(savers: dict[str, Any], calls: int, warmup: int, timings: Timings) -> None:
+    # InMemorySaver beside them: what LangGraph itself costs per call, the floor of any saver.
+    savers = {**savers, MEMORY: InMemorySaver()}
     graphs = {name: short_graph(saver) for name, saver in savers.items()}
     scratch = Timings()
     for name, saver in savers.items():
@@ -99,7 +105,7 @@ def short_calls(savers: dict[str, Any], calls: int, warmup: int, timings: Timing
     for i in range(1, warmup + calls + 1):
         if i == warmup + 1:
             scratch.samples.clear()
-        for name in alternate(i):
+        for name in alternate(i, tuple(savers)):
             thread = f"short-{name}-{uuid.uuid4().hex[:8]}"
             before = len(scratch.samples.get(f"put_writes: {name}", []))
             start = time.perf_counter()
@@ -130,6 +136,7 @@ async def concurrent(args: argparse.Namespace, ours: CheckpointdSaver, timings: 
         "checkpointd": short_graph(ours),
         "async postgres": short_graph(AsyncPostgresSaver(apool)),
         "postgres (to_thread)": short_graph(PostgresSaver(spool)),
+        MEMORY: short_graph(InMemorySaver()),
     }
 
     async def one(name: str, i: int) -> None:
@@ -196,10 +203,10 @@ def report(
     total_s: float,
 ) -> None:
     print(f"\nReal graphs, default durability ({total_s:.0f} s; chat loop {chat_s:.0f} s)\n")
-    print(f"| {'operation':44} | {'n':>4} | {'p50 ms':>8} | {'p95 ms':>8} |")
-    print(f"|{'-' * 46}|{'-' * 6}|{'-' * 10}|{'-' * 10}|")
+    print(f"| {'operation':48} | {'n':>4} | {'p50 ms':>8} | {'p95 ms':>8} |")
+    print(f"|{'-' * 50}|{'-' * 6}|{'-' * 10}|{'-' * 10}|")
     for name, values in t.samples.items():
-        print(f"| {name:44} | {len(values):4} | {t.p50(name):8.2f} | {t.p(name, 0.95):8.2f} |")
+        print(f"| {name:48} | {len(values):4} | {t.p50(name):8.2f} | {t.p(name, 0.95):8.2f} |")
     print("\nthroughput, invocations/s:", ", ".join(f"{k} {v:.1f}" for k, v in throughput.items()))
     print("bytes:", sizes, tables)
 
@@ -243,7 +250,8 @@ def report(
     print(
         f"\nnot targets: short invoke p95 {short_p95:.2f}x, cold get_state alone {cold_alone:.2f}x, "
         f"throughput vs sync PostgresSaver under to_thread {tp_thread:.2f}x, "
-        f"put p50 {r('put'):.2f}x"
+        f"put p50 {r('put'):.2f}x; InMemorySaver (LangGraph alone): short invoke p50 "
+        f"{t.p50('short invoke: ' + MEMORY):.2f} ms, {throughput[MEMORY]:.1f} concurrent inv/s"
     )
     print(
         "every checkpointd checkpoint carries a client checksum v1, checked by the server on save "
@@ -253,20 +261,44 @@ def report(
 
 
 def profile(args: argparse.Namespace, target: str) -> None:
-    """cProfile of the checkpointd side of the short graph (client process only)."""
+    """cProfile of the checkpointd side of the short graph, client process only. LangGraph calls
+    the saver from its executor threads as well (put_writes in the background), and cProfile
+    sees one thread (and one profiler per thread): each saver call is profiled on its own, in
+    its thread, and the profiles are summed."""
     import cProfile
     import pstats
+    import threading
 
     ours = CheckpointdSaver(target)
     graph = short_graph(ours)
+    lock = threading.Lock()
+    calls: list[cProfile.Profile] = []
+
+    def profiled(method: str) -> None:
+        inner = getattr(ours, method)
+
+        def wrapper(*a: Any, **k: Any) -> Any:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            try:
+                return inner(*a, **k)
+            finally:
+                profiler.disable()
+                with lock:
+                    calls.append(profiler)
+
+        setattr(ours, method, wrapper)
+
     for i in range(args.warmup):
         graph.invoke(short_input(i), config(f"prof-warm-{uuid.uuid4().hex[:8]}"))
-    profiler = cProfile.Profile()
-    profiler.enable()
+    for method in ("get_tuple", "put", "put_writes"):
+        profiled(method)
     for i in range(args.short_calls):
         graph.invoke(short_input(i), config(f"prof-{uuid.uuid4().hex[:8]}"))
-    profiler.disable()
     ours.close()
-    stats = pstats.Stats(profiler)
-    stats.sort_stats("cumulative").print_stats(40)
-    stats.sort_stats("tottime").print_stats(25)
+    print(f"== {args.short_calls} short-graph invokes: saver calls summed over {len(calls)} calls ==")
+    saver_stats = pstats.Stats(calls[0])
+    for extra in calls[1:]:
+        saver_stats.add(extra)
+    saver_stats.sort_stats("cumulative").print_stats(45)
+    saver_stats.sort_stats("tottime").print_stats(25)
