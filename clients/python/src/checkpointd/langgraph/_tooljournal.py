@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._proto import checkpoint_pb2 as pb
 from ..errors import FailedPrecondition, NotFound
-from . import _naming
+from . import _naming, _ownership
 from ._runs import JournalEntry, RunState
 
 if TYPE_CHECKING:
@@ -146,16 +146,21 @@ class ToolJournal:
         state = self.state
         state.gate.acquire(exclusive=False)
         try:
-            epoch = state.epoch if state.synced else self._server_epoch()
+            if state.owned_epoch is not None:
+                epoch = state.owned_epoch  # an exclusive saver writes with the epoch it took
+            else:
+                epoch = state.epoch if state.synced else self._server_epoch()
             for attempt in range(3):
                 try:
                     return call(epoch)
                 except FailedPrecondition:
                     # Fenced by a newer epoch (a Resume after corruption): the saver takes the
-                    # run's epoch for its own journal writes, and so do these.
+                    # run's epoch for its own journal writes, and so do these, unless the saver
+                    # writes exclusively and another writer took the thread.
                     if attempt == 2:
                         raise
                     epoch = self._server_epoch()
+                    _ownership.check(state, epoch)
             raise AssertionError("unreachable")
         finally:
             state.gate.release(exclusive=False)
