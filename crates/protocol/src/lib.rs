@@ -23,3 +23,7 @@ pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("chec
 
 /// The gRPC metadata key naming the tenant a call works in.
 pub const TENANT_HEADER: &str = "x-tenant-id";
+
+/// Entries one `RecordToolResults` may carry; the server refuses more (`RESOURCE_EXHAUSTED`)
+/// before decoding the request.
+pub const MAX_TOOL_RESULTS_PER_BATCH: usize = 1000;

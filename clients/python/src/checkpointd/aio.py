@@ -152,6 +152,22 @@ class AsyncClient:
         """CheckpointService/RecordToolResult."""
         return await self._unary(self._checkpoints, "RecordToolResult", request, fields, timeout)
 
+    async def record_tool_results(
+        self,
+        request: pb.RecordToolResultsRequest | None = None,
+        /,
+        *,
+        timeout: float | None = None,
+        **fields: Any,
+    ) -> pb.RecordToolResultsResponse:
+        """CheckpointService/RecordToolResults: a batch of one run's results in one transaction.
+
+        Keywords: ``run_id``, ``epoch``, ``results`` (``ToolResultInput`` messages or dicts with
+        ``call_id``, ``tool_name``, ``step``, ``output``, ``is_error``; at most 1000). The
+        response's ``results`` holds one ``RecordToolResultResponse`` per entry, in order.
+        """
+        return await self._unary(self._checkpoints, "RecordToolResults", request, fields, timeout)
+
     async def record_tool_intent(
         self,
         request: pb.RecordToolIntentRequest | None = None,

@@ -298,6 +298,27 @@ wrap_checkpoint_store! {
             Ok((record, existed))
         }
 
+        async fn record_tool_results(
+            &self,
+            results: &[NewToolResult],
+        ) -> Result<Vec<(ToolRecord, bool)>> {
+            let answers = self.inner.record_tool_results(results).await?;
+            let Some(first) = results.first() else {
+                return Ok(answers);
+            };
+            // Each new record in journal order, as that many single results would have been.
+            for (record, existed) in &answers {
+                if !existed {
+                    self.writer.send(CacheWrite::ToolRecorded {
+                        keys: self.keys(&first.run),
+                        seq: record.seq,
+                        tool: codec::tool(record),
+                    });
+                }
+            }
+            Ok(answers)
+        }
+
         async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {
             let outcome = self.inner.record_tool_intent(intent).await?;
             if !outcome.already_recorded {

@@ -231,6 +231,21 @@ impl CheckpointService for CheckpointApi {
         }))
     }
 
+    #[tracing::instrument(name = "checkpoint.record_tool_results", skip_all, fields(
+        otel.kind = "server",
+        checkpoint.run_id = %request.get_ref().run_id,
+        checkpoint.results = request.get_ref().results.len(),
+    ))]
+    async fn record_tool_results(
+        &self,
+        request: Request<proto::RecordToolResultsRequest>,
+    ) -> Result<Response<proto::RecordToolResultsResponse>, Status> {
+        self.check_size(request.get_ref())?;
+        Ok(Response::new(
+            journal_api::record_tool_results(&self.engine, request).await?,
+        ))
+    }
+
     #[tracing::instrument(name = "checkpoint.record_tool_intent", skip_all, fields(
         otel.kind = "server",
         checkpoint.run_id = %request.get_ref().run_id,

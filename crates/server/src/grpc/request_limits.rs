@@ -8,7 +8,8 @@
 //! `--max-request-bytes` is refused from its five-byte prefix alone, one that would take the
 //! server over `--max-inflight-request-bytes` waits up to [`RequestLimits::budget_wait`] for
 //! others to finish and is then refused with `UNAVAILABLE` (a retryable overload), and a Save
-//! over `--max-messages-per-save` or `--max-metadata-entries` is cut off mid-body with
+//! over `--max-messages-per-save` or `--max-metadata-entries` (or a RecordToolResults over
+//! [`checkpointd_protocol::MAX_TOOL_RESULTS_PER_BATCH`] results) is cut off mid-body with
 //! `RESOURCE_EXHAUSTED`. The permit is held until the handler has answered, since the decoded
 //! request and the store's copies live that long.
 
@@ -31,8 +32,10 @@ use crate::error::Error;
 use crate::heap;
 use crate::telemetry::metrics;
 
-/// The path of `CheckpointService.Save`, the one call whose repeated fields are capped.
+/// The path of `CheckpointService.Save`, whose messages and metadata entries are capped.
 const SAVE_PATH: &str = "/checkpoint.v1.CheckpointService/Save";
+/// The path of `CheckpointService.RecordToolResults`, whose results are capped.
+const TOOL_RESULTS_PATH: &str = "/checkpoint.v1.CheckpointService/RecordToolResults";
 /// The gRPC message prefix: a compression flag and a four-byte big-endian length.
 const PREFIX_BYTES: usize = 5;
 
@@ -184,7 +187,13 @@ where
                     }
                 }
             }
-            let scan = (parts.uri.path() == SAVE_PATH).then(|| SaveScan::new(shared.caps));
+            let scan = match parts.uri.path() {
+                SAVE_PATH => Some(SaveScan::new(shared.caps)),
+                TOOL_RESULTS_PATH => Some(SaveScan::tool_results(
+                    checkpointd_protocol::MAX_TOOL_RESULTS_PER_BATCH,
+                )),
+                _ => None,
+            };
             let body = Body::new(LimitedBody {
                 head,
                 inner: body,
@@ -280,6 +289,9 @@ impl LimitedBody {
                 ),
                 Exceeded::MetadataEntries(cap) => format!(
                     "a Save may carry at most {cap} metadata entries (--max-metadata-entries)"
+                ),
+                Exceeded::ToolResults(cap) => format!(
+                    "a RecordToolResults may carry at most {cap} results; send several batches"
                 ),
             };
             Status::from(Error::TooLarge(message))

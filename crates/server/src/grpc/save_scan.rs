@@ -1,5 +1,6 @@
-//! Counts a `SaveRequest`'s messages and metadata entries on its raw bytes, as they arrive, so
-//! a request over the caps is refused before prost decodes (and allocates) any of it.
+//! Counts a `SaveRequest`'s messages and metadata entries (or a `RecordToolResultsRequest`'s
+//! results) on its raw bytes, as they arrive, so a request over the caps is refused before prost
+//! decodes (and allocates) any of it.
 //!
 //! prost decodes a repeated field whole before any handler runs: two million empty messages fit
 //! in 16 MiB on the wire but take hundreds of megabytes decoded. The scan reads only the
@@ -11,6 +12,8 @@
 const MESSAGES_FIELD: u64 = 5;
 /// `SaveRequest.metadata`: a map is a repeated message of entries on the wire.
 const METADATA_FIELD: u64 = 7;
+/// `RecordToolResultsRequest.results`.
+const TOOL_RESULTS_FIELD: u64 = 3;
 /// The gRPC message prefix: a compression flag and a four-byte big-endian length.
 const PREFIX_BYTES: usize = 5;
 /// A varint of more than ten bytes is malformed.
@@ -28,6 +31,15 @@ pub struct SaveCaps {
 pub enum Exceeded {
     Messages(usize),
     MetadataEntries(usize),
+    ToolResults(usize),
+}
+
+/// One counted top-level field: its number, its cap, and what going over it is called.
+#[derive(Clone, Copy, Debug)]
+struct Counted {
+    field: u64,
+    cap: usize,
+    exceeded: fn(usize) -> Exceeded,
 }
 
 /// Where the scan stands in the byte stream.
@@ -50,22 +62,48 @@ enum State {
 /// The scan of one request body, fed its data frames in order.
 #[derive(Debug)]
 pub struct SaveScan {
-    caps: SaveCaps,
+    counted: [Option<Counted>; 2],
+    counts: [usize; 2],
     state: State,
     /// Bytes of the first message still to come.
     remaining: u64,
-    messages: usize,
-    metadata_entries: usize,
 }
 
 impl SaveScan {
+    /// The scan of a `SaveRequest`.
     pub fn new(caps: SaveCaps) -> Self {
+        Self::counting([
+            Some(Counted {
+                field: MESSAGES_FIELD,
+                cap: caps.max_messages,
+                exceeded: Exceeded::Messages,
+            }),
+            Some(Counted {
+                field: METADATA_FIELD,
+                cap: caps.max_metadata_entries,
+                exceeded: Exceeded::MetadataEntries,
+            }),
+        ])
+    }
+
+    /// The scan of a `RecordToolResultsRequest`, allowing `cap` results.
+    pub fn tool_results(cap: usize) -> Self {
+        Self::counting([
+            Some(Counted {
+                field: TOOL_RESULTS_FIELD,
+                cap,
+                exceeded: Exceeded::ToolResults,
+            }),
+            None,
+        ])
+    }
+
+    fn counting(counted: [Option<Counted>; 2]) -> Self {
         Self {
-            caps,
+            counted,
+            counts: [0; 2],
             state: State::Prefix { seen: 0, length: 0 },
             remaining: 0,
-            messages: 0,
-            metadata_entries: 0,
         }
     }
 
@@ -155,15 +193,12 @@ impl SaveScan {
             1 => Ok(self.skip(8)),
             5 => Ok(self.skip(4)),
             2 => {
-                if field == MESSAGES_FIELD {
-                    self.messages += 1;
-                    if self.messages > self.caps.max_messages {
-                        return Err(Exceeded::Messages(self.caps.max_messages));
-                    }
-                } else if field == METADATA_FIELD {
-                    self.metadata_entries += 1;
-                    if self.metadata_entries > self.caps.max_metadata_entries {
-                        return Err(Exceeded::MetadataEntries(self.caps.max_metadata_entries));
+                for (counted, count) in self.counted.iter().zip(self.counts.iter_mut()) {
+                    if let Some(counted) = counted.filter(|counted| counted.field == field) {
+                        *count += 1;
+                        if *count > counted.cap {
+                            return Err((counted.exceeded)(counted.cap));
+                        }
                     }
                 }
                 Ok(State::Length { value: 0, shift: 0 })
@@ -263,6 +298,38 @@ mod tests {
                 scan(&framed(&request(0, 3)), size),
                 Err(Exceeded::MetadataEntries(2))
             );
+        }
+    }
+
+    #[test]
+    fn tool_results_over_their_cap_are_caught_in_any_chunking() {
+        let batch = |count: usize| proto::RecordToolResultsRequest {
+            run_id: "run".into(),
+            epoch: Some(3),
+            results: (0..count)
+                .map(|i| proto::ToolResultInput {
+                    call_id: format!("c{i}"),
+                    tool_name: "t".into(),
+                    step: 1,
+                    output: vec![9; i * 7],
+                    is_error: false,
+                })
+                .collect(),
+        };
+        let framed = |request: &proto::RecordToolResultsRequest| {
+            let body = request.encode_to_vec();
+            let mut framed = vec![0];
+            framed.extend_from_slice(&u32::try_from(body.len()).unwrap().to_be_bytes());
+            framed.extend_from_slice(&body);
+            framed
+        };
+        for size in [1, 3, 5, 64, 4096] {
+            let feed = |bytes: &[u8]| {
+                let mut scan = SaveScan::tool_results(3);
+                bytes.chunks(size).try_for_each(|chunk| scan.feed(chunk))
+            };
+            assert_eq!(feed(&framed(&batch(3))), Ok(()));
+            assert_eq!(feed(&framed(&batch(4))), Err(Exceeded::ToolResults(3)));
         }
     }
 

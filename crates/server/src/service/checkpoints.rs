@@ -48,6 +48,13 @@ impl Engine {
         self.store.record_tool_result(result).await
     }
 
+    pub async fn record_tool_results(
+        &self,
+        results: &[NewToolResult],
+    ) -> Result<Vec<(ToolRecord, bool)>> {
+        self.store.record_tool_results(results).await
+    }
+
     /// The latest checkpoint that verifies; corrupt ones on the way are quarantined.
     pub async fn load_latest(&self, run: &RunKey) -> Result<Restored> {
         self.load_latest_with(run, LoadOptions::default()).await

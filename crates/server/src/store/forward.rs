@@ -52,6 +52,16 @@ macro_rules! wrap_checkpoint_store {
             }
         ]);
     };
+    (@build $wrapper:ty, $inner:ident, [record_tool_results $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn record_tool_results(
+                &self,
+                results: &[$crate::domain::NewToolResult],
+            ) -> $crate::error::Result<Vec<($crate::domain::ToolRecord, bool)>> {
+                self.$inner.record_tool_results(results).await
+            }
+        ]);
+    };
     (@build $wrapper:ty, $inner:ident, [record_tool_intent $($rest:ident)*], [$($methods:tt)*]) => {
         $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
             async fn record_tool_intent(

@@ -74,6 +74,17 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
         .await
     }
 
+    async fn record_tool_results(
+        &self,
+        results: &[NewToolResult],
+    ) -> Result<Vec<(ToolRecord, bool)>> {
+        self.observe(
+            "store.record_tool_results",
+            self.inner.record_tool_results(results),
+        )
+        .await
+    }
+
     async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {
         self.observe(
             "store.record_tool_intent",

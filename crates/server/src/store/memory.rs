@@ -18,9 +18,9 @@ use super::{
     RetentionStore, Snapshot, Which,
 };
 use crate::domain::{
-    CheckpointSummary, Checksum, Digest32, EntryKind, IntentOutcome, JournalAction, ListQuery,
-    Message, MessageChain, NewCheckpoint, NewToolIntent, NewToolResult, Quarantine, RunId, RunInfo,
-    RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord,
+    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, IntentOutcome, JournalAction,
+    ListQuery, Message, MessageChain, NewCheckpoint, NewToolIntent, NewToolResult, Quarantine,
+    RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord,
 };
 use crate::error::{Error, Result};
 
@@ -255,6 +255,41 @@ impl CheckpointStore for MemoryStore {
                     Ok((record, false))
                 }
             }
+        })
+    }
+
+    async fn record_tool_results(
+        &self,
+        results: &[NewToolResult],
+    ) -> Result<Vec<(ToolRecord, bool)>> {
+        let Some(first) = results.first() else {
+            return Ok(Vec::new());
+        };
+        self.with_runs(|runs| {
+            let empty = RunData::new();
+            let run = runs.get(&first.run).unwrap_or(&empty);
+            let stored = |call_id: &CallId| {
+                run.tools
+                    .iter()
+                    .find(|record| &record.call_id == call_id && record.kind == EntryKind::Result)
+                    .cloned()
+            };
+            let existing = results
+                .iter()
+                .map(|result| stored(&result.call_id))
+                .collect();
+            let plan = plan::plan_tool_results(results, &run.head, existing)?;
+            if let Some(tools) = plan.tools {
+                // The run is created only once the batch is accepted.
+                let run = runs.entry(first.run.clone()).or_insert_with(RunData::new);
+                run.updated_at = plan
+                    .inserts
+                    .last()
+                    .map_or(run.updated_at, |r| r.recorded_at);
+                run.tools.extend(plan.inserts);
+                run.head.tools = tools;
+            }
+            Ok(plan.answers)
         })
     }
 

@@ -87,6 +87,16 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// Same shape as `save`: lock the run, read the context, [`plan::plan_tool_result`], apply.
     async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)>;
 
+    /// Journals a batch of tool results atomically: in one transaction that locks the run, read
+    /// the stored result of each call id, [`plan::plan_tool_results`], apply every insert and
+    /// the new chain head, commit. All or none. Every entry carries the same run and epoch (the
+    /// adapter builds them so). One answer per entry, in order, as `record_tool_result` gives;
+    /// an empty batch journals nothing and answers nothing.
+    async fn record_tool_results(
+        &self,
+        results: &[NewToolResult],
+    ) -> Result<Vec<(ToolRecord, bool)>>;
+
     /// Journals a tool intent, or answers with what the call id already holds (its intent,
     /// its result, or both) and `already_recorded`.
     ///

@@ -257,6 +257,64 @@ pub fn plan_tool_result(
     Ok(ToolPlan::Insert(record, tools))
 }
 
+/// What a backend must do for a RecordToolResults batch.
+#[derive(Clone, Debug, Default)]
+pub struct BatchPlan {
+    /// One answer per request, in order: the record and whether it was journalled already.
+    pub answers: Vec<(ToolRecord, bool)>,
+    /// The records to insert, in journal order; empty when every call id is known.
+    pub inserts: Vec<ToolRecord>,
+    /// The run's tool chain head once the inserts are applied; `None` when nothing is inserted.
+    pub tools: Option<ToolChain>,
+}
+
+impl BatchPlan {
+    /// Rounds every record's `recorded_at` as the backend's column does, so that the answers
+    /// equal what a retry reads back. Stored records are rounded already, and rounding twice
+    /// changes nothing.
+    pub fn round_times(&mut self, round: impl Fn(SystemTime) -> SystemTime) {
+        let records = self.answers.iter_mut().map(|(record, _)| record);
+        for record in records.chain(self.inserts.iter_mut()) {
+            record.recorded_at = round(record.recorded_at);
+        }
+    }
+}
+
+/// Decides what a RecordToolResults batch does: each request as [`plan_tool_result`] would, in
+/// order, each planned on the chain the ones before it left. `existing[i]` is the stored result
+/// with `requests[i]`'s call id. Fenced once (every request of a batch carries its epoch); a
+/// call id repeated within the batch is journalled from its first entry and the later one
+/// answers with that record, as a retry would.
+pub fn plan_tool_results(
+    requests: &[NewToolResult],
+    head: &RunHead,
+    existing: Vec<Option<ToolRecord>>,
+) -> Result<BatchPlan> {
+    if let Some(first) = requests.first() {
+        check_epoch(first.epoch, head.epoch)?;
+    }
+    let mut plan = BatchPlan::default();
+    let mut current = *head;
+    for (request, stored) in requests.iter().zip(existing) {
+        let stored = stored.or_else(|| {
+            plan.inserts
+                .iter()
+                .find(|record| record.call_id == request.call_id)
+                .cloned()
+        });
+        match plan_tool_result(request, &current, stored)? {
+            ToolPlan::Existing(record) => plan.answers.push((record, true)),
+            ToolPlan::Insert(record, tools) => {
+                current.tools = tools;
+                plan.tools = Some(tools);
+                plan.answers.push((record.clone(), false));
+                plan.inserts.push(record);
+            }
+        }
+    }
+    Ok(plan)
+}
+
 /// What a backend must do for a RecordToolIntent.
 #[derive(Clone, Debug)]
 pub enum IntentPlan {

@@ -13,10 +13,11 @@ use checkpointd::proto::{
     ApproveRequest, CancelRequest, ClaimRequest, CompleteRequest, DeleteRunRequest, EnqueueRequest,
     EnqueueResponse, FailRequest, GetJournalRequest, GetRequest, GetRunRequest, HeartbeatRequest,
     ListCheckpointsRequest, ListRequest, ListRunsRequest, LoadAtStepRequest, LoadLatestRequest,
-    Message, PinCheckpointRequest, RecordToolIntentRequest, RecordToolResultRequest, RejectRequest,
-    ReleaseRequest, RepairJournalRequest, RequestApprovalRequest, RequeueRequest, ResumeRequest,
-    ResumeTaskRequest, RetryPolicy, SaveRequest, SetRetentionRequest, UnpinCheckpointRequest,
-    ValidateRequest, repair_journal_request,
+    Message, PinCheckpointRequest, RecordToolIntentRequest, RecordToolResultRequest,
+    RecordToolResultsRequest, RejectRequest, ReleaseRequest, RepairJournalRequest,
+    RequestApprovalRequest, RequeueRequest, ResumeRequest, ResumeTaskRequest, RetryPolicy,
+    SaveRequest, SetRetentionRequest, ToolResultInput, UnpinCheckpointRequest, ValidateRequest,
+    repair_journal_request,
 };
 use prost::Message as _;
 use tonic::Code;
@@ -182,7 +183,24 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
             }
             .encode_to_vec(),
         ),
-        8 | 9 => (
+        9 => (
+            "/checkpoint.v1.CheckpointService/RecordToolResults",
+            RecordToolResultsRequest {
+                run_id,
+                epoch: (rng.below(2) == 0).then(|| rng.unsigned()),
+                results: (0..rng.below(4))
+                    .map(|_| ToolResultInput {
+                        call_id: rng.string(),
+                        tool_name: rng.string(),
+                        step: rng.int(),
+                        output: rng.bytes(),
+                        is_error: rng.below(2) == 0,
+                    })
+                    .collect(),
+            }
+            .encode_to_vec(),
+        ),
+        8 => (
             "/checkpoint.v1.CheckpointService/RecordToolResult",
             RecordToolResultRequest {
                 run_id,

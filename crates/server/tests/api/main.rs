@@ -42,4 +42,5 @@ mod startup;
 mod telemetry;
 mod tls;
 mod tls_stores;
+mod tool_batches;
 mod tool_journal;

@@ -36,6 +36,13 @@ impl CheckpointStore for Settled {
         self.settle(self.0.record_tool_result(result)).await
     }
 
+    async fn record_tool_results(
+        &self,
+        results: &[NewToolResult],
+    ) -> Result<Vec<(ToolRecord, bool)>> {
+        self.settle(self.0.record_tool_results(results)).await
+    }
+
     async fn record_tool_intent(
         &self,
         intent: &crate::domain::NewToolIntent,

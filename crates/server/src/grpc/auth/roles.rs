@@ -33,6 +33,7 @@ pub fn access(path: &str) -> Access {
         | "/checkpoint.v1.CheckpointService/Validate"
         | "/checkpoint.v1.CheckpointService/Resume"
         | "/checkpoint.v1.CheckpointService/RecordToolResult"
+        | "/checkpoint.v1.CheckpointService/RecordToolResults"
         | "/checkpoint.v1.CheckpointService/RecordToolIntent"
         | "/checkpoint.v1.CheckpointService/GetJournal"
         | "/checkpoint.v1.CheckpointService/ListCheckpoints"

@@ -1,11 +1,14 @@
-//! The journal RPCs of `CheckpointService`: RecordToolIntent, GetJournal and RepairJournal.
+//! The journal RPCs of `CheckpointService`: RecordToolResults, RecordToolIntent, GetJournal and
+//! RepairJournal.
 
 use std::time::SystemTime;
 
 use tonic::{Request, Status};
 
 use crate::domain::check_label;
-use crate::domain::{CallId, Epoch, JournalRepair, NewToolIntent, Repair, Step};
+use crate::domain::{
+    CallId, Epoch, JournalRepair, NewToolIntent, NewToolResult, Repair, RunKey, Step,
+};
 use crate::error::{Error, Result};
 use crate::grpc::convert::{
     in_doubt_to_wire, intent_to_wire, journal_action_to_wire, journal_entry_to_wire,
@@ -14,6 +17,62 @@ use crate::grpc::tenant::{identity_of, run_key};
 use crate::proto;
 use crate::service::Engine;
 use crate::wire::tool_to_wire;
+
+pub async fn record_tool_results(
+    engine: &Engine,
+    request: Request<proto::RecordToolResultsRequest>,
+) -> Result<proto::RecordToolResultsResponse, Status> {
+    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let request = request.into_inner();
+    let epoch = Epoch::from_wire(request.epoch).get();
+    let results = request
+        .results
+        .into_iter()
+        .enumerate()
+        .map(|(index, input)| {
+            parse_result_input(&run, epoch, input).map_err(|error| match error {
+                Error::InvalidField { field, message } => {
+                    Error::invalid(format!("results[{index}].{field}"), message)
+                }
+                other => other,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let answers = engine.record_tool_results(&results).await?;
+    Ok(proto::RecordToolResultsResponse {
+        results: answers
+            .into_iter()
+            .map(
+                |(record, already_recorded)| proto::RecordToolResultResponse {
+                    result: Some(tool_to_wire(record)),
+                    already_recorded,
+                },
+            )
+            .collect(),
+    })
+}
+
+/// One batch entry, judged as RecordToolResult judges its fields, every error naming its field.
+fn parse_result_input(
+    run: &RunKey,
+    epoch: u64,
+    input: proto::ToolResultInput,
+) -> Result<NewToolResult> {
+    let call_id = CallId::parse(&input.call_id)?;
+    if input.tool_name.is_empty() {
+        return Err(Error::invalid("tool_name", "tool_name must not be empty"));
+    }
+    check_label("tool_name", &input.tool_name)?;
+    Ok(NewToolResult {
+        run: run.clone(),
+        call_id,
+        tool_name: input.tool_name,
+        step: Step::parse(input.step)?,
+        output: input.output,
+        is_error: input.is_error,
+        epoch,
+    })
+}
 
 pub async fn record_tool_intent(
     engine: &Engine,

@@ -25,6 +25,7 @@ mod sql;
 #[cfg(test)]
 pub(crate) mod tests;
 pub mod tls;
+mod tool_batch;
 mod tools;
 
 use std::time::Duration;
@@ -183,6 +184,13 @@ impl CheckpointStore for PostgresStore {
 
     async fn record_tool_result(&self, result: &NewToolResult) -> Result<(ToolRecord, bool)> {
         self.journal_tool_result(result).await
+    }
+
+    async fn record_tool_results(
+        &self,
+        results: &[NewToolResult],
+    ) -> Result<Vec<(ToolRecord, bool)>> {
+        self.journal_tool_results(results).await
     }
 
     async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {

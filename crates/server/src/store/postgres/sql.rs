@@ -168,6 +168,25 @@ pub(super) const TOOL_BY_CALL_ID: &str = "\
 SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
 FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = $3 AND NOT intent";
 
+/// The stored results of the call ids `$3`, for a RecordToolResults batch under the run lock.
+pub(super) const RESULTS_BY_CALL_IDS: &str = "\
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
+FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = ANY($3) AND NOT intent";
+
+/// Writes a batch of results in one statement, one array element per entry, under the run lock.
+pub(super) const INSERT_RESULTS: &str = "\
+INSERT INTO tool_results (tenant, run_id, seq, call_id, tool_name, step, output, is_error, chain,
+                          recorded_at)
+SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bytea[],
+                             $8::boolean[], $9::bytea[], $10::timestamptz[])";
+
+/// Moves the run's tool chain head after a batch and returns the run row's new version.
+pub(super) const SET_TOOL_HEAD_RETURNING: &str = concat!(
+    "UPDATE runs SET tool_count = $3, tool_head = $4, ",
+    bump_updated_at!(),
+    " WHERE tenant = $1 AND run_id = $2 RETURNING updated_at"
+);
+
 /// Every journal entry of a call: its intent and its result, when journalled.
 pub(super) const JOURNAL_BY_CALL_ID: &str = "\
 SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent

@@ -139,6 +139,15 @@ impl CheckpointStore for SqliteStore {
             .await
     }
 
+    async fn record_tool_results(
+        &self,
+        results: &[NewToolResult],
+    ) -> Result<Vec<(ToolRecord, bool)>> {
+        let results = results.to_vec();
+        self.write(move |conn| write::record_tool_results(conn, &results))
+            .await
+    }
+
     async fn record_tool_intent(&self, intent: &NewToolIntent) -> Result<IntentOutcome> {
         let intent = intent.clone();
         self.write(move |conn| journal::record_tool_intent(conn, &intent))

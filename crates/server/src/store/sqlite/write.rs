@@ -189,6 +189,37 @@ pub(super) fn record_tool_result(
     Ok((record, false))
 }
 
+/// RecordToolResults: look up every call id, plan the batch, apply it, commit: all or none.
+pub(super) fn record_tool_results(
+    conn: &mut Connection,
+    requests: &[NewToolResult],
+) -> Result<Vec<(ToolRecord, bool)>> {
+    let Some(first) = requests.first() else {
+        return Ok(Vec::new());
+    };
+    let run = &first.run;
+    let tx = begin(conn)?;
+    let head = read::run_head(&tx, run)?.unwrap_or(RunHead::NEW);
+    let existing = requests
+        .iter()
+        .map(|request| {
+            journal::entry_by_call_id(&tx, run, request.call_id.as_str(), EntryKind::Result)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut plan = plan::plan_tool_results(requests, &head, existing)?;
+    let Some(tools) = plan.tools else {
+        return Ok(plan.answers);
+    };
+    // Keep only what the column keeps, so these answers equal what a retry reads back.
+    plan.round_times(|time| codec::from_micros(codec::to_micros(time)));
+    upsert_run(&tx, run, &RunHead { tools, ..head }, codec::now().1)?;
+    for record in &plan.inserts {
+        journal::insert_entry(&tx, run, record)?;
+    }
+    tx.commit().db()?;
+    Ok(plan.answers)
+}
+
 /// Creates the run if needed and bumps its epoch, in one statement (atomic on its own).
 pub(super) fn begin_resume(conn: &mut Connection, run: &RunKey) -> Result<u64> {
     let new = RunHead::NEW;

@@ -21,6 +21,8 @@ macro_rules! store_behaviours {
             writes::a_retried_tool_result_returns_the_stored_record,
             writes::concurrent_tool_results_make_a_gapless_journal,
             writes::concurrent_saves_to_many_runs_all_land_in_order,
+            tool_batches::a_batch_journals_in_order_and_answers_each_entry_like_a_single_result,
+            tool_batches::a_batch_is_fenced_once_and_writes_all_or_nothing,
             fencing::a_stale_epoch_is_fenced_and_leaves_no_trace,
             fencing::an_epoch_never_issued_is_refused,
             fencing::rewind_is_fenced_by_epoch_and_needs_the_run,
@@ -78,6 +80,7 @@ pub(crate) mod journal;
 mod pg_schema;
 pub(crate) mod reads;
 pub(crate) mod retention;
+pub(crate) mod tool_batches;
 pub(crate) mod writes;
 
 use std::collections::BTreeMap;

@@ -28,6 +28,7 @@ fn expected() -> BTreeMap<&'static str, Role> {
         ("/checkpoint.v1.CheckpointService/Validate", Agent),
         ("/checkpoint.v1.CheckpointService/Resume", Agent),
         ("/checkpoint.v1.CheckpointService/RecordToolResult", Agent),
+        ("/checkpoint.v1.CheckpointService/RecordToolResults", Agent),
         ("/checkpoint.v1.CheckpointService/RecordToolIntent", Agent),
         ("/checkpoint.v1.CheckpointService/GetJournal", Agent),
         ("/checkpoint.v1.CheckpointService/ListCheckpoints", Agent),
