@@ -40,3 +40,15 @@ async def test_the_async_client_batches_and_is_fenced(server) -> None:
             run_id="batch-async", epoch=epoch, results=[_entry("c1", b"1")]
         )
         assert [r.already_recorded for r in answer.results] == [False]
+
+
+def test_a_save_may_cover_the_journals_first_entries(server) -> None:
+    with Client(server.target) as client:
+        client.record_tool_results(run_id="covered", results=[_entry("c1", b"1"), _entry("c2", b"2")])
+        saved = client.save(run_id="covered", step=1, state=b"{}", tool_count=1)
+        assert client.load_latest(run_id="covered").checkpoint.tool_count == 1
+        assert client.save(run_id="covered", step=1, state=b"{}", tool_count=1).already_existed
+        with pytest.raises(FailedPrecondition) as ahead:
+            client.save(run_id="covered", step=2, state=b"{}", tool_count=3)
+        assert ahead.value.reason == "JOURNAL_BEHIND"
+        assert saved.checksum

@@ -167,7 +167,8 @@ pub struct CheckpointContent<'a> {
 /// Checksum v1 of a checkpoint as 32 raw bytes; show it with [`to_hex`].
 ///
 /// `messages` and `tools` are the chains as they stand once the checkpoint is saved: the whole
-/// message log including the checkpoint's new messages, and every tool result journalled.
+/// message log including the checkpoint's new messages, and the journal entries the checkpoint
+/// covers (every one journalled, or the first `SaveRequest.tool_count`).
 pub fn checkpoint_checksum(
     content: CheckpointContent<'_>,
     metadata: &BTreeMap<String, String>,

@@ -205,6 +205,7 @@ impl Session {
             ))
         });
         let request = SaveRequest {
+            tool_count: None,
             run_id: self.run_id.clone(),
             step: step as i64,
             content_type: self.content_type.clone(),

@@ -60,6 +60,11 @@ pub enum Error {
     /// standby was promoted). Not a client bug: the client resyncs with Resume.
     #[error("{0}")]
     MessageLogBehind(String),
+    /// A Save whose `tool_count` is past the stored journal's end: the client saw journal
+    /// entries the store does not hold (lost in a failover, or never acknowledged). The client
+    /// resyncs with Resume.
+    #[error("{0}")]
+    JournalBehind(String),
     /// An answer the client cannot read, because it did not declare the capability (a
     /// `ClientCapability` value name) that carries it.
     #[error("{message}")]
@@ -145,6 +150,7 @@ impl Error {
             Self::EpochNotIssued(_) => (Code::FailedPrecondition, "EPOCH_NOT_ISSUED"),
             Self::StepBehindLatest(_) => (Code::FailedPrecondition, "STEP_BEHIND_LATEST"),
             Self::MessageLogBehind(_) => (Code::FailedPrecondition, "MESSAGE_LOG_BEHIND"),
+            Self::JournalBehind(_) => (Code::FailedPrecondition, "JOURNAL_BEHIND"),
             Self::CapabilityRequired { .. } => (Code::FailedPrecondition, "CAPABILITY_REQUIRED"),
             Self::LeaseLost(_) => (Code::FailedPrecondition, "LEASE_LOST"),
             Self::TaskState(_) => (Code::FailedPrecondition, "TASK_STATE"),

@@ -28,6 +28,9 @@ pub struct NewCheckpoint {
     pub metadata: BTreeMap<String, String>,
     pub epoch: u64,
     pub client_checksum: Option<Checksum>,
+    /// How many journal entries the checkpoint covers (the first ones, by seq); `None`: the
+    /// whole journal at the time of the save.
+    pub tool_count: Option<u64>,
     /// The client's name for the checkpoint, unique within the run; not checksummed.
     pub label: Option<String>,
 }

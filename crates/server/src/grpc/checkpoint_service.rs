@@ -108,6 +108,7 @@ fn parse_save(run: RunKey, request: proto::SaveRequest) -> Result<NewCheckpoint>
         metadata: request.metadata.into_iter().collect(),
         epoch: Epoch::from_wire(request.epoch).get(),
         client_checksum,
+        tool_count: request.tool_count,
         label,
     })
 }

@@ -253,6 +253,7 @@ mod tests {
 
     fn request(messages: usize, metadata: usize) -> proto::SaveRequest {
         proto::SaveRequest {
+            tool_count: None,
             run_id: "run".into(),
             step: 300,
             content_type: "application/json".into(),

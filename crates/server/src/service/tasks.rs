@@ -283,6 +283,7 @@ mod tests {
                     metadata: BTreeMap::new(),
                     epoch: 0,
                     client_checksum: None,
+                    tool_count: None,
                     label: None,
                 })
                 .await

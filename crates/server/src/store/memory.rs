@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 
 use super::plan::{
-    self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
+    self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan, ToolSource,
 };
 use super::retention::CheckpointFacts;
 use super::{
@@ -187,6 +187,18 @@ impl CheckpointStore for MemoryStore {
                         .find(|(_, row)| row.label.as_ref() == Some(label))
                         .map(|(step, _)| *step)
                 }),
+                tools: {
+                    let source = SaveContext::tools_source(&run.head, checkpoint.tool_count);
+                    let stored = match source {
+                        ToolSource::StoredAt(seq) => run
+                            .tools
+                            .iter()
+                            .find(|record| record.seq == seq)
+                            .map(|record| record.chain),
+                        _ => None,
+                    };
+                    source.chain(&run.head, stored)
+                },
             };
             match plan::plan_save(checkpoint, &context)? {
                 SavePlan::Unchanged(saved) => Ok(saved),

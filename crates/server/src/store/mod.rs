@@ -233,8 +233,10 @@ pub trait RetentionStore: Send + Sync + 'static {
     /// its facts) nothing is deleted and the answer is `FailedPrecondition`. Never deletes a
     /// step pinned at the time of the delete, nor the run's highest non-quarantined step or any
     /// above it, whatever the list says. Messages and tool results are not touched: every
-    /// remaining checkpoint covers a prefix of the same log and journal, and the latest one
-    /// (which is never pruned) covers the longest. Returns how many checkpoints went.
+    /// remaining checkpoint covers a prefix of the same log and journal, the latest one (which
+    /// is never pruned) covers the longest message log, and the journal is never cut (a Save's
+    /// `tool_count` may cover fewer entries than an earlier checkpoint did). Returns how many
+    /// checkpoints went.
     async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64>;
 
     /// Up to `limit` checkpoint addresses after `after` in `(tenant, run_id, step)` order, in

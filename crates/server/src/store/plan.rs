@@ -55,6 +55,10 @@ pub struct SaveContext {
     pub prefix: Option<Digest32>,
     /// The step of the checkpoint that already carries the Save's label, if any.
     pub label_step: Option<Step>,
+    /// The tool chain the checkpoint covers: `head.tools` when the Save names no `tool_count`
+    /// or the journal's length, the stored chain value of entry `tool_count` when it is shorter
+    /// (zeros for 0), `None` when it is past the end. See [`SaveContext::tools_source`].
+    pub tools: Option<ToolChain>,
 }
 
 impl SaveContext {
@@ -69,6 +73,42 @@ impl SaveContext {
             PrefixSource::Empty
         } else {
             PrefixSource::StoredAt(offset - 1)
+        }
+    }
+}
+
+impl SaveContext {
+    /// Which stored tool chain value the backend must read for `tools`, if any:
+    /// `StoredAt(seq)` means "the chain stored with journal entry `seq` (1-based)".
+    pub fn tools_source(head: &RunHead, tool_count: Option<u64>) -> ToolSource {
+        match tool_count {
+            None => ToolSource::Head,
+            Some(count) if count == head.tools.len => ToolSource::Head,
+            Some(count) if count > head.tools.len => ToolSource::Past,
+            Some(0) => ToolSource::Empty,
+            Some(count) => ToolSource::StoredAt(count),
+        }
+    }
+}
+
+/// Where the tool chain a Save covers comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolSource {
+    Head,
+    Empty,
+    Past,
+    StoredAt(u64),
+}
+
+impl ToolSource {
+    /// The covered chain, given the run's head and the stored chain value at `StoredAt`'s seq
+    /// (`None` when no row holds it, which reads as past the end).
+    pub fn chain(self, head: &RunHead, stored: Option<Digest32>) -> Option<ToolChain> {
+        match self {
+            Self::Head => Some(head.tools),
+            Self::Empty => Some(ToolChain::EMPTY),
+            Self::Past => None,
+            Self::StoredAt(len) => stored.map(|head| ToolChain { len, head }),
         }
     }
 }
@@ -121,6 +161,16 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
             request.message_offset, head.messages.len
         )));
     };
+    let Some(tools) = context.tools else {
+        // Past the end, the client saw journal entries the store does not hold: as for the
+        // message log, it must resync, not fix its request.
+        return Err(Error::JournalBehind(format!(
+            "tool_count {} is past the stored tool journal, which holds {} entries: entries the \
+             client saw are missing; Resume the run and continue from what it restores",
+            request.tool_count.unwrap_or_default(),
+            head.tools.len
+        )));
+    };
     let mut chain = MessageChain {
         len: request.message_offset,
         head: prefix,
@@ -145,7 +195,7 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
         &request.state,
         &request.metadata,
         &chain,
-        &head.tools,
+        &tools,
     );
     if let Some(client) = request.client_checksum
         && client != checksum
@@ -172,8 +222,8 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
                 checksum,
                 created_at: existing.created_at,
                 already_existed: true,
-                // Same checksum, so the same tool chain: the journal's length now.
-                tool_count: head.tools.len,
+                // Same checksum, so the same tool chain: the one this request covers.
+                tool_count: tools.len,
             }));
         }
         Some(existing) if request.epoch > existing.epoch => true,
@@ -212,7 +262,8 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
             tools: head.tools,
         },
         message_count: chain.len,
-        tool_count: head.tools.len,
+        // The run's journal stays as it is; the checkpoint covers its first `tools.len`.
+        tool_count: tools.len,
     })
 }
 

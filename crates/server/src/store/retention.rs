@@ -101,8 +101,8 @@ pub struct Protected {
 
 /// The checkpoint that the tool results journalled after the latest valid checkpoint depend on.
 ///
-/// Results with `seq > latest_tool_count` were recorded after the latest valid checkpoint was
-/// saved; Resume returns them and the agent replays them while it re-executes the steps after
+/// Results with `seq > latest_tool_count` are not covered by the latest valid checkpoint
+/// (recorded after it was saved, or left out by its Save's `tool_count`); Resume returns them and the agent replays them while it re-executes the steps after
 /// the checkpoint it restores. A result recorded for step `t` is replayed on top of the newest
 /// checkpoint before `t`, so that checkpoint stays. Normally it is the latest valid one itself;
 /// it differs only when a result was journalled for an earlier step than the latest checkpoint.

@@ -126,6 +126,7 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
         0..=3 => (
             "/checkpoint.v1.CheckpointService/Save",
             SaveRequest {
+                tool_count: None,
                 run_id,
                 step: rng.int(),
                 content_type: rng.string(),

@@ -12,6 +12,7 @@ mod checksum_vectors;
 mod client_api;
 mod connections;
 mod corruption;
+mod covered_tools;
 mod credentials;
 mod delete_checkpoints;
 mod durability;

@@ -159,6 +159,7 @@ async fn fill(schema: &PgSchema, runs: u64, steps: u64) {
                     metadata: Default::default(),
                     epoch: 0,
                     client_checksum: None,
+                    tool_count: None,
                     label: None,
                 };
                 store.save(&checkpoint).await.unwrap();

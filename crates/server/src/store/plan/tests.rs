@@ -109,6 +109,7 @@ impl Run {
             latest_step: self.latest_step.map(crate::domain::Step::new),
             prefix,
             label_step: None,
+            tools: Some(head.tools),
         }
     }
 }

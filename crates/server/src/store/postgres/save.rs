@@ -22,7 +22,7 @@ use super::{Locked, PostgresStore};
 use crate::domain::{Checksum, NewCheckpoint, SavedCheckpoint, Step};
 use crate::error::{Error, Result};
 use crate::store::plan::{
-    self, ExistingCheckpoint, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan,
+    self, ExistingCheckpoint, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan, ToolSource,
 };
 
 /// A planned Save, ready to apply if the run row is still the version it was planned from.
@@ -37,6 +37,9 @@ pub(super) struct PlannedWrite<'a> {
     pub head: RunHead,
     /// The run row the plan was made from: its head and version.
     pub expected: RunHead,
+    /// The journal entries the checkpoint covers: `expected.tools.len` on the fast path (the
+    /// group commit stores that), possibly fewer on the slow path.
+    pub tool_count: u64,
     pub version: SystemTime,
 }
 
@@ -49,6 +52,7 @@ impl PlannedWrite<'_> {
             rows: self.rows,
             head: self.head,
             expected: self.expected,
+            tool_count: self.tool_count,
             version: self.version,
         }
     }
@@ -117,6 +121,7 @@ struct WriteParams<'a> {
     expected_message_head: &'a [u8],
     tool_count: i64,
     tool_head: &'a [u8],
+    covered_tools: i64,
 }
 
 impl<'a> WriteParams<'a> {
@@ -145,10 +150,11 @@ impl<'a> WriteParams<'a> {
             expected_message_head: &write.expected.messages.head,
             tool_count: signed(write.expected.tools.len),
             tool_head: &write.expected.tools.head,
+            covered_tools: signed(write.tool_count),
         }
     }
 
-    fn params(&self) -> [&(dyn ToSql + Sync); 22] {
+    fn params(&self) -> [&(dyn ToSql + Sync); 23] {
         let request: &NewCheckpoint = &self.write.request;
         [
             &self.tenant,
@@ -173,6 +179,7 @@ impl<'a> WriteParams<'a> {
             &self.tool_head,
             &self.write.version,
             &request.label,
+            &self.covered_tools,
         ]
     }
 
@@ -224,9 +231,12 @@ impl PostgresStore {
             return Ok(None);
         }
         // A step at or below the latest is a retry, a replace or an error: all need the truth.
+        // So does a Save covering fewer journal entries than the cached head: the chain value it
+        // covers is in the journal, not the cache (and the group commit stores the head's count).
         if latest_step.is_some_and(|latest| request.step <= latest)
             || SaveContext::prefix_source(&cached.head, request.message_offset)
                 != PrefixSource::Head
+            || SaveContext::tools_source(&cached.head, request.tool_count) != ToolSource::Head
         {
             return Ok(None);
         }
@@ -236,6 +246,7 @@ impl PostgresStore {
             latest_step,
             prefix: Some(cached.head.messages.head),
             label_step: None,
+            tools: Some(cached.head.tools),
         };
         // A rejection planned from a possibly stale head may be wrong (e.g. an epoch that
         // another instance issued), so only the locked path may reject.
@@ -256,6 +267,7 @@ impl PostgresStore {
             rows,
             head,
             expected: cached.head,
+            tool_count: cached.head.tools.len,
             version: cached.updated_at,
         };
         let (id, checksum) = (write.id.clone(), write.checksum);
@@ -301,6 +313,8 @@ async fn save_under_lock(
     let step = request.step.as_i64();
     // offset - 1 names the message whose chain is the prefix; -1 matches no row.
     let prefix_seq = signed(request.message_offset) - 1;
+    // The entry whose chain a shorter tool_count covers; 0 matches no row.
+    let tool_seq = signed(request.tool_count.unwrap_or(0));
     let (ensure, lock, read, delete, write) = tokio::try_join!(
         tx.prepare_cached(sql::ENSURE_RUN),
         tx.prepare_cached(sql::LOCK_RUN),
@@ -310,8 +324,14 @@ async fn save_under_lock(
     )
     .map_err(db)?;
     let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
-    let read_params: [&(dyn ToSql + Sync); 5] =
-        [&tenant, &run_id, &step, &prefix_seq, &request.label];
+    let read_params: [&(dyn ToSql + Sync); 6] = [
+        &tenant,
+        &run_id,
+        &step,
+        &prefix_seq,
+        &request.label,
+        &tool_seq,
+    ];
     // One round trip: the statements run in order, so the context is read under the lock.
     let (_, locked, context) = tokio::try_join!(
         tx.execute(&ensure, &run_params),
@@ -351,12 +371,21 @@ async fn save_under_lock(
     let label_step = context
         .get::<_, Option<i64>>(8)
         .map(|step| Step::new(unsigned(step)));
+    let tools = SaveContext::tools_source(&head, request.tool_count);
+    let stored_tools = match tools {
+        ToolSource::StoredAt(_) => context
+            .get::<_, Option<&[u8]>>(9)
+            .map(|chain| digest(chain, "tool chain value", run))
+            .transpose()?,
+        _ => None,
+    };
     let context = SaveContext {
         head,
         existing,
         latest_step,
         prefix,
         label_step,
+        tools: tools.chain(&head, stored_tools),
     };
     // Whatever the outcome, this is the truth as of this version of the run row.
     let truth = CachedRun {
@@ -364,18 +393,20 @@ async fn save_under_lock(
         updated_at,
         latest_step: Some(latest_step),
     };
-    let (id, checksum, replace, rows, new_head) = match plan::plan_save(request, &context) {
-        Ok(SavePlan::Write {
-            id,
-            checksum,
-            replace,
-            rows,
-            head,
-            ..
-        }) => (id, checksum, replace, rows, head),
-        Ok(SavePlan::Unchanged(saved)) => return Ok(Locked::Release(Ok(saved), Some(truth))),
-        Err(error) => return Ok(Locked::Release(Err(error), Some(truth))),
-    };
+    let (id, checksum, replace, rows, new_head, tool_count) =
+        match plan::plan_save(request, &context) {
+            Ok(SavePlan::Write {
+                id,
+                checksum,
+                replace,
+                rows,
+                head,
+                tool_count,
+                ..
+            }) => (id, checksum, replace, rows, head, tool_count),
+            Ok(SavePlan::Unchanged(saved)) => return Ok(Locked::Release(Ok(saved), Some(truth))),
+            Err(error) => return Ok(Locked::Release(Err(error), Some(truth))),
+        };
     let planned = PlannedWrite {
         request: Cow::Borrowed(request),
         id,
@@ -383,6 +414,7 @@ async fn save_under_lock(
         rows,
         head: new_head,
         expected: head,
+        tool_count,
         version: updated_at,
     };
     let written = {
@@ -409,7 +441,7 @@ async fn save_under_lock(
             checksum: planned.checksum,
             created_at: written.get(1),
             already_existed: false,
-            tool_count: planned.head.tools.len,
+            tool_count: planned.tool_count,
         },
         Some(CachedRun {
             head: new_head,

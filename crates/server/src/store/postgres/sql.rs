@@ -15,7 +15,8 @@ FROM runs WHERE tenant = $1 AND run_id = $2 FOR UPDATE";
 /// Everything else `plan_save` needs, as one row. It runs as a statement after `LOCK_RUN`, so in
 /// READ COMMITTED it takes a fresh snapshot that sees every write committed before the lock was
 /// granted. `$3` is the step, `$4` the sequence number whose chain is the prefix (offset - 1),
-/// `$5` the Save's label (NULL for none; `label = NULL` matches nothing).
+/// `$5` the Save's label (NULL for none; `label = NULL` matches nothing), `$6` the journal entry
+/// whose chain the checkpoint covers (its `tool_count`; 0, which no entry has, for none).
 pub(super) const SAVE_CONTEXT: &str = "\
 SELECT
     (SELECT step FROM checkpoints
@@ -26,7 +27,8 @@ SELECT
     existing.quarantine_reason IS NOT NULL AS existing_quarantined,
     existing.label,
     (SELECT step FROM checkpoints
-      WHERE tenant = $1 AND run_id = $2 AND label = $5::text) AS label_step
+      WHERE tenant = $1 AND run_id = $2 AND label = $5::text) AS label_step,
+    (SELECT chain FROM tool_results WHERE tenant = $1 AND run_id = $2 AND seq = $6) AS tool_prefix
 FROM (SELECT 1) AS one
 LEFT JOIN checkpoints AS existing
     ON existing.tenant = $1 AND existing.run_id = $2 AND existing.step = $3";
@@ -55,7 +57,8 @@ macro_rules! bump_updated_at {
 /// $9 metadata values, $10 checksum, $11 new message_count, $12 new message_head,
 /// $13-$16 appended messages (seq, role, content, chain), then the expected run row:
 /// $17 message_count, $18 message_head, $19 tool_count, $20 tool_head, $21 updated_at;
-/// $22 the label (NULL for none).
+/// $22 the label (NULL for none); $23 the checkpoint's tool_count, the journal entries it covers
+/// (at most $19: a Save may cover fewer than the journal holds, see `SaveRequest.tool_count`).
 pub(super) const WRITE_CHECKPOINT: &str = concat!(
     "WITH run AS (
     UPDATE runs SET message_count = $11, message_head = $12, ",
@@ -69,7 +72,7 @@ pub(super) const WRITE_CHECKPOINT: &str = concat!(
     INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state,
                              metadata_keys, metadata_values, message_count, tool_count,
                              checksum, created_at, label)
-    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $19, $10, now(), $22::text FROM run
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $23::bigint, $10, now(), $22::text FROM run
     RETURNING created_at
 ), appended AS (
     INSERT INTO messages (tenant, run_id, seq, role, content, chain)
@@ -116,6 +119,10 @@ RETURNING (SELECT updated_at FROM run), created_at"
 /// Metadata and appended messages are flattened, each entry naming its item's `ord`:
 /// $17-$19 metadata (ord, key, value) in key order; $20-$24 messages (ord, seq, role, content,
 /// chain).
+///
+/// Each checkpoint covers the whole journal of its expected run row (`tool_count`): the fast
+/// path plans only Saves that cover exactly that, and leaves a shorter `tool_count` to the slow
+/// path, which reads the covered chain value under the lock.
 ///
 /// Two items of one run never both apply: a run row is updated at most once per statement, and
 /// the other item's expected version is then stale. A checkpoint already at an item's step fails

@@ -121,6 +121,20 @@ pub(super) fn message_chain_at(
         .db()
 }
 
+/// The chain value stored with tool journal entry `seq` (1-based), if the entry exists.
+pub(super) fn tool_chain_at(conn: &Connection, run: &RunKey, seq: i64) -> Result<Option<Digest32>> {
+    conn.prepare_cached(
+        "SELECT chain FROM tool_results WHERE tenant = ?1 AND run_id = ?2 AND seq = ?3",
+    )
+    .db()?
+    .query_row(
+        params![run.tenant.as_str(), run.run_id.as_str(), seq],
+        |row| digest(row, 0),
+    )
+    .optional()
+    .db()
+}
+
 /// The columns of a full checkpoint row, in the order [`checkpoint_row`] reads them.
 const CHECKPOINT_COLUMNS: &str = "step, id, epoch, content_type, metadata, message_count, \
      tool_count, checksum, created_at, quarantine_reason, state, label";

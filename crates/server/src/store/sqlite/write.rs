@@ -16,7 +16,7 @@ use crate::domain::{
 use crate::error::{Error, Result};
 use crate::store::DeletedCheckpoints;
 use crate::store::plan::{
-    self, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
+    self, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan, ToolSource,
 };
 
 fn begin(conn: &mut Connection) -> Result<Transaction<'_>> {
@@ -48,6 +48,18 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
         label_step: match &request.label {
             Some(label) => read::label_step(&tx, run, label)?,
             None => None,
+        },
+        tools: {
+            let source = SaveContext::tools_source(&head, request.tool_count);
+            let stored = match source {
+                // A count this large cannot name a stored entry, so it reads as past the end.
+                ToolSource::StoredAt(seq) => match i64::try_from(seq) {
+                    Ok(seq) => read::tool_chain_at(&tx, run, seq)?,
+                    Err(_) => None,
+                },
+                _ => None,
+            };
+            source.chain(&head, stored)
         },
     };
     let (id, checksum, replace, rows, head, message_count, tool_count) =

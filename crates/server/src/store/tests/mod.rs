@@ -23,6 +23,8 @@ macro_rules! store_behaviours {
             writes::concurrent_saves_to_many_runs_all_land_in_order,
             tool_batches::a_batch_journals_in_order_and_answers_each_entry_like_a_single_result,
             tool_batches::a_batch_is_fenced_once_and_writes_all_or_nothing,
+            covered_tools::a_save_may_cover_the_journals_first_entries_and_verifies_on_load,
+            covered_tools::a_save_covering_more_than_the_journal_is_refused_and_changes_nothing,
             fencing::a_stale_epoch_is_fenced_and_leaves_no_trace,
             fencing::an_epoch_never_issued_is_refused,
             fencing::rewind_is_fenced_by_epoch_and_needs_the_run,
@@ -73,6 +75,7 @@ macro_rules! store_behaviours {
 pub(crate) use store_behaviours;
 
 pub(crate) mod backends;
+pub(crate) mod covered_tools;
 pub(crate) mod deletes;
 pub(crate) mod fencing;
 pub(crate) mod heads;
@@ -139,6 +142,7 @@ pub(crate) fn checkpoint(run: &RunKey, step: u64, offset: u64, texts: &[&str]) -
         ]),
         epoch: 0,
         client_checksum: None,
+        tool_count: None,
         label: None,
     }
 }

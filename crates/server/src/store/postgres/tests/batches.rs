@@ -20,6 +20,7 @@ fn planned(store: &PostgresStore, request: NewCheckpoint) -> PlannedWrite<'stati
         latest_step: cached.latest_step.expect("a known latest step"),
         prefix: Some(cached.head.messages.head),
         label_step: None,
+        tools: Some(cached.head.tools),
     };
     let Ok(SavePlan::Write {
         id,
@@ -38,6 +39,7 @@ fn planned(store: &PostgresStore, request: NewCheckpoint) -> PlannedWrite<'stati
         rows,
         head,
         expected: cached.head,
+        tool_count: cached.head.tools.len,
         version: cached.updated_at,
     }
 }
