@@ -91,7 +91,8 @@ class ErrorClassifier:
 #: FAILED_PRECONDITION reasons that do not mean another owner has the run. MESSAGE_LOG_BEHIND:
 #: the server lost the saves this process built on (a failover to a standby that missed them);
 #: the rule is to Resume and go on from what it restores, so the run is resurrected.
-RESUMABLE_REASONS = frozenset({"MESSAGE_LOG_BEHIND"})
+#: JOURNAL_BEHIND: the same for the tool journal a Save said it covers (`tool_count`).
+RESUMABLE_REASONS = frozenset({"MESSAGE_LOG_BEHIND", "JOURNAL_BEHIND"})
 
 
 def is_fenced(error: BaseException) -> bool:

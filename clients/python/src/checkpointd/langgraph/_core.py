@@ -24,6 +24,10 @@ class Core:
     exclusive: bool
     runs: RunCache = field(default_factory=RunCache)
     loader: Loader = field(init=False)
+    # A server without `RecordToolResults` and `SaveRequest.tool_count` (learnt from its
+    # UNIMPLEMENTED answer): journal writes then go one by one, and a save must exclude them
+    # (its checksum covers the whole journal at save time, so the journal must not move).
+    legacy_journal: bool = False
 
     def __post_init__(self) -> None:
         self.loader = Loader(self.serde, self.channel)

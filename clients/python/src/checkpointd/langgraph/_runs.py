@@ -124,8 +124,12 @@ class RunState:
                 chain = chain.push_result(
                     entry.call_id, entry.tool_name, entry.step, entry.output, entry.is_error
                 )
-        self.tools = chain
-        self.early.clear()
+        with self.lock:  # journal writes of this process may be learning meanwhile
+            early = [e for e in self.early.values() if e.seq > chain.length]
+            self.tools = chain
+            self.early.clear()
+        for entry in early:
+            self.learn(entry)
         return True
 
     # -- labels -----------------------------------------------------------------------------

@@ -13,13 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from .._proto import checkpoint_pb2 as pb
 from ..errors import FailedPrecondition, NotFound
 from . import _naming, _ownership
+from ._effects import Call, Hold, Op
 from ._runs import JournalEntry, RunState
 
 if TYPE_CHECKING:
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 PREFIX = "lg.tool/"
 _MAX_ID_BYTES = _naming.MAX_ID_BYTES
 _HEADER_LEN = struct.Struct(">I")
-_T = TypeVar("_T")
 
 
 def _pct(text: str) -> str:
@@ -89,26 +87,22 @@ class Begun:
 
 
 class ToolJournal:
-    """The journal of one thread's run, written through the saver's `RunState`."""
+    """The journal of one thread's run, written through the saver's `RunState`. `begin` and
+    `finish` are operations (see `_effects`): the saver runs them with its blocking or its
+    asyncio client, so an async tool never blocks its event loop."""
 
     def __init__(self, saver: CheckpointdSaver, run_id: str) -> None:
         self.saver = saver
         self.run_id = run_id
         self.state: RunState = saver._runs.get(run_id)
 
-    def begin(self, call_id: str, tool_name: str, step: int) -> Begun:
+    def begin(self, call_id: str, tool_name: str, step: int) -> Op[Begun]:
         """Journals the intent of a call (or finds the one journalled before)."""
-
-        def intent(epoch: int) -> pb.RecordToolIntentResponse:
-            reply = self.saver.client.record_tool_intent(
-                run_id=self.run_id, call_id=call_id, tool_name=tool_name, step=step, epoch=epoch
-            )
-            if not reply.already_recorded:
-                i = reply.intent
-                self.state.learn(JournalEntry(i.seq, True, i.call_id, i.tool_name, i.step))
-            return reply
-
-        reply = self._write(intent)
+        fields = dict(run_id=self.run_id, call_id=call_id, tool_name=tool_name, step=step)
+        reply = yield from self._write("record_tool_intent", fields)
+        if not reply.already_recorded:
+            i = reply.intent
+            self.state.learn(JournalEntry(i.seq, True, i.call_id, i.tool_name, i.step))
         begun = Begun(self.run_id, call_id, tool_name, step, reply.intent.idempotency_key)
         if reply.HasField("result"):
             begun.replayed = (decode_value(self.saver.serde, reply.result.output),)
@@ -116,57 +110,57 @@ class ToolJournal:
             begun.in_doubt = True
         return begun
 
-    def finish(self, begun: Begun, value: Any, is_error: bool) -> Any:
+    def finish(self, begun: Begun, value: Any, is_error: bool) -> Op[Any]:
         """Journals the call's result; returns the stored one (another life of the run may
         have recorded the call first, and the first result stands)."""
-        output = encode_value(self.saver.serde, value)
-
-        def result(epoch: int) -> pb.RecordToolResultResponse:
-            reply = self.saver.client.record_tool_result(
-                run_id=self.run_id,
-                call_id=begun.call_id,
-                tool_name=begun.tool_name,
-                step=begun.step,
-                output=output,
-                is_error=is_error,
-                epoch=epoch,
-            )
-            r = reply.result
-            self.state.learn(JournalEntry(r.seq, False, r.call_id, r.tool_name, r.step, r.output, r.is_error))
-            return reply
-
-        reply = self._write(result)
+        fields = dict(
+            run_id=self.run_id,
+            call_id=begun.call_id,
+            tool_name=begun.tool_name,
+            step=begun.step,
+            output=encode_value(self.saver.serde, value),
+            is_error=is_error,
+        )
+        reply = yield from self._write("record_tool_result", fields)
+        r = reply.result
+        self.state.learn(JournalEntry(r.seq, False, r.call_id, r.tool_name, r.step, r.output, r.is_error))
         if reply.already_recorded:
             return decode_value(self.saver.serde, reply.result.output)
         return value
 
-    def _write(self, call: Callable[[int], _T]) -> _T:
-        """One journal write, counted as in flight (as the saver's own pending writes are) so
-        a save waits for it and checksums over the journal the server holds."""
+    def _write(self, method: str, fields: dict[str, Any]) -> Op[Any]:
+        """One journal write with the run's epoch, taking a newer one when fenced (as the
+        saver's own pending writes do)."""
         state = self.state
-        state.gate.acquire(exclusive=False)
+        # Only a server that checksums a save over the whole journal needs saves held off.
+        shared = self.saver._core.legacy_journal
+        if shared:
+            yield Hold(state.gate, exclusive=False)
         try:
             if state.owned_epoch is not None:
                 epoch = state.owned_epoch  # an exclusive saver writes with the epoch it took
+            elif state.synced:
+                epoch = state.epoch
             else:
-                epoch = state.epoch if state.synced else self._server_epoch()
+                epoch = yield from self._server_epoch()
             for attempt in range(3):
                 try:
-                    return call(epoch)
+                    return (yield Call(method, {**fields, "epoch": epoch}))
                 except FailedPrecondition:
                     # Fenced by a newer epoch (a Resume after corruption): the saver takes the
                     # run's epoch for its own journal writes, and so do these, unless the saver
                     # writes exclusively and another writer took the thread.
                     if attempt == 2:
                         raise
-                    epoch = self._server_epoch()
+                    epoch = yield from self._server_epoch()
                     _ownership.check(state, epoch)
             raise AssertionError("unreachable")
         finally:
-            state.gate.release(exclusive=False)
+            if shared:
+                state.gate.release(exclusive=False)
 
-    def _server_epoch(self) -> int:
+    def _server_epoch(self) -> Op[int]:
         try:
-            return int(self.saver.client.get_run(run_id=self.run_id).run.epoch)
+            return int((yield Call("get_run", dict(run_id=self.run_id))).run.epoch)
         except NotFound:
             return 0

@@ -22,7 +22,7 @@ from langgraph.checkpoint.serde.types import ERROR
 
 from .._proto import checkpoint_pb2 as pb
 from ..checksum import checkpoint_checksum
-from ..errors import AlreadyExists, DataLoss, FailedPrecondition, InvalidArgument, NotFound
+from ..errors import AlreadyExists, DataLoss, FailedPrecondition, InvalidArgument, NotFound, Unimplemented
 from . import _codec, _naming, _ownership
 from ._core import Core, address, step_of
 from ._effects import Call, Hold, Op
@@ -93,6 +93,7 @@ def _save(
     chain = state.chain_at(state.log_length).extend(serialized)
     mapped[_codec.LOG_DIGEST_KEY] = chain.digest.hex()
     step = state.next_step
+    tools = state.tools  # one reading: concurrent journal writes may advance the state's chain
     request = pb.SaveRequest(
         run_id=state.run_id,
         step=step,
@@ -109,10 +110,12 @@ def _save(
             state=payload,
             metadata=mapped,
             messages=chain,
-            tools=state.tools,
+            tools=tools,
         ),
         label=checkpoint["id"],
     )
+    if not core.legacy_journal:
+        request.tool_count = tools.length  # the journal prefix the checksum covers
     try:
         yield Call("save", request=request)
     except AlreadyExists as error:
@@ -212,7 +215,9 @@ def put_writes(
             yield from _ownership.take(state)
         finally:
             state.gate.release(exclusive=True)
-    yield Hold(state.gate, exclusive=False)  # never while a save is checksummed over the journal
+    shared = core.legacy_journal  # see `Core.legacy_journal`
+    if shared:
+        yield Hold(state.gate, exclusive=False)  # never while a save is checksummed over the journal
     try:
         with state.lock:
             if step is None:
@@ -221,10 +226,10 @@ def put_writes(
                 # Not saved yet: its put (running beside these writes) records them.
                 state.hold(checkpoint_id, held)
                 return
-        for write in held:
-            yield from record_write(state, checkpoint_id, step, write)
+        yield from record_writes(core, state, checkpoint_id, step, held)
     finally:
-        state.gate.release(exclusive=False)
+        if shared:
+            state.gate.release(exclusive=False)
 
 
 def _record_held(core: Core, state: RunState, checkpoint_id: str) -> Op[None]:
@@ -236,43 +241,92 @@ def _record_held(core: Core, state: RunState, checkpoint_id: str) -> Op[None]:
     step = yield from step_of(state, checkpoint_id)
     if step is None:
         raise NotFound(f"checkpoint {checkpoint_id} of run {state.run_id} vanished after its save")
-    for write in held:
+    yield from record_writes(core, state, checkpoint_id, step, held)
+
+
+def record_writes(
+    core: Core, state: RunState, checkpoint_id: str, step: int, writes: list[HeldWrite]
+) -> Op[None]:
+    """Journals a task's pending writes in one `RecordToolResults` call (one transaction); one
+    call per write on a server without it."""
+    if not core.legacy_journal:
+        request = pb.RecordToolResultsRequest(
+            run_id=state.run_id,
+            epoch=_epoch(state),
+            results=[_write_input(checkpoint_id, step, w) for w in writes],
+        )
+        for _ in range(3):
+            try:
+                response = yield Call("record_tool_results", request=request)
+            except Unimplemented:
+                core.legacy_journal = True
+                break
+            except FailedPrecondition:
+                request.epoch = yield from _current_epoch(state)
+                continue
+            for recorded in response.results:
+                state.learn(_entry(recorded.result))
+            return
+        else:
+            raise FailedPrecondition(f"run {state.run_id}: fenced out three times recording writes")
+    for write in writes:
         yield from record_write(state, checkpoint_id, step, write)
 
 
-def record_write(state: RunState, checkpoint_id: str, step: int, write: HeldWrite) -> Op[None]:
-    """Journals one pending write (see `_naming.write_call_id` for its idempotency)."""
+def _write_input(checkpoint_id: str, step: int, write: HeldWrite) -> pb.ToolResultInput:
     version = uuid.uuid4().hex if write.idx < 0 else ""
-    request = pb.RecordToolResultRequest(
-        run_id=state.run_id,
+    return pb.ToolResultInput(
         call_id=_naming.write_call_id(checkpoint_id, write.task_id, write.idx, version),
         tool_name=write.channel,
         step=step,
         output=_codec.encode_write(write.task_id, write.task_path, write.idx, write.typed),
         is_error=write.channel == ERROR,
-        epoch=state.owned_epoch if state.owned_epoch is not None else state.epoch,
+    )
+
+
+def _epoch(state: RunState) -> int:
+    return state.owned_epoch if state.owned_epoch is not None else state.epoch
+
+
+def _current_epoch(state: RunState) -> Op[int]:
+    """The run's epoch after a fence: taken, unless this saver writes exclusively and another
+    writer took the thread (a newer epoch after a Resume past corruption is adopted)."""
+    head = (yield Call("get_run", dict(run_id=state.run_id))).run
+    _ownership.check(state, head.epoch)
+    return int(head.epoch)
+
+
+def _entry(result: pb.ToolResult) -> JournalEntry:
+    return JournalEntry(
+        seq=result.seq,
+        intent=False,
+        call_id=result.call_id,
+        tool_name=result.tool_name,
+        step=result.step,
+        output=result.output,
+        is_error=result.is_error,
+    )
+
+
+def record_write(state: RunState, checkpoint_id: str, step: int, write: HeldWrite) -> Op[None]:
+    """Journals one pending write (see `_naming.write_call_id` for its idempotency)."""
+    entry = _write_input(checkpoint_id, step, write)
+    request = pb.RecordToolResultRequest(
+        run_id=state.run_id,
+        call_id=entry.call_id,
+        tool_name=entry.tool_name,
+        step=entry.step,
+        output=entry.output,
+        is_error=entry.is_error,
+        epoch=_epoch(state),
     )
     for _ in range(3):
         try:
             result = (yield Call("record_tool_result", request=request)).result
         except FailedPrecondition:
-            # Fenced by a newer epoch (a Resume after corruption): take the run's epoch,
-            # unless this saver writes exclusively and another writer took the thread.
-            head = (yield Call("get_run", dict(run_id=state.run_id))).run
-            _ownership.check(state, head.epoch)
-            request.epoch = head.epoch
+            request.epoch = yield from _current_epoch(state)
             continue
-        state.learn(
-            JournalEntry(
-                seq=result.seq,
-                intent=False,
-                call_id=result.call_id,
-                tool_name=result.tool_name,
-                step=result.step,
-                output=result.output,
-                is_error=result.is_error,
-            )
-        )
+        state.learn(_entry(result))
         return
     raise FailedPrecondition(f"run {state.run_id}: fenced out three times recording a write")
 

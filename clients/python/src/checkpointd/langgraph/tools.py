@@ -39,7 +39,6 @@ subgraph's own runs are named by task ids, which a fallback in the parent renews
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import json
@@ -303,17 +302,18 @@ def _run_once(
 ) -> Any:
     """Runs `run` at most once for `call_id`; `skipped` turns a human's `skip` result into
     what the call returns."""
-    call = site.journal.begin(call_id, tool, site.step)
+    journal = site.journal
+    call = journal.saver._sync(journal.begin(call_id, tool, site.step))
     if call.replayed is not None:
         return _replayed(call)
     if call.in_doubt and (skip := _settle(call, policy)) is not None:
-        return site.journal.finish(call, skipped(skip.result), False)
+        return journal.saver._sync(journal.finish(call, skipped(skip.result), False))
     token = _current.set(call)
     try:
         value = run()
     finally:
         _current.reset(token)
-    return site.journal.finish(call, value, _is_error(value))
+    return journal.saver._sync(journal.finish(call, value, _is_error(value)))
 
 
 async def _arun_once(
@@ -324,17 +324,18 @@ async def _arun_once(
     run: Callable[[], Any],
     skipped: Callable[[Any], Any] = _as_is,
 ) -> Any:
-    call = await asyncio.to_thread(site.journal.begin, call_id, tool, site.step)
+    journal = site.journal
+    call = await journal.saver._async(journal.begin(call_id, tool, site.step))
     if call.replayed is not None:
         return _replayed(call)
     if call.in_doubt and (skip := _settle(call, policy)) is not None:
-        return await asyncio.to_thread(site.journal.finish, call, skipped(skip.result), False)
+        return await journal.saver._async(journal.finish(call, skipped(skip.result), False))
     token = _current.set(call)
     try:
         value = await run()
     finally:
         _current.reset(token)
-    return await asyncio.to_thread(site.journal.finish, call, value, _is_error(value))
+    return await journal.saver._async(journal.finish(call, value, _is_error(value)))
 
 
 # -- plain functions -----------------------------------------------------------------------
