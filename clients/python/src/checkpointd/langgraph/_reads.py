@@ -27,6 +27,9 @@ def get_tuple(core: Core, config: RunnableConfig) -> Op[CheckpointTuple | None]:
         else:
             loaded = yield from core.loader.load(state)
     except NotFound:
+        if not checkpoint_id:
+            with state.lock:
+                state.seen_empty = True
         return None
     except AllCorrupt:
         labels = yield from _queries.labels_at(run, None)

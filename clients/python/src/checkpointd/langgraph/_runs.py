@@ -72,6 +72,8 @@ class RunState:
     labels: OrderedDict[str, int] = field(default_factory=OrderedDict)
     held: OrderedDict[str, list[HeldWrite]] = field(default_factory=OrderedDict)
     newest_label: str | None = None
+    # A load of the latest checkpoint found none: every id this process meets next is new.
+    seen_empty: bool = False
     # Exclusive writing: the epoch this saver took the run with, None until it takes it.
     owned_epoch: int | None = None
 
@@ -143,9 +145,12 @@ class RunState:
             self.labels.popitem(last=False)
 
     def newer_than_known(self, checkpoint_id: str) -> bool:
-        """True when this process knows the run's checkpoints and `checkpoint_id` sorts after
-        every one it knows (LangGraph's ids are time-ordered UUIDv6 strings)."""
-        return self.newest_label is not None and checkpoint_id > self.newest_label
+        """True when this process knows the run's checkpoints (or found it had none) and
+        `checkpoint_id` sorts after every one it knows (LangGraph's ids are time-ordered UUIDv6
+        strings)."""
+        if self.newest_label is None:
+            return self.seen_empty
+        return checkpoint_id > self.newest_label
 
     def hold(self, checkpoint_id: str, writes: list[HeldWrite]) -> None:
         """Keeps writes for a checkpoint not saved yet; the oldest checkpoints' go first."""
@@ -162,6 +167,7 @@ class RunState:
         """Drops the ids learnt (some checkpoints were deleted)."""
         self.labels.clear()
         self.newest_label = None
+        self.seen_empty = False
 
     def forget(self) -> None:
         """Drops everything: the next save syncs from the server."""
