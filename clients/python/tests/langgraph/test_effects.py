@@ -128,3 +128,51 @@ def test_an_iterating_operation_emits_and_a_result_operation_must_not() -> None:
     assert list(iterate_sync(Echo(), listing())) == [0, 1, 2]
     with pytest.raises(TypeError, match="emitted"):
         run_sync(Echo(), listing())
+
+
+class Stalled:
+    """An asyncio client whose calls never answer."""
+
+    async def save(self, _request: Any) -> None:
+        await asyncio.Event().wait()
+
+
+async def test_a_cancelled_async_call_releases_the_gate_at_once() -> None:
+    gate = Gate()
+
+    def saving() -> Op[None]:
+        yield Hold(gate, exclusive=True)
+        try:
+            yield Call("save")
+        finally:
+            gate.release(exclusive=True)
+
+    task = asyncio.create_task(run_async(Stalled(), saving()))
+    while not gate._exclusive:
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not gate._exclusive  # released now, not whenever the task's traceback is collected
+
+
+def test_a_waiter_of_a_closed_loop_does_not_stop_the_others_waking() -> None:
+    gate = Gate()
+    gate.acquire(exclusive=True)
+
+    async def give_up() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(gate.aacquire(exclusive=False), 0.01)
+
+    asyncio.run(give_up())  # its loop is closed now, its waker still listed
+    assert len(gate._wakers) == 1
+    woken = threading.Event()
+    waiter = threading.Thread(target=lambda: (gate.acquire(True), woken.set(), gate.release(True)))
+    waiter.start()
+    for _ in range(5000):  # until the thread waits too
+        if len(gate._wakers) >= 2:
+            break
+        threading.Event().wait(0.001)
+    gate.release(exclusive=True)
+    waiter.join(5)
+    assert woken.is_set()

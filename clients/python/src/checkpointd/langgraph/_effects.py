@@ -7,9 +7,10 @@ event loop; either sends the answer back into the generator, or throws the RPC's
 into it, so retries and error handling live in the operation alone. No thread is spawned for
 an async call and no async code is kept as a copy of the sync code.
 
-A run's `Gate` is the one lock held across calls: a save holds it exclusively (its checksum
-covers the run's journal, which must not move meanwhile), pending-write recorders share it.
-Threads and coroutines both wait on it, and waiting never blocks an event loop.
+A run's `Gate` is the one lock held across calls: a save holds it exclusively (a run's saves go
+one at a time); journal writes share it only with a server whose saves are checksummed over the
+whole journal (`Core.legacy_journal`). Threads and coroutines both wait on it, and waiting
+never blocks an event loop.
 """
 
 from __future__ import annotations
@@ -133,7 +134,10 @@ def _waker(loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -> Cal
     """Wakes a coroutine waiting on `future`, from any thread."""
 
     def wake() -> None:
-        loop.call_soon_threadsafe(_settle, future)
+        try:
+            loop.call_soon_threadsafe(_settle, future)
+        except RuntimeError:
+            pass  # its loop is closed: nobody waits there any more
 
     return wake
 
@@ -234,9 +238,12 @@ async def iterate_async(client: Any, op: Op[None]) -> AsyncIterator[Any]:
 async def run_async(client: Any, op: Op[T]) -> T:
     """Performs an operation with an `AsyncClient`, on the running event loop."""
     driver = _Driver(op)
-    while (effect := driver.next()) is not None:
-        try:
-            driver.answer(await _aperform(client, effect))
-        except Exception as failure:
-            driver.fail(failure)
+    try:
+        while (effect := driver.next()) is not None:
+            try:
+                driver.answer(await _aperform(client, effect))
+            except Exception as failure:
+                driver.fail(failure)
+    finally:
+        op.close()  # cancelled mid-call: the operation's finally blocks release what it holds
     return driver.result

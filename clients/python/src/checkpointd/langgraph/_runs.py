@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 _MAX_LABELS = 4096
 #: Checkpoints per run whose pending writes may wait for their checkpoint to land.
 _MAX_HELD = 256
+#: Journal entries learnt past a gap before the chain is given up and learnt again by a sync.
+_MAX_EARLY = 1024
 
 
 @dataclass
@@ -113,6 +116,10 @@ class RunState:
                     self.tools = self.tools.push_result(
                         nxt.call_id, nxt.tool_name, nxt.step, nxt.output, nxt.is_error
                     )
+            if len(self.early) > _MAX_EARLY:
+                # A gap that does not fill (an answer lost, another process's entries): the
+                # chain stays a valid prefix, but stale; the next save learns it again.
+                self.forget()
 
     def reset_journal(self, entries: list[JournalEntry]) -> bool:
         """Rebuilds the tool chain from the whole journal; False when it has a gap."""
@@ -176,24 +183,33 @@ class RunState:
 
 
 class RunCache:
-    """A bounded map of run id -> RunState (least recently used runs go first)."""
+    """A bounded map of run id -> RunState (least recently used runs go first).
+
+    One run never has two states in a process (two gates would let two saves race, and writes
+    held by one would never be recorded by a put holding the other): a state evicted while an
+    operation still holds it is found again through `_alive`, and a state holding writes for a
+    checkpoint not yet saved is not evicted at all."""
 
     def __init__(self, capacity: int = 256) -> None:
         self._capacity = capacity
         self._runs: OrderedDict[str, RunState] = OrderedDict()
+        self._alive: weakref.WeakValueDictionary[str, RunState] = weakref.WeakValueDictionary()
         self._lock = threading.Lock()
 
     def get(self, run_id: str) -> RunState:
         with self._lock:
-            state = self._runs.get(run_id)
+            state = self._runs.get(run_id) or self._alive.get(run_id)
             if state is None:
                 state = RunState(run_id)
-                self._runs[run_id] = state
+                self._alive[run_id] = state
+            self._runs[run_id] = state
             self._runs.move_to_end(run_id)
-            while len(self._runs) > self._capacity:
-                self._runs.popitem(last=False)
+            for old in list(self._runs)[: max(0, len(self._runs) - self._capacity)]:
+                if not self._runs[old].held:
+                    del self._runs[old]
             return state
 
     def drop(self, run_id: str) -> None:
         with self._lock:
             self._runs.pop(run_id, None)
+            self._alive.pop(run_id, None)

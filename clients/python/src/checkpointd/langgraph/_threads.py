@@ -62,13 +62,15 @@ def copy_thread(core: Core, source_thread_id: str, target_thread_id: str) -> Op[
             target_step = yield from step_of(target, loaded.checkpoint_id)
             if target_step is None:
                 raise NotFound(f"copied checkpoint {loaded.checkpoint_id} vanished")
-            yield Hold(target.gate, exclusive=False)
+            writes = [HeldWrite(w.task_id, w.task_path, w.idx, w.channel, w.typed) for w in loaded.writes]
+            shared = core.legacy_journal
+            if shared:
+                yield Hold(target.gate, exclusive=False)
             try:
-                for w in loaded.writes:
-                    write = HeldWrite(w.task_id, w.task_path, w.idx, w.channel, w.typed)
-                    yield from _writes.record_write(target, loaded.checkpoint_id, target_step, write)
+                yield from _writes.record_writes(core, target, loaded.checkpoint_id, target_step, writes)
             finally:
-                target.gate.release(exclusive=False)
+                if shared:
+                    target.gate.release(exclusive=False)
 
 
 def delete_for_runs(core: Core, run_ids: Sequence[str]) -> Op[None]:

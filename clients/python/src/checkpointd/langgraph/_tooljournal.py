@@ -1,7 +1,6 @@
 """The journal of exactly-once tool calls in a LangGraph thread's checkpointd run: call ids,
 how a result is stored, and the two writes (intent, result) made through the saver's per-run
-state, so a save never checksums over a journal that is moving and later checkpoints cover
-the calls.
+state, which learns them so that later checkpoints cover the calls.
 
 Call ids start with `lg.tool/`, which no checkpoint id does, so the saver's pending-write
 loader (which reads only entries named `<checkpoint id>/...`) never mistakes them for writes.

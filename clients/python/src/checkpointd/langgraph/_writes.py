@@ -1,9 +1,11 @@
 """The saver's writes as operations (see `_effects`): `put` saves a checkpoint at the run's next
 step, `put_writes` journals pending writes at their checkpoint's step.
 
-A put holds the run's gate exclusively, from the sync that learns the run's head through the
-save (checksummed over the journal it must not see move) to the recording of the writes that
-arrived before it. Under LangGraph's default durability ("async") a checkpoint's put runs in
+A put holds the run's gate exclusively (puts of a run go one at a time), from the sync that
+learns the run's head through the save to the recording of the writes that arrived before it.
+A save names the journal prefix its checksum covers (`tool_count`), so journal writes go on
+meanwhile; only with a server that lacks it (`Core.legacy_journal`) do they wait for saves.
+Under LangGraph's default durability ("async") a checkpoint's put runs in
 the background beside its tasks, so its pending writes may come first: they are held and the
 put records them right after its save, before it returns, so when a graph call returns its
 writes are durable as with any other durability mode.
@@ -120,8 +122,11 @@ def _save(
         yield Call("save", request=request)
     except AlreadyExists as error:
         state.forget()
-        # LABEL_TAKEN: this checkpoint id is stored already (a retried put whose answer was lost).
-        return error.reason == "LABEL_TAKEN"
+        if error.reason != "LABEL_TAKEN":
+            return False
+        # This checkpoint id is stored already (a retried put whose answer was lost): learn its
+        # step, so writes for it that come later are journalled, not held for a put to come.
+        return (yield from step_of(state, checkpoint["id"])) is not None
     except FailedPrecondition:
         state.forget()  # a stale epoch, a step behind the latest, a log that grew: resync
         return False
