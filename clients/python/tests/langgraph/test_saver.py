@@ -171,16 +171,17 @@ def test_listing_spans_namespaces_and_threads_and_a_repeated_put_is_stored_once(
 
 
 def test_writes_after_a_retried_put_whose_answer_was_lost_are_journalled(saver, server) -> None:
-    """Saver A knows an older checkpoint; checkpoint C lands through B (as a put whose answer A
-    lost would); A's retried put of C finds it stored, and A's writes for C must reach the
-    journal rather than wait for a put that already happened."""
-    put(saver, "retry", conversation(1))
+    """Saver A knows an older checkpoint; checkpoint C lands through B, after another one (as a
+    put whose answer A lost would); A's retried put of C finds the id stored, and A's writes for
+    C must reach the journal rather than wait for a put that already happened."""
+    first = put(saver, "retry", conversation(1))
     checkpoint = empty_checkpoint()
     checkpoint["id"] = str(uuid6(clock_seq=-1))
     checkpoint["channel_values"] = {"messages": conversation(2)}
     config = {"configurable": {"thread_id": "retry", "checkpoint_ns": ""}}
     with CheckpointdSaver(server.target) as other:
-        other.put(config, checkpoint, {"source": "loop", "step": 2}, {})
+        put(other, "retry", conversation(1) + [HumanMessage("meanwhile", id="m")], first)
+        other.put(config, checkpoint, {"source": "loop", "step": 2}, {})  # C lands, at another step
     stored = saver.put(config, checkpoint, {"source": "loop", "step": 2}, {})  # the retry
     saver.put_writes(stored, [("ch", "after")], "task")
     with CheckpointdSaver(server.target) as fresh:
