@@ -25,7 +25,7 @@ from typing import Any
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from ._proto import checkpoint_pb2 as pb
-from ._rpc import CHECKPOINTS, build_request
+from ._rpc import CHECKPOINTS, build_request, resume_request
 from .checksum import ZERO, MessageChain, ToolChain, checkpoint_checksum, idempotency_key
 from .errors import (
     DOMAIN,
@@ -38,8 +38,6 @@ from .errors import (
 )
 
 _MAX_ID_BYTES = 256
-#: ClientCapability CLIENT_CAPABILITY_IN_DOUBT_CALLS (checkpoint.proto).
-IN_DOUBT_CALLS = 1
 
 
 def _refused(cls: type[CheckpointdError], reason: str, message: str) -> CheckpointdError:
@@ -342,7 +340,8 @@ class MemoryBackend:
     async def resume(
         self, request: pb.ResumeRequest | None = None, /, *, timeout: float | None = None, **fields: Any
     ) -> pb.ResumeResponse:
-        message: Any = build_request(CHECKPOINTS, "Resume", request, fields)
+        # Declares what the package's clients declare, unless the caller chose otherwise.
+        message: Any = resume_request(request, fields)
         run_id = _check_id("run_id", message.run_id)
         if message.require_existing and run_id not in self._runs:
             raise _refused(
@@ -354,9 +353,7 @@ class MemoryBackend:
         # The epoch goes up first, so nothing an older owner writes from here on can land.
         data.epoch += 1
         data.updated_at = _now()
-        if "capabilities" in message.DESCRIPTOR.fields_by_name and (
-            IN_DOUBT_CALLS not in message.capabilities
-        ):
+        if pb.CLIENT_CAPABILITY_IN_DOUBT_CALLS not in message.capabilities:
             self._refuse_calls_in_doubt(run_id, data)
         step, _ = self._latest_valid(run_id, data, fall_back=True)
         skipped = self._quarantined_above(data, step)

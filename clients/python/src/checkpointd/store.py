@@ -23,7 +23,7 @@ from ._proto import checkpoint_pb2 as pb
 from .aio import AsyncClient
 from .checksum import MessageChain, ToolChain, checkpoint_checksum
 from .errors import DataLoss, NotFound
-from .memory import IN_DOUBT_CALLS, MemoryBackend
+from .memory import MemoryBackend
 
 _tracer = trace.get_tracer("checkpointd")
 
@@ -236,10 +236,9 @@ class CheckpointStore:
         the message log truncated to it, and the whole tool journal to replay from. With
         `require_existing`, a run never seen is `NotFound` (reason RUN_NOT_FOUND) instead of a
         new run, so a mistyped run id is an error."""
-        fields: dict[str, Any] = {"require_existing": True} if require_existing else {}
-        if "capabilities" in pb.ResumeRequest.DESCRIPTOR.fields_by_name:
-            # The store reads calls in doubt and corrupt journal entries (see `Resumed`).
-            fields["capabilities"] = [IN_DOUBT_CALLS]
+        # The client declares that calls in doubt and corrupt journal entries are read (they
+        # are, see `Resumed`).
+        fields = {"require_existing": True} if require_existing else {}
         reply = await self.client.resume(run_id=run_id, **fields)
         run = _Run(epoch=reply.epoch)
         run.tools = _journal_chain(reply.tool_results, reply.tool_intents)

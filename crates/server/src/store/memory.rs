@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 
 use super::plan::{
-    self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan, ToolSource,
+    self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
 };
 use super::retention::CheckpointFacts;
 use super::{
@@ -187,18 +187,13 @@ impl CheckpointStore for MemoryStore {
                         .find(|(_, row)| row.label.as_ref() == Some(label))
                         .map(|(step, _)| *step)
                 }),
-                tools: {
-                    let source = SaveContext::tools_source(&run.head, checkpoint.tool_count);
-                    let stored = match source {
-                        ToolSource::StoredAt(seq) => run
-                            .tools
-                            .iter()
-                            .find(|record| record.seq == seq)
-                            .map(|record| record.chain),
-                        _ => None,
-                    };
-                    source.chain(&run.head, stored)
-                },
+                tools: SaveContext::covered_tools(&run.head, checkpoint.tool_count, |seq| {
+                    Ok(run
+                        .tools
+                        .iter()
+                        .find(|record| record.seq == seq)
+                        .map(|record| record.chain))
+                })?,
             };
             match plan::plan_save(checkpoint, &context)? {
                 SavePlan::Unchanged(saved) => Ok(saved),

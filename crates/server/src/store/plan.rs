@@ -89,6 +89,22 @@ impl SaveContext {
             Some(count) => ToolSource::StoredAt(count),
         }
     }
+
+    /// The `tools` a Save covers, given what the backend reads for it: `stored_at(seq)` is the
+    /// chain value stored with journal entry `seq`, asked for only when the Save covers fewer
+    /// entries than the journal holds.
+    pub fn covered_tools(
+        head: &RunHead,
+        tool_count: Option<u64>,
+        stored_at: impl FnOnce(u64) -> Result<Option<Digest32>>,
+    ) -> Result<Option<ToolChain>> {
+        let source = Self::tools_source(head, tool_count);
+        let stored = match source {
+            ToolSource::StoredAt(seq) => stored_at(seq)?,
+            _ => None,
+        };
+        Ok(source.chain(head, stored))
+    }
 }
 
 /// Where the tool chain a Save covers comes from.

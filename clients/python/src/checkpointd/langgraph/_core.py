@@ -10,7 +10,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from .._proto import checkpoint_pb2 as pb
 from ..errors import DataLoss, NotFound
-from ._effects import Call, Op
+from ._effects import Call, Op, T, holding
 from ._fallback import CorruptionPolicy
 from ._load import Loader
 from ._runs import RunCache, RunState
@@ -31,6 +31,14 @@ class Core:
 
     def __post_init__(self) -> None:
         self.loader = Loader(self.serde, self.channel)
+
+
+def journal_gated(core: Core, state: RunState, op: Op[T]) -> Op[T]:
+    """`op`, a journal write of this process: with a `legacy_journal` server it waits for the
+    run's saves (gate shared), since such a server checksums a save over the whole journal."""
+    if core.legacy_journal:
+        return holding(state.gate, False, op)
+    return op
 
 
 def address(configurable: dict[str, Any]) -> tuple[str, str]:

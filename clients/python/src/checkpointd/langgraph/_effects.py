@@ -52,6 +52,15 @@ Effect = Call | Hold | Emit
 Op = Generator[Effect, Any, T]
 
 
+def holding(gate: Gate, exclusive: bool, op: Op[T]) -> Op[T]:
+    """Performs `op` with `gate` held, released however `op` ends."""
+    yield Hold(gate, exclusive)
+    try:
+        return (yield from op)
+    finally:
+        gate.release(exclusive)
+
+
 class Gate:
     """A readers-writer lock for threads and coroutines: exclusive holders wait for shared
     ones to leave, and new shared holders wait while an exclusive one waits (saves are not

@@ -124,9 +124,9 @@ class Loader:
                 return None
             loaded = self._decode(state, checkpoint, [], exact=True)
         loaded.epoch = epoch
-        loaded.journal = [
-            JournalEntry(r.seq, False, r.call_id, r.tool_name, r.step, r.output, r.is_error) for r in results
-        ] + [JournalEntry(i.seq, True, i.call_id, i.tool_name, i.step) for i in intents]
+        loaded.journal = [JournalEntry.of_result(r) for r in results] + [
+            JournalEntry.of_intent(i) for i in intents
+        ]
         return loaded
 
     def _decode(

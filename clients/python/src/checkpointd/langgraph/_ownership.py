@@ -12,6 +12,8 @@ write, so two processes can never fork one thread.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import FailedPrecondition
 from ._effects import Call, Op
 from ._runs import RunState
@@ -43,3 +45,21 @@ def check(state: RunState, epoch: int) -> None:
     """Refuses to go on when the run's epoch is no longer the one this saver took."""
     if state.owned_epoch is not None and epoch != state.owned_epoch:
         raise ThreadTakenOver(state.run_id, state.owned_epoch, epoch)
+
+
+def fenced(state: RunState, method: str, request: Any) -> Op[Any]:
+    """Calls `method` with `request` carrying the run's epoch (the one taken, when exclusive).
+    Fenced by a newer epoch (a Resume after corruption, another shared writer's), it takes that
+    one and tries again, three times at most, unless this saver writes exclusively and another
+    writer took the thread (`ThreadTakenOver`)."""
+    request.epoch = state.owned_epoch if state.owned_epoch is not None else state.epoch
+    for attempt in range(3):
+        try:
+            return (yield Call(method, request=request))
+        except FailedPrecondition:
+            if attempt == 2:
+                raise
+            head = (yield Call("get_run", dict(run_id=state.run_id))).run
+            check(state, head.epoch)
+            request.epoch = head.epoch
+    raise AssertionError("unreachable")

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._proto import checkpoint_pb2 as pb
 from ..checksum import ZERO, MessageChain, ToolChain
 from ._effects import Gate
 
@@ -43,6 +44,25 @@ class JournalEntry:
     output: bytes = b""
     is_error: bool = False
 
+    @classmethod
+    def of_result(cls, r: pb.ToolResult) -> JournalEntry:
+        return cls(r.seq, False, r.call_id, r.tool_name, r.step, r.output, r.is_error)
+
+    @classmethod
+    def of_intent(cls, i: pb.ToolIntent) -> JournalEntry:
+        return cls(i.seq, True, i.call_id, i.tool_name, i.step)
+
+    @classmethod
+    def of_journal(cls, e: pb.JournalEntry) -> JournalEntry:
+        kind = e.kind == pb.JOURNAL_ENTRY_KIND_INTENT
+        return cls(e.seq, kind, e.call_id, e.tool_name, e.step, e.output, e.is_error)
+
+    def pushed(self, chain: ToolChain) -> ToolChain:
+        """`chain` advanced by this entry."""
+        if self.intent:
+            return chain.push_intent(self.call_id, self.tool_name, self.step)
+        return chain.push_result(self.call_id, self.tool_name, self.step, self.output, self.is_error)
+
 
 @dataclass(frozen=True)
 class HeldWrite:
@@ -60,7 +80,7 @@ class HeldWrite:
 class RunState:
     run_id: str
     # `lock` guards these fields for a moment, never across a call; `gate` is held across calls
-    # (a save exclusively, pending-write recorders shared).
+    # (by a save exclusively; by journal writes, shared, only with a `Core.legacy_journal` server).
     lock: threading.RLock = field(default_factory=threading.RLock)
     gate: Gate = field(default_factory=Gate)
     # The message log prefix held: messages[i] is log position i; digests[k] is d_k.
@@ -110,12 +130,7 @@ class RunState:
                 return
             self.early[entry.seq] = entry
             while (nxt := self.early.pop(self.tools.length + 1, None)) is not None:
-                if nxt.intent:
-                    self.tools = self.tools.push_intent(nxt.call_id, nxt.tool_name, nxt.step)
-                else:
-                    self.tools = self.tools.push_result(
-                        nxt.call_id, nxt.tool_name, nxt.step, nxt.output, nxt.is_error
-                    )
+                self.tools = nxt.pushed(self.tools)
             if len(self.early) > _MAX_EARLY:
                 # A gap that does not fill (an answer lost, another process's entries): the
                 # chain stays a valid prefix, but stale; the next save learns it again.
@@ -127,12 +142,7 @@ class RunState:
         for entry in sorted(entries, key=lambda e: e.seq):
             if entry.seq != chain.length + 1:
                 return False
-            if entry.intent:
-                chain = chain.push_intent(entry.call_id, entry.tool_name, entry.step)
-            else:
-                chain = chain.push_result(
-                    entry.call_id, entry.tool_name, entry.step, entry.output, entry.is_error
-                )
+            chain = entry.pushed(chain)
         with self.lock:  # journal writes of this process may be learning meanwhile
             early = [e for e in self.early.values() if e.seq > chain.length]
             self.tools = chain

@@ -13,10 +13,10 @@ from typing import Any
 
 from ..errors import DataLoss, NotFound
 from . import _codec, _naming, _queries, _writes
-from ._core import Core, step_of
-from ._effects import Call, Hold, Op
+from ._core import Core, journal_gated, step_of
+from ._effects import Call, Op, holding
 from ._fallback import log
-from ._runs import HeldWrite
+from ._runs import HeldWrite, RunState
 
 #: LangGraph's prune strategies.
 PRUNE_STRATEGIES = ("keep_latest", "delete")
@@ -63,14 +63,8 @@ def copy_thread(core: Core, source_thread_id: str, target_thread_id: str) -> Op[
             if target_step is None:
                 raise NotFound(f"copied checkpoint {loaded.checkpoint_id} vanished")
             writes = [HeldWrite(w.task_id, w.task_path, w.idx, w.channel, w.typed) for w in loaded.writes]
-            shared = core.legacy_journal
-            if shared:
-                yield Hold(target.gate, exclusive=False)
-            try:
-                yield from _writes.record_writes(core, target, loaded.checkpoint_id, target_step, writes)
-            finally:
-                if shared:
-                    target.gate.release(exclusive=False)
+            recording = _writes.record_writes(core, target, loaded.checkpoint_id, target_step, writes)
+            yield from journal_gated(core, target, recording)
 
 
 def delete_for_runs(core: Core, run_ids: Sequence[str]) -> Op[None]:
@@ -106,19 +100,21 @@ def _delete_steps(core: Core, run: str, steps: list[int]) -> Op[None]:
     if not steps:
         return
     state = core.runs.get(run)
-    yield Hold(state.gate, exclusive=True)  # not under a save in flight in this process
+    # Not under a save in flight in this process.
+    yield from holding(state.gate, True, _delete_held(state, steps))
+
+
+def _delete_held(state: RunState, steps: list[int]) -> Op[None]:
     try:
         for start in range(0, len(steps), _DELETE_BATCH):
+            batch = steps[start : start + _DELETE_BATCH]
             try:
-                done = yield Call(
-                    "delete_checkpoints", dict(run_id=run, steps=steps[start : start + _DELETE_BATCH])
-                )
+                done = yield Call("delete_checkpoints", dict(run_id=state.run_id, steps=batch))
             except NotFound:
                 return
             if done.pinned_steps:
-                log.info("run %s: kept pinned checkpoints at steps %s", run, list(done.pinned_steps))
+                log.info("run %s: kept pinned checkpoints at steps %s", state.run_id, list(done.pinned_steps))
     finally:
         with state.lock:  # forget the deleted ids: the next write learns the run again
             state.forget_labels()
             state.forget()
-        state.gate.release(exclusive=True)

@@ -15,9 +15,10 @@ import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailedPrecondition, NotFound
+from .._proto import checkpoint_pb2 as pb
 from . import _naming, _ownership
-from ._effects import Call, Hold, Op
+from ._core import journal_gated
+from ._effects import Op
 from ._runs import JournalEntry, RunState
 
 if TYPE_CHECKING:
@@ -93,15 +94,16 @@ class ToolJournal:
     def __init__(self, saver: CheckpointdSaver, run_id: str) -> None:
         self.saver = saver
         self.run_id = run_id
-        self.state: RunState = saver._runs.get(run_id)
+        self.state: RunState = saver._core.runs.get(run_id)
 
     def begin(self, call_id: str, tool_name: str, step: int) -> Op[Begun]:
         """Journals the intent of a call (or finds the one journalled before)."""
-        fields = dict(run_id=self.run_id, call_id=call_id, tool_name=tool_name, step=step)
-        reply = yield from self._write("record_tool_intent", fields)
+        request = pb.RecordToolIntentRequest(
+            run_id=self.run_id, call_id=call_id, tool_name=tool_name, step=step
+        )
+        reply = yield from self._write("record_tool_intent", request)
         if not reply.already_recorded:
-            i = reply.intent
-            self.state.learn(JournalEntry(i.seq, True, i.call_id, i.tool_name, i.step))
+            self.state.learn(JournalEntry.of_intent(reply.intent))
         begun = Begun(self.run_id, call_id, tool_name, step, reply.intent.idempotency_key)
         if reply.HasField("result"):
             begun.replayed = (decode_value(self.saver.serde, reply.result.output),)
@@ -112,7 +114,7 @@ class ToolJournal:
     def finish(self, begun: Begun, value: Any, is_error: bool) -> Op[Any]:
         """Journals the call's result; returns the stored one (another life of the run may
         have recorded the call first, and the first result stands)."""
-        fields = dict(
+        request = pb.RecordToolResultRequest(
             run_id=self.run_id,
             call_id=begun.call_id,
             tool_name=begun.tool_name,
@@ -120,46 +122,12 @@ class ToolJournal:
             output=encode_value(self.saver.serde, value),
             is_error=is_error,
         )
-        reply = yield from self._write("record_tool_result", fields)
-        r = reply.result
-        self.state.learn(JournalEntry(r.seq, False, r.call_id, r.tool_name, r.step, r.output, r.is_error))
+        reply = yield from self._write("record_tool_result", request)
+        self.state.learn(JournalEntry.of_result(reply.result))
         if reply.already_recorded:
             return decode_value(self.saver.serde, reply.result.output)
         return value
 
-    def _write(self, method: str, fields: dict[str, Any]) -> Op[Any]:
-        """One journal write with the run's epoch, taking a newer one when fenced (as the
-        saver's own pending writes do)."""
-        state = self.state
-        # Only a server that checksums a save over the whole journal needs saves held off.
-        shared = self.saver._core.legacy_journal
-        if shared:
-            yield Hold(state.gate, exclusive=False)
-        try:
-            if state.owned_epoch is not None:
-                epoch = state.owned_epoch  # an exclusive saver writes with the epoch it took
-            elif state.synced:
-                epoch = state.epoch
-            else:
-                epoch = yield from self._server_epoch()
-            for attempt in range(3):
-                try:
-                    return (yield Call(method, {**fields, "epoch": epoch}))
-                except FailedPrecondition:
-                    # Fenced by a newer epoch (a Resume after corruption): the saver takes the
-                    # run's epoch for its own journal writes, and so do these, unless the saver
-                    # writes exclusively and another writer took the thread.
-                    if attempt == 2:
-                        raise
-                    epoch = yield from self._server_epoch()
-                    _ownership.check(state, epoch)
-            raise AssertionError("unreachable")
-        finally:
-            if shared:
-                state.gate.release(exclusive=False)
-
-    def _server_epoch(self) -> Op[int]:
-        try:
-            return int((yield Call("get_run", dict(run_id=self.run_id))).run.epoch)
-        except NotFound:
-            return 0
+    def _write(self, method: str, request: Any) -> Op[Any]:
+        """One journal write, fenced and gated as the saver's own pending writes are."""
+        return journal_gated(self.saver._core, self.state, _ownership.fenced(self.state, method, request))

@@ -26,8 +26,8 @@ from .._proto import checkpoint_pb2 as pb
 from ..checksum import checkpoint_checksum
 from ..errors import AlreadyExists, DataLoss, FailedPrecondition, InvalidArgument, NotFound, Unimplemented
 from . import _codec, _naming, _ownership
-from ._core import Core, address, step_of
-from ._effects import Call, Hold, Op
+from ._core import Core, address, journal_gated, step_of
+from ._effects import Call, Op, holding
 from ._load import StaleLog
 from ._runs import HeldWrite, JournalEntry, RunState
 
@@ -42,22 +42,29 @@ def put(
     parent_id = config["configurable"].get("checkpoint_id")
     state = core.runs.get(_naming.run_id(thread_id, ns))
     full_metadata = dict(serializable(config, metadata))
-    yield Hold(state.gate, exclusive=True)
-    try:
-        for attempt in range(_SAVE_ATTEMPTS):
-            if not state.synced and not (yield from _sync(core, state, hard=attempt >= 2)):
-                continue
-            if (yield from _save(core, state, ns, checkpoint, full_metadata, parent_id)):
-                yield from _record_held(core, state, checkpoint["id"])
-                break
-        else:
-            raise AlreadyExists(
-                f"could not save checkpoint {checkpoint['id']} of run {state.run_id}: "
-                f"{_SAVE_ATTEMPTS} conflicting writers in a row"
-            )
-    finally:
-        state.gate.release(exclusive=True)
+    yield from holding(state.gate, True, _put_held(core, state, ns, checkpoint, full_metadata, parent_id))
     return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+
+
+def _put_held(
+    core: Core,
+    state: RunState,
+    ns: str,
+    checkpoint: Checkpoint,
+    metadata: dict[str, Any],
+    parent_id: str | None,
+) -> Op[None]:
+    """A put's saves, with the run's gate held: syncs when needed, retries after conflicts."""
+    for attempt in range(_SAVE_ATTEMPTS):
+        if not state.synced and not (yield from _sync(core, state, hard=attempt >= 2)):
+            continue
+        if (yield from _save(core, state, ns, checkpoint, metadata, parent_id)):
+            yield from _record_held(core, state, checkpoint["id"])
+            return
+    raise AlreadyExists(
+        f"could not save checkpoint {checkpoint['id']} of run {state.run_id}: "
+        f"{_SAVE_ATTEMPTS} conflicting writers in a row"
+    )
 
 
 def _save(
@@ -175,18 +182,7 @@ def _sync(core: Core, state: RunState, *, hard: bool) -> Op[bool]:
     else:
         state.drop_log()
         journal = (yield Call("get_journal", dict(run_id=state.run_id))).entries if head.tool_count else []
-        entries = [
-            JournalEntry(
-                seq=e.seq,
-                intent=e.kind == pb.JOURNAL_ENTRY_KIND_INTENT,
-                call_id=e.call_id,
-                tool_name=e.tool_name,
-                step=e.step,
-                output=e.output,
-                is_error=e.is_error,
-            )
-            for e in journal
-        ]
+        entries = [JournalEntry.of_journal(e) for e in journal]
         epoch, next_step = head.epoch, 0
     state.synced = True
     if not state.reset_journal(entries):
@@ -215,26 +211,15 @@ def put_writes(
         pending = checkpoint_id not in state.labels and state.newer_than_known(checkpoint_id)
     step = None if pending else (yield from step_of(state, checkpoint_id))
     if core.exclusive and state.owned_epoch is None:
-        yield Hold(state.gate, exclusive=True)
-        try:
-            yield from _ownership.take(state)
-        finally:
-            state.gate.release(exclusive=True)
-    shared = core.legacy_journal  # see `Core.legacy_journal`
-    if shared:
-        yield Hold(state.gate, exclusive=False)  # never while a save is checksummed over the journal
-    try:
-        with state.lock:
-            if step is None:
-                step = state.labels.get(checkpoint_id)
-            if step is None:
-                # Not saved yet: its put (running beside these writes) records them.
-                state.hold(checkpoint_id, held)
-                return
-        yield from record_writes(core, state, checkpoint_id, step, held)
-    finally:
-        if shared:
-            state.gate.release(exclusive=False)
+        yield from holding(state.gate, True, _ownership.take(state))
+    with state.lock:  # the put's save remembers the id before it takes what is held
+        if step is None:
+            step = state.labels.get(checkpoint_id)
+        if step is None:
+            # Not saved yet: its put (running beside these writes) records them.
+            state.hold(checkpoint_id, held)
+            return
+    yield from journal_gated(core, state, record_writes(core, state, checkpoint_id, step, held))
 
 
 def _record_held(core: Core, state: RunState, checkpoint_id: str) -> Op[None]:
@@ -254,31 +239,33 @@ def record_writes(
 ) -> Op[None]:
     """Journals a task's pending writes in one `RecordToolResults` call (one transaction); one
     call per write on a server without it."""
+    entries = [_write_input(checkpoint_id, step, w) for w in writes]
     if not core.legacy_journal:
-        request = pb.RecordToolResultsRequest(
-            run_id=state.run_id,
-            epoch=_epoch(state),
-            results=[_write_input(checkpoint_id, step, w) for w in writes],
-        )
-        for _ in range(3):
-            try:
-                response = yield Call("record_tool_results", request=request)
-            except Unimplemented:
-                core.legacy_journal = True
-                break
-            except FailedPrecondition:
-                request.epoch = yield from _current_epoch(state)
-                continue
-            for recorded in response.results:
-                state.learn(_entry(recorded.result))
-            return
+        request = pb.RecordToolResultsRequest(run_id=state.run_id, results=entries)
+        try:
+            response = yield from _ownership.fenced(state, "record_tool_results", request)
+        except Unimplemented:
+            core.legacy_journal = True
         else:
-            raise FailedPrecondition(f"run {state.run_id}: fenced out three times recording writes")
-    for write in writes:
-        yield from record_write(state, checkpoint_id, step, write)
+            for recorded in response.results:
+                state.learn(JournalEntry.of_result(recorded.result))
+            return
+    for entry in entries:
+        single = pb.RecordToolResultRequest(
+            run_id=state.run_id,
+            call_id=entry.call_id,
+            tool_name=entry.tool_name,
+            step=entry.step,
+            output=entry.output,
+            is_error=entry.is_error,
+        )
+        state.learn(
+            JournalEntry.of_result((yield from _ownership.fenced(state, "record_tool_result", single)).result)
+        )
 
 
 def _write_input(checkpoint_id: str, step: int, write: HeldWrite) -> pb.ToolResultInput:
+    """One pending write as a journal entry (see `_naming.write_call_id` for its idempotency)."""
     version = uuid.uuid4().hex if write.idx < 0 else ""
     return pb.ToolResultInput(
         call_id=_naming.write_call_id(checkpoint_id, write.task_id, write.idx, version),
@@ -287,53 +274,6 @@ def _write_input(checkpoint_id: str, step: int, write: HeldWrite) -> pb.ToolResu
         output=_codec.encode_write(write.task_id, write.task_path, write.idx, write.typed),
         is_error=write.channel == ERROR,
     )
-
-
-def _epoch(state: RunState) -> int:
-    return state.owned_epoch if state.owned_epoch is not None else state.epoch
-
-
-def _current_epoch(state: RunState) -> Op[int]:
-    """The run's epoch after a fence: taken, unless this saver writes exclusively and another
-    writer took the thread (a newer epoch after a Resume past corruption is adopted)."""
-    head = (yield Call("get_run", dict(run_id=state.run_id))).run
-    _ownership.check(state, head.epoch)
-    return int(head.epoch)
-
-
-def _entry(result: pb.ToolResult) -> JournalEntry:
-    return JournalEntry(
-        seq=result.seq,
-        intent=False,
-        call_id=result.call_id,
-        tool_name=result.tool_name,
-        step=result.step,
-        output=result.output,
-        is_error=result.is_error,
-    )
-
-
-def record_write(state: RunState, checkpoint_id: str, step: int, write: HeldWrite) -> Op[None]:
-    """Journals one pending write (see `_naming.write_call_id` for its idempotency)."""
-    entry = _write_input(checkpoint_id, step, write)
-    request = pb.RecordToolResultRequest(
-        run_id=state.run_id,
-        call_id=entry.call_id,
-        tool_name=entry.tool_name,
-        step=entry.step,
-        output=entry.output,
-        is_error=entry.is_error,
-        epoch=_epoch(state),
-    )
-    for _ in range(3):
-        try:
-            result = (yield Call("record_tool_result", request=request)).result
-        except FailedPrecondition:
-            request.epoch = yield from _current_epoch(state)
-            continue
-        state.learn(_entry(result))
-        return
-    raise FailedPrecondition(f"run {state.run_id}: fenced out three times recording a write")
 
 
 def _extends(messages: list[Any], log: list[Any]) -> bool:

@@ -247,11 +247,5 @@ class CheckpointdSaver(BaseCheckpointSaver[str]):
             current_v = int(current.split(".")[0])
         return f"{current_v + 1:032}.{random.random():016}"
 
-    # -- for the exclusive-tools journal (tools.py) -----------------------------------------
-
-    @property
-    def _runs(self) -> Any:
-        return self._core.runs
-
 
 __all__ = ["CheckpointdSaver", "CheckpointdError"]

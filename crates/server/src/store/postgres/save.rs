@@ -371,21 +371,20 @@ async fn save_under_lock(
     let label_step = context
         .get::<_, Option<i64>>(8)
         .map(|step| Step::new(unsigned(step)));
-    let tools = SaveContext::tools_source(&head, request.tool_count);
-    let stored_tools = match tools {
-        ToolSource::StoredAt(_) => context
+    // SAVE_CONTEXT read the chain value of entry `tool_count` (column 9) under the lock.
+    let tools = SaveContext::covered_tools(&head, request.tool_count, |_| {
+        context
             .get::<_, Option<&[u8]>>(9)
             .map(|chain| digest(chain, "tool chain value", run))
-            .transpose()?,
-        _ => None,
-    };
+            .transpose()
+    })?;
     let context = SaveContext {
         head,
         existing,
         latest_step,
         prefix,
         label_step,
-        tools: tools.chain(&head, stored_tools),
+        tools,
     };
     // Whatever the outcome, this is the truth as of this version of the run row.
     let truth = CachedRun {

@@ -16,7 +16,7 @@ use crate::domain::{
 use crate::error::{Error, Result};
 use crate::store::DeletedCheckpoints;
 use crate::store::plan::{
-    self, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan, ToolSource,
+    self, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
 };
 
 fn begin(conn: &mut Connection) -> Result<Transaction<'_>> {
@@ -49,18 +49,13 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
             Some(label) => read::label_step(&tx, run, label)?,
             None => None,
         },
-        tools: {
-            let source = SaveContext::tools_source(&head, request.tool_count);
-            let stored = match source {
+        tools: SaveContext::covered_tools(&head, request.tool_count, |seq| {
+            match i64::try_from(seq) {
+                Ok(seq) => read::tool_chain_at(&tx, run, seq),
                 // A count this large cannot name a stored entry, so it reads as past the end.
-                ToolSource::StoredAt(seq) => match i64::try_from(seq) {
-                    Ok(seq) => read::tool_chain_at(&tx, run, seq)?,
-                    Err(_) => None,
-                },
-                _ => None,
-            };
-            source.chain(&head, stored)
-        },
+                Err(_) => Ok(None),
+            }
+        })?,
     };
     let (id, checksum, replace, rows, head, message_count, tool_count) =
         match plan::plan_save(request, &context)? {
