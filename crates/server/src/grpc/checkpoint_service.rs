@@ -9,7 +9,7 @@ use super::convert::verdict_to_wire;
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
 use crate::domain::{
-    CallId, Checksum, Epoch, NewCheckpoint, NewToolResult, RunKey, Step, check_label, check_text,
+    Checksum, Epoch, NewCheckpoint, NewToolResult, RunKey, Step, check_label, check_text,
 };
 use crate::error::{Error, Result};
 use crate::proto::{self, checkpoint_service_server::CheckpointService};
@@ -113,24 +113,19 @@ fn parse_save(run: RunKey, request: proto::SaveRequest) -> Result<NewCheckpoint>
     })
 }
 
+/// A RecordToolResult is judged as one entry of a RecordToolResults batch.
 fn parse_tool_result(
     run: RunKey,
     request: proto::RecordToolResultRequest,
 ) -> Result<NewToolResult> {
-    let call_id = CallId::parse(&request.call_id)?;
-    if request.tool_name.is_empty() {
-        return Err(Error::InvalidArgument("tool_name must not be empty".into()));
-    }
-    check_label("tool_name", &request.tool_name)?;
-    Ok(NewToolResult {
-        run,
-        call_id,
+    let entry = proto::ToolResultInput {
+        call_id: request.call_id,
         tool_name: request.tool_name,
-        step: Step::parse(request.step)?,
+        step: request.step,
         output: request.output,
         is_error: request.is_error,
-        epoch: Epoch::from_wire(request.epoch).get(),
-    })
+    };
+    journal_api::parse_result_input(&run, Epoch::from_wire(request.epoch).get(), entry)
 }
 
 #[tonic::async_trait]

@@ -52,8 +52,8 @@ pub async fn record_tool_results(
     })
 }
 
-/// One batch entry, judged as RecordToolResult judges its fields, every error naming its field.
-fn parse_result_input(
+/// One tool result (a batch entry, or a RecordToolResult), every error naming its field.
+pub(super) fn parse_result_input(
     run: &RunKey,
     epoch: u64,
     input: proto::ToolResultInput,
