@@ -27,15 +27,11 @@ use tonic::codegen::Bytes;
 use tonic::codegen::Service;
 use tonic::codegen::http::{Request, Response};
 
-use super::save_scan::{Exceeded, SaveCaps, SaveScan};
+use super::save_scan::{Exceeded, SaveCaps, SaveScan, scan_for};
 use crate::error::Error;
 use crate::heap;
 use crate::telemetry::metrics;
 
-/// The path of `CheckpointService.Save`, whose messages and metadata entries are capped.
-const SAVE_PATH: &str = "/checkpoint.v1.CheckpointService/Save";
-/// The path of `CheckpointService.RecordToolResults`, whose results are capped.
-const TOOL_RESULTS_PATH: &str = "/checkpoint.v1.CheckpointService/RecordToolResults";
 /// The gRPC message prefix: a compression flag and a four-byte big-endian length.
 const PREFIX_BYTES: usize = 5;
 
@@ -187,13 +183,7 @@ where
                     }
                 }
             }
-            let scan = match parts.uri.path() {
-                SAVE_PATH => Some(SaveScan::new(shared.caps)),
-                TOOL_RESULTS_PATH => Some(SaveScan::tool_results(
-                    checkpointd_protocol::MAX_TOOL_RESULTS_PER_BATCH,
-                )),
-                _ => None,
-            };
+            let scan = scan_for(parts.uri.path(), shared.caps);
             let body = Body::new(LimitedBody {
                 head,
                 inner: body,

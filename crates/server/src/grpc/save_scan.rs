@@ -8,6 +8,22 @@
 //! pass over bytes that are being received anyway. Anything it cannot make sense of (a group, a
 //! varint too long) ends the scan and is left to prost, which refuses it as malformed.
 
+/// The path of `CheckpointService.Save`, whose messages and metadata entries are capped.
+const SAVE_PATH: &str = "/checkpoint.v1.CheckpointService/Save";
+/// The path of `CheckpointService.RecordToolResults`, whose results are capped.
+const TOOL_RESULTS_PATH: &str = "/checkpoint.v1.CheckpointService/RecordToolResults";
+
+/// The scan of a request to `path`, when that RPC's request has counted fields.
+pub fn scan_for(path: &str, caps: SaveCaps) -> Option<SaveScan> {
+    match path {
+        SAVE_PATH => Some(SaveScan::new(caps)),
+        TOOL_RESULTS_PATH => Some(SaveScan::tool_results(
+            checkpointd_protocol::MAX_TOOL_RESULTS_PER_BATCH,
+        )),
+        _ => None,
+    }
+}
+
 /// `SaveRequest.messages`.
 const MESSAGES_FIELD: u64 = 5;
 /// `SaveRequest.metadata`: a map is a repeated message of entries on the wire.
