@@ -17,7 +17,8 @@ const DEFAULT_JWKS_REFRESH: Duration = Duration::from_secs(300);
 #[derive(Debug, Default, Args)]
 pub struct AuthArgs {
     /// How callers authenticate: `none`, `api-key`, `jwt` or `api-key,jwt` [default: none,
-    /// allowed only on a loopback --listen address].
+    /// allowed only on a loopback --listen address]. JWT `exp` and `nbf` are honoured with 60 s
+    /// of clock leeway; an unknown API key id is remembered for 5 s.
     #[arg(long, env = "CHECKPOINTD_AUTH")]
     pub auth: Option<String>,
     /// Serve without authentication on a non-loopback address: any client reaching it may
