@@ -261,6 +261,9 @@ struct FileConfig {
     max_messages_per_save: Option<u32>,
     max_metadata_entries: Option<u32>,
     max_inflight_request_bytes: Option<usize>,
+    max_tenant_request_bytes: Option<usize>,
+    max_connection_request_bytes: Option<usize>,
+    request_body_timeout: Option<String>,
 }
 
 /// Resolved settings of `checkpointd serve`.

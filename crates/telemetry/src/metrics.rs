@@ -12,6 +12,7 @@
 //! | `checkpointd.cache.hit_ratio` | gauge | |
 //! | `checkpointd.queue.depth` | gauge | `state` |
 //! | `checkpointd.request_budget.used` (By) | gauge | |
+//! | `checkpointd.request_budget.refusals` | counter | `reason` (`tenant`, `connection`, `server`, `body_timeout`) |
 //! | `checkpointd.recoveries` | counter | `resumed_from` (`checkpoint`, `scratch`) |
 //! | `checkpointd.checkpoints.corrupt_skipped` | counter | |
 //! | `checkpointd.runner.save.duration` (s) | histogram | |
@@ -40,6 +41,7 @@ struct Instruments {
     corrupt_skipped: Counter<u64>,
     runner_save_duration: Histogram<f64>,
     tool_calls: Counter<u64>,
+    request_budget_refusals: Counter<u64>,
     _cache_hit_ratio: ObservableGauge<f64>,
     _queue_depth: ObservableGauge<u64>,
     _request_budget_used: ObservableGauge<u64>,
@@ -103,6 +105,11 @@ fn instruments() -> &'static Instruments {
             tool_calls: counter(
                 "checkpointd.runner.tool_calls",
                 "Tool calls, executed or replayed from the journal",
+            ),
+            request_budget_refusals: counter(
+                "checkpointd.request_budget.refusals",
+                "Calls refused for want of request budget (by the share found full) or for a \
+                 body that did not arrive in time",
             ),
             _cache_hit_ratio: meter
                 .f64_observable_gauge("checkpointd.cache.hit_ratio")
@@ -244,6 +251,14 @@ pub fn record_corrupt_skipped() {
 /// A call took `bytes` of the server's request budget.
 pub fn take_request_budget(bytes: u64) {
     REQUEST_BUDGET_USED.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// A call refused by the request budget: `reason` names the share it found full (`tenant`,
+/// `connection`, `server`) or `body_timeout`.
+pub fn refuse_request_budget(reason: &'static str) {
+    instruments()
+        .request_budget_refusals
+        .add(1, &[KeyValue::new("reason", reason)]);
 }
 
 /// A call gave back `bytes` it took with [`take_request_budget`].

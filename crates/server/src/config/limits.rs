@@ -1,9 +1,12 @@
-//! Flags bounding the memory requests may take: caps on a Save's repeated fields and a
-//! server-wide budget of request bytes in flight.
+//! Flags bounding the memory requests may take: caps on a Save's repeated fields, a
+//! server-wide budget of request bytes in flight with each tenant's and each connection's share
+//! of it, and the time a request's body may take to arrive.
+
+use std::time::Duration;
 
 use clap::Args;
 
-use super::FileConfig;
+use super::{FileConfig, parse_duration};
 use crate::grpc::RequestLimits;
 
 /// Request memory flags of `checkpointd serve`.
@@ -19,6 +22,17 @@ pub struct LimitArgs {
     /// gets UNAVAILABLE [default: 4 x max-request-bytes].
     #[arg(long, env = "CHECKPOINTD_MAX_INFLIGHT_REQUEST_BYTES")]
     pub max_inflight_request_bytes: Option<usize>,
+    /// Request bytes the calls of one tenant may hold at once; a call over it waits on its own
+    /// tenant's share, then gets UNAVAILABLE [default: half the budget].
+    #[arg(long, env = "CHECKPOINTD_MAX_TENANT_REQUEST_BYTES")]
+    pub max_tenant_request_bytes: Option<usize>,
+    /// Request bytes the calls on one connection may hold at once [default: max-request-bytes].
+    #[arg(long, env = "CHECKPOINTD_MAX_CONNECTION_REQUEST_BYTES")]
+    pub max_connection_request_bytes: Option<usize>,
+    /// How long a request's body may take to arrive once it holds its bytes; a slower one gets
+    /// DEADLINE_EXCEEDED (BODY_TIMEOUT) and gives them back [default: 30s].
+    #[arg(long, env = "CHECKPOINTD_REQUEST_BODY_TIMEOUT", value_parser = parse_duration)]
+    pub request_body_timeout: Option<Duration>,
 }
 
 impl LimitArgs {
@@ -46,8 +60,42 @@ impl LimitArgs {
             max_inflight_request_bytes: self
                 .max_inflight_request_bytes
                 .or(file.max_inflight_request_bytes),
+            max_tenant_request_bytes: self
+                .max_tenant_request_bytes
+                .or(file.max_tenant_request_bytes),
+            max_connection_request_bytes: self
+                .max_connection_request_bytes
+                .or(file.max_connection_request_bytes),
+            body_timeout: match self.request_body_timeout {
+                Some(timeout) => timeout,
+                None => file
+                    .request_body_timeout
+                    .as_deref()
+                    .map(parse_duration)
+                    .transpose()?
+                    .unwrap_or(defaults.body_timeout),
+            },
             ..defaults
         };
+        if limits.body_timeout.is_zero() {
+            return Err("request_body_timeout must be more than zero".into());
+        }
+        for (name, share) in [
+            ("max_tenant_request_bytes", limits.max_tenant_request_bytes),
+            (
+                "max_connection_request_bytes",
+                limits.max_connection_request_bytes,
+            ),
+        ] {
+            if let Some(share) = share
+                && share < max_request_bytes
+            {
+                return Err(format!(
+                    "{name} ({share}) must be at least max_request_bytes ({max_request_bytes}), \
+                     or the largest request could never be served"
+                ));
+            }
+        }
         if limits.max_messages_per_save == 0 || limits.max_metadata_entries == 0 {
             return Err("max_messages_per_save and max_metadata_entries must be at least 1".into());
         }
@@ -106,6 +154,46 @@ mod tests {
             config.server.limits.max_inflight_request_bytes,
             Some(99_999_999)
         );
+    }
+
+    #[test]
+    fn shares_and_the_body_timeout_come_from_the_flag_over_the_file_over_the_defaults() {
+        let config = resolve("", super::LimitArgs::default()).unwrap();
+        let limits = config.server.limits;
+        let sizes = limits.budget_sizes(config.server.max_request_bytes);
+        assert_eq!(
+            (sizes.server, sizes.tenant, sizes.connection),
+            (64 << 20, 32 << 20, 16 << 20)
+        );
+        assert_eq!(limits.body_timeout, std::time::Duration::from_secs(30));
+        let config = resolve(
+            "max_request_bytes = 1000
+max_tenant_request_bytes = 3000
+\
+             max_connection_request_bytes = 2000
+request_body_timeout = \"7s\"\n",
+            super::LimitArgs {
+                max_tenant_request_bytes: Some(2500),
+                ..super::LimitArgs::default()
+            },
+        )
+        .unwrap();
+        let limits = config.server.limits;
+        assert_eq!(limits.max_tenant_request_bytes, Some(2500));
+        assert_eq!(limits.max_connection_request_bytes, Some(2000));
+        assert_eq!(limits.body_timeout, std::time::Duration::from_secs(7));
+    }
+
+    #[test]
+    fn a_share_below_the_largest_request_is_refused() {
+        let error = resolve(
+            "max_request_bytes = 1000
+max_connection_request_bytes = 999
+",
+            super::LimitArgs::default(),
+        )
+        .unwrap_err();
+        assert!(error.contains("max_connection_request_bytes"), "{error}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod checkpoint_service;
 pub mod connection;
 pub(crate) mod convert;
 pub mod health;
+mod request_budget;
 mod request_limits;
 mod retention_api;
 mod save_scan;

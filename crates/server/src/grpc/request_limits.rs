@@ -1,39 +1,63 @@
 //! Bounds the memory requests can hold: each request's declared size is taken from a
-//! server-wide budget before its body is buffered, and a Save's messages and metadata entries are
-//! counted on the raw bytes before anything is decoded.
+//! server-wide budget, shared fairly between tenants and connections
+//! ([`super::request_budget`]), before its body is buffered; the body must then arrive within
+//! `--request-body-timeout`; and a Save's messages and metadata entries are counted on the raw
+//! bytes before anything is decoded. Health checks and reflection take no budget (they are
+//! capped to [`EXEMPT_MAX_REQUEST_BYTES`] instead), so probes never wait behind it.
 //!
 //! tonic reserves a buffer of the size a request's gRPC prefix declares as soon as it reads the
 //! prefix, then prost decodes the whole message, repeated fields included, before any handler
 //! can look at it. So the checks live here, in front of the decoder: a request over
 //! `--max-request-bytes` is refused from its five-byte prefix alone, one that would take the
-//! server over `--max-inflight-request-bytes` waits up to [`RequestLimits::budget_wait`] for
-//! others to finish and is then refused with `UNAVAILABLE` (a retryable overload), and a Save
+//! server over `--max-inflight-request-bytes` (or its tenant over `--max-tenant-request-bytes`,
+//! or its connection over `--max-connection-request-bytes`) waits up to
+//! [`RequestLimits::budget_wait`] for others to finish and is then refused with `UNAVAILABLE`
+//! (a retryable overload), a body that stops arriving is cut off with `DEADLINE_EXCEEDED` /
+//! `BODY_TIMEOUT` and its bytes given back, and a Save
 //! over `--max-messages-per-save` or `--max-metadata-entries` (or a RecordToolResults over
 //! [`checkpointd_protocol::MAX_TOOL_RESULTS_PER_BATCH`] results) is cut off mid-body with
 //! `RESOURCE_EXHAUSTED`. The permit is held until the handler has answered, since the decoded
 //! request and the store's copies live that long.
 
+use std::collections::HashMap;
 use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body::{Body as HttpBody, Frame};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
+use tokio::time::{Instant, Sleep};
 use tonic::Status;
 use tonic::body::Body;
 use tonic::codegen::Bytes;
 use tonic::codegen::Service;
 use tonic::codegen::http::{Request, Response};
 
+use super::auth::CallContext;
+use super::connection::{ConnectionActivity, ConnectionInfo};
+use super::request_budget::{BudgetSizes, Caller, FairBudget, Full, Held};
 use super::save_scan::{Exceeded, SaveCaps, SaveScan, scan_for};
-use crate::error::Error;
+use crate::error::{Error, status_with_reason};
 use crate::heap;
 use crate::telemetry::metrics;
 
 /// The gRPC message prefix: a compression flag and a four-byte big-endian length.
 const PREFIX_BYTES: usize = 5;
+
+/// The largest request a health check or reflection call may send: theirs are a service or
+/// symbol name, and they take no budget, so they must stay small.
+pub const EXEMPT_MAX_REQUEST_BYTES: usize = 64 * 1024;
+
+/// Whether a method takes no share of the budget: health checks, so probes (the Helm chart's,
+/// a load balancer's) never wait behind requests, and reflection, for `grpcurl list`.
+fn exempt_from_budget(path: &str) -> bool {
+    path.starts_with("/grpc.health.v1.Health/")
+        || path.starts_with("/grpc.reflection.v1.ServerReflection/")
+        || path.starts_with("/grpc.reflection.v1alpha.ServerReflection/")
+}
 
 /// What one request and all requests together may hold; each is a `serve` flag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +71,15 @@ pub struct RequestLimits {
     pub max_inflight_request_bytes: Option<usize>,
     /// How long a request waits for room in that budget before it is refused.
     pub budget_wait: Duration,
+    /// Request bytes the calls of one tenant may hold at once; `None`: half the budget (see
+    /// [`RequestLimits::budget_sizes`]).
+    pub max_tenant_request_bytes: Option<usize>,
+    /// Request bytes the calls on one connection may hold at once; `None`: one largest
+    /// request.
+    pub max_connection_request_bytes: Option<usize>,
+    /// How long a request's body may take to arrive once it holds its bytes (and its prefix
+    /// to arrive before that); a slower one is refused and gives its bytes back.
+    pub body_timeout: Duration,
 }
 
 impl Default for RequestLimits {
@@ -56,6 +89,12 @@ impl Default for RequestLimits {
             max_metadata_entries: 1_000,
             max_inflight_request_bytes: None,
             budget_wait: Duration::from_secs(5),
+            max_tenant_request_bytes: None,
+            max_connection_request_bytes: None,
+            // A largest (16 MiB) request arrives in 30 s at 0.5 MiB/s, far slower than any
+            // client in the same cluster or region; a stalled body holds its tenant's share
+            // for no longer than that.
+            body_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -76,6 +115,46 @@ impl RequestLimits {
             .max(max_request_bytes)
             .min(Semaphore::MAX_PERMITS)
     }
+
+    /// The budget and its shares. A tenant's share defaults to half the budget, so one tenant
+    /// can never hold it all; a connection's to one largest request, so one client cannot take
+    /// its whole tenant's share over a single connection (its requests share one TCP stream,
+    /// so holding several large bodies at once would not finish them sooner), nor, with auth
+    /// off, step around the tenant's share by naming many tenants. No share is below one
+    /// largest request, which would otherwise wait forever, nor above the budget.
+    pub(crate) fn budget_sizes(&self, max_request_bytes: usize) -> BudgetSizes {
+        let server = self.inflight_budget(max_request_bytes);
+        let share = |configured: Option<usize>, default: usize| {
+            configured
+                .unwrap_or(default)
+                .max(max_request_bytes)
+                .min(server)
+        };
+        BudgetSizes {
+            server,
+            tenant: share(self.max_tenant_request_bytes, server / 2),
+            connection: share(self.max_connection_request_bytes, max_request_bytes),
+        }
+    }
+}
+
+/// A client connection, told apart by its activity record, which the accept loop makes once per
+/// connection; holding it keeps the address unique while the connection's share is in use.
+#[derive(Clone, Debug)]
+struct ConnectionId(Arc<ConnectionActivity>);
+
+impl PartialEq for ConnectionId {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ConnectionId {}
+
+impl std::hash::Hash for ConnectionId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(Arc::as_ptr(&self.0), state);
+    }
 }
 
 /// See the module documentation. One layer, so one budget, per server.
@@ -88,14 +167,13 @@ pub struct RequestLimitsLayer {
 struct Shared {
     max_request_bytes: usize,
     caps: SaveCaps,
-    budget: Arc<Semaphore>,
-    budget_bytes: usize,
+    budget: FairBudget<ConnectionId>,
     wait: Duration,
+    body_timeout: Duration,
 }
 
 impl RequestLimitsLayer {
     pub fn new(limits: RequestLimits, max_request_bytes: usize) -> Self {
-        let budget_bytes = limits.inflight_budget(max_request_bytes);
         Self {
             shared: Arc::new(Shared {
                 max_request_bytes,
@@ -103,9 +181,9 @@ impl RequestLimitsLayer {
                     max_messages: limits.max_messages_per_save,
                     max_metadata_entries: limits.max_metadata_entries,
                 },
-                budget: Arc::new(Semaphore::new(budget_bytes)),
-                budget_bytes,
+                budget: FairBudget::new(limits.budget_sizes(max_request_bytes)),
                 wait: limits.budget_wait,
+                body_timeout: limits.body_timeout,
             }),
         }
     }
@@ -152,66 +230,118 @@ where
         let shared = self.shared.clone();
         Box::pin(async move {
             let (parts, mut body) = request.into_parts();
-            let head = match read_prefix(&mut body).await {
-                Ok(head) => head,
-                Err(status) => return Ok(status.into_http()),
+            let path = parts.uri.path();
+            let exempt = exempt_from_budget(path);
+            let prefix_by = Instant::now() + shared.body_timeout;
+            let head = match tokio::time::timeout_at(prefix_by, read_prefix(&mut body)).await {
+                Ok(Ok(head)) => head,
+                Ok(Err(status)) => return Ok(status.into_http()),
+                Err(_elapsed) => return Ok(body_timeout(shared.body_timeout).into_http()),
             };
             let declared = declared_length(&head);
-            let mut permit = None;
+            let mut held = None;
             if let Some(length) = declared {
-                if length > shared.max_request_bytes {
+                let (limit, flag) = if exempt {
+                    (EXEMPT_MAX_REQUEST_BYTES, "for health checks and reflection")
+                } else {
+                    (shared.max_request_bytes, "(--max-request-bytes)")
+                };
+                if length > limit {
                     let refusal = Error::TooLarge(format!(
-                        "request is {length} bytes; the limit is {} (--max-request-bytes)",
-                        shared.max_request_bytes
+                        "request is {length} bytes; the limit is {limit} {flag}"
                     ));
                     return Ok(Status::from(refusal).into_http());
                 }
-                let bytes = u32::try_from(length.min(shared.budget_bytes)).unwrap_or(u32::MAX);
-                let acquire = shared.budget.clone().acquire_many_owned(bytes);
-                match tokio::time::timeout(shared.wait, acquire).await {
-                    Ok(Ok(acquired)) => permit = Some(BudgetShare::new(acquired)),
-                    // The semaphore is never closed; were it, the call goes on unbudgeted.
-                    Ok(Err(_closed)) => {}
-                    Err(_elapsed) => {
-                        tracing::debug!(length, "request budget exhausted; refusing a call");
-                        let refusal = Error::Overloaded(format!(
-                            "the server is busy: requests in flight hold its whole request \
-                             budget ({} bytes, --max-inflight-request-bytes); retry later",
-                            shared.budget_bytes
-                        ));
-                        return Ok(Status::from(refusal).into_http());
+                if !exempt {
+                    let caller = Caller {
+                        tenant: parts
+                            .extensions
+                            .get::<CallContext>()
+                            .map(|context| context.tenant.clone()),
+                        connection: parts
+                            .extensions
+                            .get::<ConnectionInfo>()
+                            .map(|info| ConnectionId(info.activity.clone())),
+                    };
+                    let wait_until = Instant::now() + shared.wait;
+                    match shared.budget.take(caller, length, wait_until).await {
+                        Ok(taken) => held = Some(BudgetShare::new(taken)),
+                        Err(full) => {
+                            tracing::debug!(length, ?full, "request budget exhausted; refusing");
+                            metrics::refuse_request_budget(full.label());
+                            return Ok(overloaded(full, &shared).into_http());
+                        }
                     }
                 }
             }
-            let scan = scan_for(parts.uri.path(), shared.caps);
+            let scan = scan_for(path, shared.caps);
             let body = Body::new(LimitedBody {
                 head,
                 inner: body,
                 scan,
                 failed: false,
+                deadline: Box::pin(tokio::time::sleep(shared.body_timeout)),
+                timeout: shared.body_timeout,
             });
             let response = inner.call(Request::from_parts(parts, body)).await;
             // Unary handlers have answered by now, so their decoded request is gone.
-            drop(permit);
+            drop(held);
             response
         })
     }
 }
 
+/// The refusal of a call that found part of the budget full for [`RequestLimits::budget_wait`].
+fn overloaded(full: Full, shared: &Shared) -> Status {
+    let sizes = shared.budget.sizes();
+    let message = match full {
+        Full::Tenant => format!(
+            "this tenant's requests in flight hold its whole share of the request budget \
+             ({} bytes, --max-tenant-request-bytes); retry when some have finished",
+            sizes.tenant
+        ),
+        Full::Connection => format!(
+            "the requests in flight on this connection hold its whole share of the request \
+             budget ({} bytes, --max-connection-request-bytes); retry when some have finished",
+            sizes.connection
+        ),
+        Full::Server => format!(
+            "the server is busy: requests in flight hold its whole request budget ({} bytes, \
+             --max-inflight-request-bytes); retry later",
+            sizes.server
+        ),
+    };
+    Status::from(Error::Overloaded(message))
+}
+
+/// The refusal of a call whose body did not arrive in time.
+fn body_timeout(timeout: Duration) -> Status {
+    metrics::refuse_request_budget("body_timeout");
+    status_with_reason(
+        tonic::Code::DeadlineExceeded,
+        format!(
+            "the request body did not arrive within {timeout:?} (--request-body-timeout); \
+             its bytes were given back"
+        ),
+        "BODY_TIMEOUT",
+        HashMap::new(),
+    )
+}
+
 /// A call's share of the request budget, shown on the `checkpointd.request_budget.used` gauge
 /// while it is held.
-struct BudgetShare(OwnedSemaphorePermit);
+struct BudgetShare(Held<ConnectionId>);
 
 impl BudgetShare {
-    fn new(permit: OwnedSemaphorePermit) -> Self {
-        metrics::take_request_budget(permit.num_permits() as u64);
-        Self(permit)
+    fn new(held: Held<ConnectionId>) -> Self {
+        metrics::take_request_budget(held.bytes() as u64);
+        Self(held)
     }
 }
 
 impl Drop for BudgetShare {
     fn drop(&mut self) {
-        let bytes = self.0.num_permits();
+        let bytes = self.0.bytes();
         metrics::return_request_budget(bytes as u64);
         if bytes >= heap::LARGE_REQUEST_BYTES {
             heap::after_large_request();
@@ -258,12 +388,14 @@ fn declared_length(head: &VecDeque<Frame<Bytes>>) -> Option<usize> {
 }
 
 /// The request body as tonic reads it: the frames read ahead first, then the rest, each data
-/// frame scanned (for a Save) before it reaches the decoder's buffer.
+/// frame scanned (for a Save) before it reaches the decoder's buffer, all of it by `deadline`.
 struct LimitedBody {
     head: VecDeque<Frame<Bytes>>,
     inner: Body,
     scan: Option<SaveScan>,
     failed: bool,
+    deadline: Pin<Box<Sleep>>,
+    timeout: Duration,
 }
 
 impl LimitedBody {
@@ -299,6 +431,11 @@ impl HttpBody for LimitedBody {
     ) -> Poll<Option<Result<Frame<Bytes>, Status>>> {
         if self.failed {
             return Poll::Ready(None);
+        }
+        // Checked before the body, so a body that trickles in forever is cut off as well.
+        if self.deadline.as_mut().poll(cx).is_ready() && !self.inner.is_end_stream() {
+            self.failed = true;
+            return Poll::Ready(Some(Err(body_timeout(self.timeout))));
         }
         let next = match self.head.pop_front() {
             Some(frame) => Some(Ok(frame)),
