@@ -32,6 +32,7 @@ mod operator_path;
 mod protocol_evolution;
 mod queue;
 mod recovery;
+mod request_budget;
 mod retention;
 mod retention_durable;
 mod roundtrip;

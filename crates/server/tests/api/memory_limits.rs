@@ -306,7 +306,12 @@ async fn requests_are_budgeted_by_their_declared_size_before_they_are_buffered()
     })
     .await;
     let waited = Instant::now();
-    let status = client.save(small.clone()).await.expect_err("over budget");
+    // From another tenant on another connection, so neither of those shares is what it
+    // finds full.
+    let status = client
+        .save(crate::support::for_tenant("other", small.clone()))
+        .await
+        .expect_err("over budget");
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
     assert!(
         status.message().contains("--max-inflight-request-bytes"),
@@ -328,7 +333,7 @@ async fn requests_are_budgeted_by_their_declared_size_before_they_are_buffered()
 }
 
 /// The `checkpointd_request_budget_used_bytes` gauge on the admin port's `/metrics`.
-async fn budget_used(admin: std::net::SocketAddr) -> u64 {
+pub(crate) async fn budget_used(admin: std::net::SocketAddr) -> u64 {
     let (status, body) = crate::telemetry::http_get(admin, "/metrics").await;
     assert_eq!(status, 200, "{body}");
     let line = body
