@@ -5,6 +5,8 @@
 
 mod api_keys;
 mod jwt;
+mod key_flood;
+mod key_flood_process;
 mod roles_table;
 mod startup;
 

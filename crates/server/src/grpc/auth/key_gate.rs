@@ -1,0 +1,313 @@
+//! API-key lookups that a flood of forged keys cannot turn into a flood of database reads.
+//!
+//! The gate remembers every key id it has seen in the store with the hash of its secret
+//! (`known`), and for a short time every id it looked for and did not find (`unknown`).
+//! - A known id with a wrong secret is refused from memory: a key's secret hash never changes
+//!   (keys are created and revoked, never edited), so the remembered hash is the truth.
+//! - A known id with the right secret is read from the store on every call, as before, so a
+//!   revocation still takes effect on the next call without a restart.
+//! - An id remembered as unknown is refused from memory for [`WINDOW`].
+//! - Any other id costs a read, but at most [`MISSES_PER_WINDOW`] reads per [`WINDOW`] may find
+//!   nothing; once they are spent, unknown ids are refused from memory until the window ends.
+//!   The first read of each window reloads the whole list of keys instead of one row, so a key
+//!   created while a flood of forged ids spends the budget is still found within one window.
+//!
+//! A key made by `checkpointd keys create` (another process, on the database) works on its
+//! first call: its id is 64 random bits, so no forged id can have put it in `unknown` unless
+//! the attacker guessed it, and reads that find a key do not spend the budget. Only during a
+//! flood of unknown ids may its first calls be refused, for at most one window.
+//!
+//! Memory: `known` holds one entry per key in the store (the operator's table, not the
+//! attacker's input); `unknown` holds at most [`MAX_UNKNOWN`] ids, oldest dropped first.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::domain::{ApiKey, PresentedKey};
+use crate::error::Error;
+use crate::store::ApiKeyStore;
+
+/// How long an unknown id is remembered, and the period of the read budget for unknown ids.
+pub const WINDOW: Duration = Duration::from_secs(5);
+/// Reads per [`WINDOW`] that may find no key before unknown ids are refused unread.
+pub const MISSES_PER_WINDOW: u32 = 4;
+/// Unknown ids remembered at once; beyond this the oldest are forgotten first.
+pub const MAX_UNKNOWN: usize = 10_000;
+
+/// What the store says about a presented key.
+pub enum Found {
+    /// The key, read now, whose secret the caller presented.
+    Key(ApiKey),
+    /// Refused; why, for the debug log.
+    Refused(&'static str),
+}
+
+/// See the module documentation.
+pub struct KeyGate {
+    store: Arc<dyn ApiKeyStore>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Id → secret hash of every key seen in the store.
+    known: HashMap<String, Vec<u8>>,
+    /// When the whole list was last read; `None` before the first reload.
+    listed_at: Option<Instant>,
+    /// Id → when it was found missing; `order` holds the same entries oldest first.
+    unknown: HashMap<String, Instant>,
+    order: VecDeque<(String, Instant)>,
+    window_start: Option<Instant>,
+    /// Reads of this window that found nothing, and reads under way that may.
+    misses: u32,
+    pending: u32,
+}
+
+/// The read to make for an id the gate does not know.
+enum Read {
+    /// The whole list: the first read of a window.
+    List,
+    /// The one row.
+    Row,
+}
+
+impl KeyGate {
+    pub fn new(store: Arc<dyn ApiKeyStore>) -> Self {
+        Self {
+            store,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // Every change under the lock is a few map operations that cannot panic halfway.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The stored key `presented` names when its secret is right; see the module documentation
+    /// for which calls read the store.
+    pub async fn find(&self, presented: &PresentedKey<'_>) -> Result<Found, Error> {
+        let id = presented.id;
+        let read = {
+            let mut state = self.state();
+            let now = Instant::now();
+            if let Some(hash) = state.known.get(id) {
+                if !presented.matches(hash) {
+                    return Ok(Found::Refused("wrong secret"));
+                }
+                None
+            } else if state.remembers_unknown(id, now) {
+                return Ok(Found::Refused("unknown key id (remembered)"));
+            } else {
+                match state.reserve_read(now) {
+                    Some(read) => Some(read),
+                    None => return Ok(Found::Refused("unknown key id (read budget spent)")),
+                }
+            }
+        };
+        let key = match read {
+            None => {
+                let key = self.store.find_key(id).await?;
+                if key.is_none() {
+                    // Deleted from the database by hand: forget it.
+                    self.state().known.remove(id);
+                }
+                key
+            }
+            Some(read) => {
+                let mut reservation = Reservation {
+                    state: &self.state,
+                    id,
+                    started: Instant::now(),
+                    found: false,
+                };
+                let key = self.read_unknown(id, read, reservation.started).await?;
+                if let Some(key) = &key {
+                    self.state()
+                        .known
+                        .insert(key.id.clone(), key.secret_hash.clone());
+                }
+                reservation.found = key.is_some();
+                drop(reservation);
+                key
+            }
+        };
+        Ok(match key {
+            None => Found::Refused("unknown key id"),
+            Some(key) if presented.matches(&key.secret_hash) => Found::Key(key),
+            Some(_) => Found::Refused("wrong secret"),
+        })
+    }
+
+    async fn read_unknown(
+        &self,
+        id: &str,
+        read: Read,
+        started: Instant,
+    ) -> Result<Option<ApiKey>, Error> {
+        match read {
+            Read::Row => self.store.find_key(id).await,
+            Read::List => {
+                let keys = self.store.list_keys().await?;
+                let mut state = self.state();
+                state.known = keys
+                    .iter()
+                    .map(|key| (key.id.clone(), key.secret_hash.clone()))
+                    .collect();
+                state.listed_at = Some(started);
+                Ok(keys.into_iter().find(|key| key.id == id))
+            }
+        }
+    }
+}
+
+/// One read of the budget, settled when dropped: a read that found a key gives its place
+/// back; one that found nothing, failed (so a failing database is not hammered) or was
+/// abandoned (the caller went away) counts as a miss.
+struct Reservation<'a> {
+    state: &'a Mutex<State>,
+    id: &'a str,
+    started: Instant,
+    found: bool,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        let mut state = self
+            .state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        state.pending -= 1;
+        if !self.found {
+            state.misses += 1;
+            state.remember_unknown(self.id, self.started);
+        }
+    }
+}
+
+impl State {
+    fn remembers_unknown(&mut self, id: &str, now: Instant) -> bool {
+        self.forget_expired(now);
+        self.unknown.contains_key(id)
+    }
+
+    fn remember_unknown(&mut self, id: &str, at: Instant) {
+        self.unknown.insert(id.to_owned(), at);
+        self.order.push_back((id.to_owned(), at));
+        self.forget_expired(Instant::now());
+    }
+
+    /// Drops entries older than [`WINDOW`] and, past [`MAX_UNKNOWN`], the oldest. Every entry
+    /// lives equally long, so insertion order is expiry order and only the front is examined.
+    fn forget_expired(&mut self, now: Instant) {
+        while let Some((id, at)) = self.order.front() {
+            let expired = now.saturating_duration_since(*at) >= WINDOW;
+            if !expired && self.order.len() <= MAX_UNKNOWN {
+                break;
+            }
+            // A later entry for the same id (after this one expired) is the one to keep.
+            if self.unknown.get(id) == Some(at) {
+                self.unknown.remove(id);
+            }
+            self.order.pop_front();
+        }
+    }
+
+    /// Claims one read for an unknown id, or `None` when this window's misses are spent.
+    fn reserve_read(&mut self, now: Instant) -> Option<Read> {
+        let window_start = match self.window_start {
+            Some(start) if now.saturating_duration_since(start) < WINDOW => start,
+            _ => {
+                self.window_start = Some(now);
+                self.misses = 0;
+                now
+            }
+        };
+        // Reads under way count as misses until they find a key, so concurrent calls cannot
+        // overshoot the budget.
+        if self.misses + self.pending >= MISSES_PER_WINDOW {
+            return None;
+        }
+        self.pending += 1;
+        Some(match self.listed_at {
+            Some(listed) if listed >= window_start => Read::Row,
+            _ => Read::List,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::NewApiKey;
+
+    fn state() -> State {
+        State::default()
+    }
+
+    #[test]
+    fn unknown_ids_are_forgotten_after_the_window_and_bounded_in_number() {
+        let mut state = state();
+        let start = Instant::now();
+        state.remember_unknown("a", start);
+        assert!(state.remembers_unknown("a", start + WINDOW / 2));
+        assert!(!state.remembers_unknown("a", start + WINDOW));
+        for n in 0..MAX_UNKNOWN + 10 {
+            state.remember_unknown(&format!("{n:016x}"), Instant::now());
+        }
+        assert_eq!(state.unknown.len(), MAX_UNKNOWN);
+        assert_eq!(state.order.len(), MAX_UNKNOWN);
+        assert!(!state.unknown.contains_key(&format!("{:016x}", 0)));
+    }
+
+    #[test]
+    fn the_first_read_of_a_window_lists_and_misses_are_capped_per_window() {
+        let mut state = state();
+        let start = Instant::now();
+        assert!(matches!(state.reserve_read(start), Some(Read::List)));
+        state.listed_at = Some(start);
+        for _ in 1..MISSES_PER_WINDOW {
+            assert!(matches!(state.reserve_read(start), Some(Read::Row)));
+        }
+        assert!(state.reserve_read(start).is_none(), "budget spent");
+        // A read that found a key gives its place back.
+        state.pending -= 1;
+        assert!(state.reserve_read(start).is_some());
+        assert!(state.reserve_read(start).is_none());
+        // The next window starts with a list, even while reads of the last are under way.
+        state.pending = 0;
+        state.misses = MISSES_PER_WINDOW;
+        assert!(matches!(
+            state.reserve_read(start + WINDOW),
+            Some(Read::List)
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_known_id_with_a_wrong_secret_is_refused_from_memory() {
+        let store = Arc::new(crate::store::MemoryKeys::new());
+        let fresh = NewApiKey::generate().unwrap();
+        let key = ApiKey {
+            id: fresh.id.clone(),
+            secret_hash: fresh.secret_hash.clone(),
+            tenant: crate::domain::TenantScope::All,
+            role: crate::domain::Role::Admin,
+            name: "k".into(),
+            created_at: std::time::SystemTime::now(),
+            revoked_at: None,
+        };
+        store.create_key(&key).await.unwrap();
+        let gate = KeyGate::new(store);
+        let good = PresentedKey::parse(&fresh.token).unwrap();
+        assert!(matches!(gate.find(&good).await.unwrap(), Found::Key(_)));
+        let wrong = format!("ckpt_{}_{}", fresh.id, "0".repeat(64));
+        let wrong = PresentedKey::parse(&wrong).unwrap();
+        assert!(matches!(
+            gate.find(&wrong).await.unwrap(),
+            Found::Refused("wrong secret")
+        ));
+    }
+}
