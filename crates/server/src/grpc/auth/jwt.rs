@@ -1,6 +1,6 @@
 //! JWT bearer tokens: verified against a shared HS256 secret or a JWKS (a file re-read, or a
-//! URL refetched, every `jwks_refresh` and on an unknown `kid`), with issuer, audience and
-//! expiry checked; the tenant and role come from configurable claims.
+//! URL refetched, every `jwks_refresh` and on an unknown `kid`), with issuer, audience, expiry
+//! and not-before checked; the tenant and role come from configurable claims.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -43,6 +43,10 @@ pub struct JwtSettings {
 /// A token that does not verify; why is logged at debug level, never sent.
 #[derive(Debug)]
 pub struct Rejected(pub String);
+
+/// Clock skew allowed between the token's issuer and this server, for `exp` and `nbf` alike: a
+/// token is accepted until `exp` + this, and from `nbf` - this.
+pub const CLOCK_LEEWAY: Duration = Duration::from_secs(60);
 
 /// Unknown `kid`s refetch the JWKS at most this often, so a stream of made-up key ids cannot
 /// turn the server into a load generator against the identity provider.
@@ -119,6 +123,9 @@ impl JwtVerifier {
 
     fn decode(&self, token: &str, key: &DecodingKey, alg: Algorithm) -> Result<Value, Rejected> {
         let mut validation = Validation::new(alg);
+        validation.leeway = CLOCK_LEEWAY.as_secs();
+        // Off by default in jsonwebtoken; a token not yet valid is refused like an expired one.
+        validation.validate_nbf = true;
         let mut required = vec!["exp", "sub"];
         if let Some(issuer) = &self.settings.issuer {
             validation.set_issuer(&[issuer]);

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use checkpointd::domain::Role;
+use checkpointd::grpc::auth::jwt::CLOCK_LEEWAY;
 use checkpointd::grpc::auth::{AuthSettings, JwtKeys, JwtSettings};
 use checkpointd::proto::ApproveRequest;
 use jsonwebtoken::jwk::{Jwk, JwkSet};
@@ -112,6 +113,60 @@ async fn wrong_expired_wrong_audience_issuer_or_signature_tokens_are_unauthentic
     }
     assert_unauthenticated(&latest_step(&app, None, "run-1").await.unwrap_err());
     assert_eq!(latest_step(&app, Some(&good), "run-1").await.unwrap(), 1);
+}
+
+#[tokio::test]
+async fn a_token_not_yet_valid_is_refused_beyond_the_clock_leeway_and_accepted_within_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = secret_app(dir.path(), false).await;
+    let leeway = CLOCK_LEEWAY.as_secs();
+    let with_nbf = |nbf: u64| {
+        let mut claims = claims("agent-7", "acme", "agent");
+        claims["nbf"] = json!(nbf);
+        hs256(&claims, SECRET)
+    };
+    // Well beyond the leeway, and just beyond it (a slow second cannot bring it within).
+    for nbf in [now() + 3600, now() + leeway + 30] {
+        let status = save_as(&app, &with_nbf(nbf), None, "run-1", 1)
+            .await
+            .unwrap_err();
+        assert_unauthenticated(&status);
+        assert_eq!(reason(&status), "CREDENTIAL_INVALID");
+    }
+    // A token from an issuer whose clock runs a little ahead, and one valid since a minute ago.
+    save_as(&app, &with_nbf(now() + leeway / 2), None, "run-1", 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        latest_step(&app, Some(&with_nbf(now() - 60)), "run-1")
+            .await
+            .unwrap(),
+        1
+    );
+    // Expiry gets the same leeway: expired half of it ago still passes, twice it ago does not.
+    let with_exp = |exp: u64| {
+        let mut claims = claims("agent-7", "acme", "agent");
+        claims["exp"] = json!(exp);
+        hs256(&claims, SECRET)
+    };
+    assert!(
+        latest_step(&app, Some(&with_exp(now() - leeway / 2)), "run-1")
+            .await
+            .is_ok()
+    );
+    let status = latest_step(&app, Some(&with_exp(now() - 2 * leeway)), "run-1")
+        .await
+        .unwrap_err();
+    assert_unauthenticated(&status);
+}
+
+/// The machine-readable reason of a refusal.
+fn reason(status: &tonic::Status) -> String {
+    use tonic_types::StatusExt;
+    status
+        .get_details_error_info()
+        .map(|info| info.reason)
+        .unwrap_or_default()
 }
 
 #[tokio::test]
