@@ -23,7 +23,9 @@ mod auth;
 
 pub use auth::AuthArgs;
 
+mod answers;
 mod limits;
+pub use answers::AnswerArgs;
 pub use limits::LimitArgs;
 
 /// Flags of `checkpointd serve`; each also reads a `CHECKPOINTD_*` variable.
@@ -105,6 +107,8 @@ pub struct ServeArgs {
     pub tls: TlsArgs,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub answers: AnswerArgs,
 }
 
 /// TLS flags of `checkpointd serve`.
@@ -264,6 +268,9 @@ struct FileConfig {
     max_tenant_request_bytes: Option<usize>,
     max_connection_request_bytes: Option<usize>,
     request_body_timeout: Option<String>,
+    // Answer sizes (AnswerArgs).
+    max_answer_message_bytes: Option<u64>,
+    max_unpaged_answer_bytes: Option<u64>,
 }
 
 /// Resolved settings of `checkpointd serve`.
@@ -342,6 +349,7 @@ impl ServeConfig {
             .or(file.max_request_bytes)
             .unwrap_or(defaults.max_request_bytes);
         let limits = args.limits.resolve(&file, max_request_bytes)?;
+        let answers = args.answers.resolve(&file);
         let retry = defaults.retry_defaults;
         let retry_defaults = RetryPolicy {
             max_attempts: args
@@ -430,6 +438,7 @@ impl ServeConfig {
                 connections,
                 auth,
                 limits,
+                answers,
             },
             store: StoreOptions {
                 pool_size: args

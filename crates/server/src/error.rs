@@ -46,6 +46,10 @@ pub enum Error {
     /// A write that the run's state forbids, with no more precise reason.
     #[error("{0}")]
     FailedPrecondition(String),
+    /// A continuation names a checkpoint that was rewritten, deleted or rewound since its
+    /// first page: the client loads again from the start.
+    #[error("{0}")]
+    CheckpointChanged(String),
     /// A write under an epoch older than the run's: another writer resumed it.
     #[error("{0}")]
     StaleEpoch(String),
@@ -83,6 +87,9 @@ pub enum Error {
     JournalState(String),
     #[error("{0}")]
     TooLarge(String),
+    /// An answer over the unpaged limit for a client that does not follow continuations.
+    #[error("{0}")]
+    AnswerTooLarge(String),
     /// No credential, or one that does not verify (unknown, revoked, expired, wrong issuer,
     /// audience or signature); the message never says which, so it teaches an attacker nothing.
     #[error("{0}")]
@@ -146,6 +153,7 @@ impl Error {
             Self::StepConflict(_) => (Code::AlreadyExists, "STEP_CONFLICT"),
             Self::LabelTaken(_) => (Code::AlreadyExists, "LABEL_TAKEN"),
             Self::FailedPrecondition(_) => (Code::FailedPrecondition, "FAILED_PRECONDITION"),
+            Self::CheckpointChanged(_) => (Code::FailedPrecondition, "CHECKPOINT_CHANGED"),
             Self::StaleEpoch(_) => (Code::FailedPrecondition, "STALE_EPOCH"),
             Self::EpochNotIssued(_) => (Code::FailedPrecondition, "EPOCH_NOT_ISSUED"),
             Self::StepBehindLatest(_) => (Code::FailedPrecondition, "STEP_BEHIND_LATEST"),
@@ -156,6 +164,7 @@ impl Error {
             Self::TaskState(_) => (Code::FailedPrecondition, "TASK_STATE"),
             Self::JournalState(_) => (Code::FailedPrecondition, "JOURNAL_STATE"),
             Self::TooLarge(_) => (Code::ResourceExhausted, "TOO_LARGE"),
+            Self::AnswerTooLarge(_) => (Code::ResourceExhausted, "ANSWER_TOO_LARGE"),
             Self::Unauthenticated(_) => (Code::Unauthenticated, "CREDENTIAL_INVALID"),
             Self::RoleForbidden(_) => (Code::PermissionDenied, "ROLE_FORBIDDEN"),
             Self::TenantMismatch(_) => (Code::PermissionDenied, "TENANT_MISMATCH"),

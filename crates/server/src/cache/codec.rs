@@ -7,7 +7,7 @@ use prost::Message as _;
 
 use crate::domain::{
     CallId, Checksum, EntryKind, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step,
-    StoredCheckpoint, ToolChain, ToolRecord,
+    StoredCheckpoint, ToolChain, ToolRecord, WindowChains,
 };
 use crate::proto;
 use crate::store::Snapshot;
@@ -125,6 +125,9 @@ pub fn snapshot(
             state: header.state,
             metadata: header.metadata.into_iter().collect(),
             messages,
+            messages_from: 0,
+            messages_end: header.message_count,
+            chains: WindowChains::default(),
             message_count: header.message_count,
             tool_count: header.tool_count,
             checksum: Checksum::parse_hex(&header.checksum).ok()?,
@@ -164,6 +167,9 @@ mod tests {
             state: vec![1, 2, 3, 0, 255],
             metadata: BTreeMap::from([("k".to_owned(), "v".to_owned())]),
             messages: messages.clone(),
+            messages_from: 0,
+            messages_end: 1,
+            chains: WindowChains::default(),
             message_count: 1,
             tool_count: 0,
             checksum: Checksum::from_bytes([9; 32]),

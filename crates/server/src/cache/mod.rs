@@ -26,8 +26,8 @@ pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 
 use crate::domain::{
-    EntryKind, IntentOutcome, Message, MessageChain, NewCheckpoint, NewToolIntent, NewToolResult,
-    RunKey, SavedCheckpoint, Step, ToolRecord,
+    EntryKind, IntentOutcome, Message, MessageChain, MessageWindow, NewCheckpoint, NewToolIntent,
+    NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
 };
 use crate::error::Result;
 use crate::secret::{ExposeSecret, SecretString};
@@ -117,10 +117,15 @@ impl CachedStore {
     }
 
     /// The latest checkpoint: from Redis when it matches the store's head, else from the store.
-    async fn load_latest(&self, run: &RunKey) -> Result<Option<Snapshot>> {
+    /// The latest checkpoint's `window`: a hit is a whole verified entry (entries are small,
+    /// see [`CacheSettings::max_entry_bytes`]) cut to the window; only a whole load fills.
+    async fn load_latest(&self, run: &RunKey, window: MessageWindow) -> Result<Option<Snapshot>> {
         let Some(mut connection) = self.link.connection() else {
             self.link.stats.record(Lookup::Bypassed);
-            return self.inner.load(run, Which::LatestBelow(None)).await;
+            return self
+                .inner
+                .load_window(run, Which::LatestBelow(None), window)
+                .await;
         };
         let keys = self.keys(run);
         // Both round trips at once: a hit costs the slower of the two, not their sum.
@@ -129,8 +134,9 @@ impl CachedStore {
         let head = head?;
         match cached {
             Ok(Ok(entry)) => {
-                if let Some(snapshot) = self.judge(run, &keys, head.as_ref(), entry) {
+                if let Some(mut snapshot) = self.judge(run, &keys, head.as_ref(), entry) {
                     self.link.stats.record(Lookup::Hit);
+                    snapshot.checkpoint.restrict(window);
                     return Ok(Some(snapshot));
                 }
             }
@@ -143,8 +149,11 @@ impl CachedStore {
                 self.link.failed("read", &"timed out");
             }
         }
-        let found = self.inner.load(run, Which::LatestBelow(None)).await?;
-        if let Some(snapshot) = &found {
+        let found = self
+            .inner
+            .load_window(run, Which::LatestBelow(None), window)
+            .await?;
+        if let Some(snapshot) = found.as_ref().filter(|found| found.checkpoint.is_whole()) {
             self.fill(&keys, snapshot);
         }
         Ok(found)
@@ -338,12 +347,17 @@ wrap_checkpoint_store! {
             Ok(quarantined)
         }
 
-        async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+        async fn load_window(
+            &self,
+            run: &RunKey,
+            which: Which,
+            window: MessageWindow,
+        ) -> Result<Option<Snapshot>> {
             match which {
-                Which::LatestBelow(None) => self.load_latest(run).await,
+                Which::LatestBelow(None) => self.load_latest(run, window).await,
                 // Fallbacks past corrupt checkpoints and exact steps are rare: straight to the
                 // store.
-                _ => self.inner.load(run, which).await,
+                _ => self.inner.load_window(run, which, window).await,
             }
         }
 

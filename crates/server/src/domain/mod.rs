@@ -8,6 +8,7 @@ mod journal;
 mod paging;
 mod records;
 mod text;
+mod window;
 
 pub use access::{ApiKey, Identity, NewApiKey, PresentedKey, Role, TenantScope, check_binding};
 pub use checksum::{Checksum, Digest32, MessageChain, ToolChain, checkpoint_checksum};
@@ -24,3 +25,4 @@ pub use records::{
     verify_tool_journal,
 };
 pub use text::{MAX_LABEL_BYTES, MAX_TEXT_BYTES, check_label, check_no_nul, check_text};
+pub use window::{MessageWindow, WindowChains, WindowCut, covered_chain};

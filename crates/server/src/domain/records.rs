@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::{
-    CallId, Checksum, Digest32, EntryKind, InDoubt, MessageChain, RunId, RunKey, Step, ToolChain,
+    CallId, Checksum, Digest32, EntryKind, InDoubt, MessageChain, MessageWindow, RunId, RunKey,
+    Step, ToolChain, WindowChains, covered_chain,
 };
 
 /// One entry of a run's message log.
@@ -62,8 +63,13 @@ pub struct StoredCheckpoint {
     pub content_type: String,
     pub state: Vec<u8>,
     pub metadata: BTreeMap<String, String>,
-    /// The log's first `message_count` messages, or fewer when rows are missing.
+    /// The messages of the window read, `[messages_from, messages_end)` of the log, or fewer
+    /// when rows are missing; the whole log `[0, message_count)` unless a window was asked for.
     pub messages: Vec<Message>,
+    pub messages_from: u64,
+    pub messages_end: u64,
+    /// The chain digests stored around the window, which verify it without the rest.
+    pub chains: WindowChains,
     pub message_count: u64,
     pub tool_count: u64,
     pub checksum: Checksum,
@@ -74,17 +80,13 @@ pub struct StoredCheckpoint {
 }
 
 impl StoredCheckpoint {
-    /// Recomputes checksum v1 from the content and compares it with the stored one.
+    /// Recomputes checksum v1 from the content and compares it with the stored one; the
+    /// messages count through their window (see [`covered_chain`]), so a load verifies what it
+    /// returns.
     ///
     /// `tools` is the run's verified tool journal in journal order.
     pub fn verify(&self, tools: &[ToolRecord]) -> Result<(), String> {
-        if self.messages.len() as u64 != self.message_count {
-            return Err(format!(
-                "message log holds {} of the {} messages the checkpoint covers",
-                self.messages.len(),
-                self.message_count
-            ));
-        }
+        let messages = self.covered_messages()?;
         let covered = usize::try_from(self.tool_count).unwrap_or(usize::MAX);
         if tools.len() < covered {
             return Err(format!(
@@ -103,7 +105,7 @@ impl StoredCheckpoint {
             &self.content_type,
             &self.state,
             &self.metadata,
-            &MessageChain::over(&self.messages),
+            &messages,
             &tool_chain,
         );
         if computed != self.checksum {
@@ -178,23 +180,78 @@ pub enum JournalScope {
     None,
 }
 
-/// How much of a restored checkpoint a caller wants back; verification always covers it all.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How much of a restored checkpoint a caller wants back; what comes back is verified through
+/// the chain digests stored around it (see [`covered_chain`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Leave out the messages before this log position (the caller holds them).
     pub message_offset: u64,
     pub journal: JournalScope,
+    /// The most message bytes the answer carries; the rest is left for a continuation.
+    pub max_message_bytes: usize,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self {
+            message_offset: 0,
+            journal: JournalScope::All,
+            max_message_bytes: usize::MAX,
+        }
+    }
+}
+
+impl LoadOptions {
+    /// The part of the message log these options read.
+    pub fn window(&self) -> MessageWindow {
+        MessageWindow::new(self.message_offset, self.max_message_bytes)
+    }
 }
 
 impl StoredCheckpoint {
     /// Drops the messages before `offset` (clamped to the ones held) once the checkpoint is
     /// verified; returns the position of the first message kept.
     pub fn skip_messages(&mut self, offset: u64) -> u64 {
-        let skip = usize::try_from(offset)
+        let skip = usize::try_from(offset.saturating_sub(self.messages_from))
             .unwrap_or(usize::MAX)
             .min(self.messages.len());
         self.messages.drain(..skip);
-        skip as u64
+        self.messages_from += skip as u64;
+        self.messages_from
+    }
+}
+
+impl StoredCheckpoint {
+    /// Cuts a checkpoint read whole (a verified cache entry) to `window`, as a backend reading
+    /// only the window would have.
+    pub fn restrict(&mut self, window: MessageWindow) {
+        let from = self.skip_messages(window.offset);
+        let taken = window.take(self.messages.iter().map(|message| message.content.len()));
+        if taken < self.messages.len() {
+            self.messages.truncate(taken);
+            self.messages_end = from + taken as u64;
+        }
+    }
+
+    /// The message chain the checksum covers, once the checkpoint is verified.
+    pub fn covered_messages(&self) -> Result<MessageChain, String> {
+        covered_chain(
+            &self.messages,
+            self.messages_from,
+            self.messages_end,
+            self.message_count,
+            &self.chains,
+        )
+    }
+
+    /// Whether messages past the window remain for a continuation.
+    pub fn continues(&self) -> bool {
+        self.messages_end < self.message_count
+    }
+
+    /// Whether the checkpoint holds its whole log, as a cache entry must.
+    pub fn is_whole(&self) -> bool {
+        self.messages_from == 0 && self.messages_end == self.message_count
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
+use super::answers::AnswerLimits;
 use super::convert::verdict_to_wire;
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
@@ -28,6 +29,7 @@ pub struct CheckpointApi {
     /// What ValidateTenant's scrub pages through.
     scrub_listing: Arc<dyn RetentionStore>,
     max_request_bytes: usize,
+    answers: AnswerLimits,
 }
 
 impl CheckpointApi {
@@ -42,7 +44,14 @@ impl CheckpointApi {
             retention: RetentionService::new(retention.clone()),
             scrub_listing: retention,
             max_request_bytes,
+            answers: AnswerLimits::default(),
         }
+    }
+
+    /// How large the answers of loads may be.
+    pub fn with_answer_limits(mut self, answers: AnswerLimits) -> Self {
+        self.answers = answers;
+        self
     }
 
     fn check_size(&self, request: &impl prost::Message) -> Result<()> {
@@ -161,7 +170,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::LoadLatestRequest>,
     ) -> Result<Response<proto::LoadLatestResponse>, Status> {
         Ok(Response::new(
-            reads_api::load_latest(&self.engine, request).await?,
+            reads_api::load_latest(&self.engine, &self.answers, request).await?,
         ))
     }
 
@@ -175,7 +184,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::LoadAtStepRequest>,
     ) -> Result<Response<proto::LoadAtStepResponse>, Status> {
         Ok(Response::new(
-            reads_api::load_at_step(&self.engine, request).await?,
+            reads_api::load_at_step(&self.engine, &self.answers, request).await?,
         ))
     }
 
@@ -204,7 +213,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::ResumeRequest>,
     ) -> Result<Response<proto::ResumeResponse>, Status> {
         Ok(Response::new(
-            reads_api::resume(&self.engine, request).await?,
+            reads_api::resume(&self.engine, &self.answers, request).await?,
         ))
     }
 

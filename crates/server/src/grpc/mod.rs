@@ -1,6 +1,7 @@
 //! The gRPC services (checkpoints, tasks, health, reflection) as one router; the composition
 //! root ([`crate::app`]) serves it and drives the health statuses.
 
+pub mod answers;
 pub mod auth;
 mod checkpoint_service;
 pub mod connection;
@@ -25,6 +26,7 @@ use tonic_health::pb::health_server::HealthServer;
 use tonic_health::server::{HealthReporter, HealthService};
 use tower_layer::{Identity, Stack};
 
+pub use answers::AnswerLimits;
 pub use checkpoint_service::CheckpointApi;
 pub use connection::ConnectionSettings;
 pub use request_limits::RequestLimits;
@@ -80,6 +82,8 @@ pub struct ServerSettings {
     pub auth: auth::AuthSettings,
     /// Caps on a Save's repeated fields and on the request bytes all calls hold at once.
     pub limits: RequestLimits,
+    /// How many message bytes one load answers with.
+    pub answers: AnswerLimits,
 }
 
 impl Default for ServerSettings {
@@ -96,6 +100,7 @@ impl Default for ServerSettings {
             connections: ConnectionSettings::default(),
             auth: auth::AuthSettings::default(),
             limits: RequestLimits::default(),
+            answers: AnswerLimits::default(),
         }
     }
 }
@@ -138,11 +143,10 @@ pub fn router(
         .max_request_bytes
         .saturating_mul(2)
         .max(settings.max_request_bytes.saturating_add(1 << 20));
-    let checkpoints = CheckpointServiceServer::new(CheckpointApi::new(
-        engine,
-        retention.clone(),
-        settings.max_request_bytes,
-    ))
+    let checkpoints = CheckpointServiceServer::new(
+        CheckpointApi::new(engine, retention.clone(), settings.max_request_bytes)
+            .with_answer_limits(settings.answers),
+    )
     .max_decoding_message_size(decode_ceiling);
     let tasks = queue.map(|queue| {
         let tasks = TaskService::new(queue, settings.retry_defaults, settings.stale_threshold)

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 
 use crate::domain::{
-    CheckpointSummary, JournalDiagnosis, ListQuery, LoadOptions, MessageChain, NewCheckpoint,
-    NewToolResult, PageSize, Restored, Resumed, RunId, RunInfo, RunKey, SavedCheckpoint, Step,
-    Tenant, ToolRecord, Verdict, verify_tool_journal,
+    CheckpointSummary, Checksum, Digest32, JournalDiagnosis, ListQuery, LoadOptions, MessageChain,
+    MessageWindow, NewCheckpoint, NewToolResult, PageSize, Restored, Resumed, RunId, RunInfo,
+    RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict,
+    verify_tool_journal,
 };
 use crate::error::{Error, Result};
 use crate::store::{CheckpointStore, Snapshot, Which};
@@ -62,19 +63,24 @@ impl Engine {
 
     /// [`Self::load_latest`], trimmed to what `options` ask for after verification.
     pub async fn load_latest_with(&self, run: &RunKey, options: LoadOptions) -> Result<Restored> {
-        Ok(self.load_latest_verified(run).await?.trimmed(options))
+        Ok(self
+            .load_latest_verified(run, options.window())
+            .await?
+            .trimmed(options))
     }
 
-    async fn load_latest_verified(&self, run: &RunKey) -> Result<Restored> {
-        let (found, mut skipped_steps) = self.latest_valid(run, DamagedJournal::Refuse).await?;
+    async fn load_latest_verified(&self, run: &RunKey, window: MessageWindow) -> Result<Restored> {
+        let (found, mut skipped_steps) = self
+            .latest_valid(run, DamagedJournal::Refuse, window)
+            .await?;
         if found.is_none() && skipped_steps.is_empty() {
             // Only here, off the hot path: tell "no checkpoints" from "all quarantined earlier".
             skipped_steps = self.quarantined_above(run, None).await?;
         }
         match found {
             Some(snapshot) => Ok(Restored {
+                messages_offset: snapshot.checkpoint.messages_from,
                 checkpoint: snapshot.checkpoint,
-                messages_offset: 0,
                 tool_results: snapshot.tools,
                 skipped_steps,
             }),
@@ -97,7 +103,10 @@ impl Engine {
         step: Step,
         options: LoadOptions,
     ) -> Result<Restored> {
-        Ok(self.load_at_step(run, step).await?.trimmed(options))
+        Ok(self
+            .load_window_at(run, step, options.window())
+            .await?
+            .trimmed(options))
     }
 
     /// The checkpoint carrying `label`, verified, trimmed to what `options` ask for.
@@ -118,9 +127,52 @@ impl Engine {
 
     /// The checkpoint at one step, verified.
     pub async fn load_at_step(&self, run: &RunKey, step: Step) -> Result<Restored> {
+        self.load_window_at(run, step, MessageWindow::ALL).await
+    }
+
+    /// The next page of a checkpoint's messages after `page`, verified: the same checkpoint
+    /// (id and checksum) whose log still holds, before the page, the digest the previous page
+    /// ended on. Anything else is [`Error::CheckpointChanged`]: the caller starts again.
+    pub async fn load_next_page(
+        &self,
+        run: &RunKey,
+        page: &NextPage,
+        max_message_bytes: usize,
+    ) -> Result<Restored> {
+        let changed = || {
+            Error::CheckpointChanged(format!(
+                "checkpoint {} of run {} changed since its first page; load it again",
+                page.step, run.run_id
+            ))
+        };
+        let window = MessageWindow::new(page.offset, max_message_bytes);
+        let Some(snapshot) = self
+            .store
+            .load_window(run, Which::At(page.step), window)
+            .await?
+        else {
+            return Err(changed());
+        };
+        let checkpoint = &snapshot.checkpoint;
+        if checkpoint.id != page.checkpoint_id
+            || checkpoint.checksum != page.checksum
+            || checkpoint.messages_from != page.offset
+            || checkpoint.chains.before != Some(page.before)
+        {
+            return Err(changed());
+        }
+        self.verified_at(run, page.step, snapshot).await
+    }
+
+    async fn load_window_at(
+        &self,
+        run: &RunKey,
+        step: Step,
+        window: MessageWindow,
+    ) -> Result<Restored> {
         let snapshot = self
             .store
-            .load(run, Which::At(step))
+            .load_window(run, Which::At(step), window)
             .await?
             .ok_or_else(|| {
                 Error::CheckpointNotFound(format!(
@@ -128,6 +180,11 @@ impl Engine {
                     run.run_id
                 ))
             })?;
+        self.verified_at(run, step, snapshot).await
+    }
+
+    /// `snapshot`, read at `step`, once verified; a corrupt one is quarantined.
+    async fn verified_at(&self, run: &RunKey, step: Step, snapshot: Snapshot) -> Result<Restored> {
         if let Some(quarantine) = &snapshot.checkpoint.quarantine {
             return Err(Error::DataLoss(format!(
                 "checkpoint at step {step} is quarantined: {}",
@@ -142,8 +199,8 @@ impl Engine {
             )));
         }
         Ok(Restored {
+            messages_offset: snapshot.checkpoint.messages_from,
             checkpoint: snapshot.checkpoint,
-            messages_offset: 0,
             tool_results: snapshot.tools,
             skipped_steps: Vec::new(),
         })
@@ -205,7 +262,10 @@ impl Engine {
     /// The newest checkpoint that verifies (corrupt ones above it are quarantined on the way),
     /// with the run's verified tool journal; `None` when no checkpoint verifies.
     pub async fn verified_latest(&self, run: &RunKey) -> Result<Option<Snapshot>> {
-        Ok(self.latest_valid(run, DamagedJournal::Refuse).await?.0)
+        Ok(self
+            .latest_valid(run, DamagedJournal::Refuse, MessageWindow::ALL)
+            .await?
+            .0)
     }
 
     /// Recovery: fence older writers, restore the latest valid checkpoint, rewind the log.
@@ -230,20 +290,30 @@ impl Engine {
                 run.run_id
             )));
         }
-        let mut resumed = self.resume_verified(run, options.in_doubt_calls).await?;
+        let window = MessageWindow::new(options.message_offset, options.max_message_bytes);
+        let mut resumed = self
+            .resume_verified(run, options.in_doubt_calls, window)
+            .await?;
         if let Some(checkpoint) = resumed.checkpoint.as_mut() {
             resumed.messages_offset = checkpoint.skip_messages(options.message_offset);
         }
         Ok(resumed)
     }
 
-    async fn resume_verified(&self, run: &RunKey, in_doubt_calls: bool) -> Result<Resumed> {
+    async fn resume_verified(
+        &self,
+        run: &RunKey,
+        in_doubt_calls: bool,
+        window: MessageWindow,
+    ) -> Result<Resumed> {
         // The epoch goes up first, so nothing an older owner writes from here on can land.
         let epoch = self.store.begin_resume(run).await?;
         if !in_doubt_calls {
             refuse_calls_in_doubt(run, &self.store.tools(run).await?)?;
         }
-        let (found, _) = self.latest_valid(run, DamagedJournal::FallBack).await?;
+        let (found, _) = self
+            .latest_valid(run, DamagedJournal::FallBack, window)
+            .await?;
         let restored_step = found.as_ref().map(|snapshot| snapshot.checkpoint.step);
         let skipped_steps = self.quarantined_above(run, restored_step).await?;
         let (checkpoint, journal) = match found {
@@ -260,10 +330,11 @@ impl Engine {
                 "tool journal has corrupt entries; their calls are in doubt"
             );
         }
-        let chain = checkpoint
-            .as_ref()
-            .map(|checkpoint| MessageChain::over(&checkpoint.messages))
-            .unwrap_or(MessageChain::EMPTY);
+        let chain = match &checkpoint {
+            // Verified already, so the chain is the one the checksum covers.
+            Some(checkpoint) => checkpoint.covered_messages().map_err(Error::DataLoss)?,
+            None => MessageChain::EMPTY,
+        };
         self.store.rewind(run, epoch, chain).await?;
         tracing::info!(
             run_id = %run.run_id,
@@ -373,10 +444,15 @@ impl Engine {
         &self,
         run: &RunKey,
         damaged_journal: DamagedJournal,
+        window: MessageWindow,
     ) -> Result<(Option<Snapshot>, Vec<Step>)> {
         let mut skipped = Vec::new();
         let mut below = None;
-        while let Some(snapshot) = self.store.load(run, Which::LatestBelow(below)).await? {
+        while let Some(snapshot) = self
+            .store
+            .load_window(run, Which::LatestBelow(below), window)
+            .await?
+        {
             if snapshot.verified {
                 return Ok((Some(snapshot), skipped));
             }
@@ -466,8 +542,39 @@ fn refuse_calls_in_doubt(run: &RunKey, journal: &[ToolRecord]) -> Result<()> {
     Ok(())
 }
 
+/// Where the page after an answer's messages starts, and what must still hold there: the
+/// continuation a paged answer hands its client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NextPage {
+    pub step: Step,
+    pub checkpoint_id: String,
+    pub checksum: Checksum,
+    /// The log position of the page's first message.
+    pub offset: u64,
+    /// The chain digest stored with the message before it, which the previous page was
+    /// verified to end on.
+    pub before: Digest32,
+}
+
+impl NextPage {
+    /// The page after `checkpoint`'s verified window, if messages remain.
+    pub fn after(checkpoint: &StoredCheckpoint) -> Option<Self> {
+        if !checkpoint.continues() {
+            return None;
+        }
+        Some(Self {
+            step: checkpoint.step,
+            checkpoint_id: checkpoint.id.clone(),
+            checksum: checkpoint.checksum,
+            offset: checkpoint.messages_end,
+            // The window was verified to end on the stored digest after it.
+            before: checkpoint.chains.after?,
+        })
+    }
+}
+
 /// What a Resume may do besides recovering.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct ResumeOptions {
     /// Refuse (RUN_NOT_FOUND) instead of starting a run never seen.
     pub require_existing: bool,
@@ -477,6 +584,19 @@ pub struct ResumeOptions {
     /// run with any is refused rather than restored past them: the caller could not see them
     /// and would run them again.
     pub in_doubt_calls: bool,
+    /// The most message bytes the answer carries; the rest is left for a continuation.
+    pub max_message_bytes: usize,
+}
+
+impl Default for ResumeOptions {
+    fn default() -> Self {
+        Self {
+            require_existing: false,
+            message_offset: 0,
+            in_doubt_calls: false,
+            max_message_bytes: usize::MAX,
+        }
+    }
 }
 
 /// One ListCheckpoints request, parsed.

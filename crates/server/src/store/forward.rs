@@ -94,12 +94,13 @@ macro_rules! wrap_checkpoint_store {
     };
     (@build $wrapper:ty, $inner:ident, [load $($rest:ident)*], [$($methods:tt)*]) => {
         $crate::store::forward::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
-            async fn load(
+            async fn load_window(
                 &self,
                 run: &$crate::domain::RunKey,
                 which: $crate::store::Which,
+                window: $crate::domain::MessageWindow,
             ) -> $crate::error::Result<Option<$crate::store::Snapshot>> {
-                self.$inner.load(run, which).await
+                self.$inner.load_window(run, which, window).await
             }
         ]);
     };

@@ -103,8 +103,13 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
             .await
     }
 
-    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
-        self.observe("store.load", self.inner.load(run, which))
+    async fn load_window(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: crate::domain::MessageWindow,
+    ) -> Result<Option<Snapshot>> {
+        self.observe("store.load", self.inner.load_window(run, which, window))
             .await
     }
 

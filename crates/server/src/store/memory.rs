@@ -19,8 +19,9 @@ use super::{
 };
 use crate::domain::{
     CallId, CheckpointSummary, Checksum, Digest32, EntryKind, IntentOutcome, JournalAction,
-    ListQuery, Message, MessageChain, NewCheckpoint, NewToolIntent, NewToolResult, Quarantine,
-    RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord,
+    ListQuery, Message, MessageChain, MessageWindow, NewCheckpoint, NewToolIntent, NewToolResult,
+    Quarantine, RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant,
+    ToolRecord, WindowChains,
 };
 use crate::error::{Error, Result};
 
@@ -90,8 +91,37 @@ impl RunData {
             .map(|(step, row)| (*step, row))
     }
 
-    fn snapshot(&self, run: &RunKey, step: Step, row: &CheckpointRow) -> Snapshot {
+    fn snapshot(
+        &self,
+        run: &RunKey,
+        step: Step,
+        row: &CheckpointRow,
+        window: MessageWindow,
+    ) -> Snapshot {
         let count = usize::try_from(row.message_count).unwrap_or(usize::MAX);
+        let held = &self.messages[..count.min(self.messages.len())];
+        let from = usize::try_from(window.offset)
+            .unwrap_or(usize::MAX)
+            .min(count);
+        let rest = held.get(from..).unwrap_or_default();
+        let taken = window.take(rest.iter().map(|(message, _)| message.content.len()));
+        // A window cut short stops before the first message it did not take; one that ran out
+        // of rows stops at the log's end, which verification then finds short.
+        let end = if taken < rest.len() {
+            from + taken
+        } else {
+            count
+        };
+        let stored_at = |seq: usize| held.get(seq).map(|(_, chain)| *chain);
+        let chains = WindowChains {
+            before: from.checked_sub(1).and_then(stored_at),
+            after: (end < count)
+                .then(|| end.checked_sub(1).and_then(stored_at))
+                .flatten(),
+            head: (end < count)
+                .then(|| count.checked_sub(1).and_then(stored_at))
+                .flatten(),
+        };
         Snapshot {
             checkpoint: StoredCheckpoint {
                 id: row.id.clone(),
@@ -101,12 +131,13 @@ impl RunData {
                 content_type: row.content_type.clone(),
                 state: row.state.clone(),
                 metadata: row.metadata.clone(),
-                messages: self
-                    .messages
+                messages: rest[..taken]
                     .iter()
-                    .take(count)
                     .map(|(message, _)| message.clone())
                     .collect(),
+                messages_from: from as u64,
+                messages_end: end as u64,
+                chains,
                 message_count: row.message_count,
                 tool_count: row.tool_count,
                 checksum: row.checksum,
@@ -312,7 +343,12 @@ impl CheckpointStore for MemoryStore {
         self.journal_actions_of(run)
     }
 
-    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+    async fn load_window(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: MessageWindow,
+    ) -> Result<Option<Snapshot>> {
         self.with_runs(|runs| {
             let Some(data) = runs.get(run) else {
                 return Ok(None);
@@ -321,7 +357,7 @@ impl CheckpointStore for MemoryStore {
                 Which::LatestBelow(below) => data.latest_valid(below),
                 Which::At(step) => data.checkpoints.get(&step).map(|row| (step, row)),
             };
-            Ok(found.map(|(step, row)| data.snapshot(run, step, row)))
+            Ok(found.map(|(step, row)| data.snapshot(run, step, row, window)))
         })
     }
 

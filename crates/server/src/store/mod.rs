@@ -22,8 +22,8 @@ pub use sqlite::SqliteStore;
 
 use crate::domain::{
     CheckpointSummary, Checksum, IntentOutcome, JournalAction, ListQuery, MessageChain,
-    NewCheckpoint, NewToolIntent, NewToolResult, RunId, RunInfo, RunKey, SavedCheckpoint, Step,
-    StoredCheckpoint, Tenant, ToolChain, ToolRecord,
+    MessageWindow, NewCheckpoint, NewToolIntent, NewToolResult, RunId, RunInfo, RunKey,
+    SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
 };
 use crate::error::Result;
 
@@ -119,7 +119,23 @@ pub trait CheckpointStore: Send + Sync + 'static {
     ///
     /// Performs no verification: the checkpoint engine verifies what it restores. `None` when no
     /// checkpoint matches.
-    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>>;
+    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+        self.load_window(run, which, MessageWindow::ALL).await
+    }
+
+    /// [`Self::load`], reading only `window` of the checkpoint's messages: those from its
+    /// offset (clamped to `message_count`) for as long as [`MessageWindow::take`] takes them,
+    /// with the chain digests stored around them ([`crate::domain::WindowChains`]: `before`
+    /// when the window starts past 0; `after` and `head` when it stops short of
+    /// `message_count`). `messages_from` and `messages_end` say where the window starts and
+    /// where it stops, whether or not rows are missing in between; the engine verifies the
+    /// rest.
+    async fn load_window(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: MessageWindow,
+    ) -> Result<Option<Snapshot>>;
 
     /// The run's whole tool journal, results and intents, in journal order.
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>>;

@@ -72,6 +72,11 @@ impl Rng {
         self.pick(&[-1, 0, 1, 2, 3, 7, i64::MAX, i64::MIN])
     }
 
+    /// Client capabilities: none, paging, or more than the server knows.
+    fn capabilities(&mut self) -> Vec<i32> {
+        self.pick(&[vec![], vec![2], vec![1, 2, 99]])
+    }
+
     fn unsigned(&mut self) -> u64 {
         self.pick(&[0, 1, 2, 3, u64::MAX])
     }
@@ -167,6 +172,7 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
                 run_id,
                 message_offset: rng.unsigned(),
                 journal: rng.int() as i32,
+                capabilities: rng.capabilities(),
             }
             .encode_to_vec(),
         ),
@@ -178,6 +184,13 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
                 message_offset: rng.unsigned(),
                 label: rng.string(),
                 journal: rng.int() as i32,
+                capabilities: rng.capabilities(),
+                // Never a token a server issued: those differ between backends (ids).
+                continuation: if rng.below(3) == 0 {
+                    rng.bytes()
+                } else {
+                    Vec::new()
+                },
             }
             .encode_to_vec(),
         ),

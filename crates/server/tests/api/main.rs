@@ -2,6 +2,7 @@
 
 mod support;
 
+mod answer_pages;
 mod auth;
 mod bad_input;
 mod bad_input_strings;

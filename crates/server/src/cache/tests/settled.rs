@@ -61,8 +61,13 @@ impl CheckpointStore for Settled {
         self.settle(self.0.journal_actions(run)).await
     }
 
-    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
-        self.settle(self.0.load(run, which)).await
+    async fn load_window(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: crate::domain::MessageWindow,
+    ) -> Result<Option<Snapshot>> {
+        self.settle(self.0.load_window(run, which, window)).await
     }
 
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {

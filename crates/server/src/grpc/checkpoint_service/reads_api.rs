@@ -8,6 +8,7 @@ use crate::domain::{
     JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, check_label, check_text,
 };
 use crate::error::{Error, Result};
+use crate::grpc::answers::{self, AnswerLimits};
 use crate::grpc::convert::{
     checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, step_after_page_token, summary_to_wire,
 };
@@ -32,16 +33,21 @@ fn journal_scope(raw: i32) -> Result<JournalScope> {
 
 pub async fn load_latest(
     engine: &Engine,
+    answers: &AnswerLimits,
     request: Request<proto::LoadLatestRequest>,
 ) -> Result<proto::LoadLatestResponse, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let capabilities = &request.get_ref().capabilities;
     let options = LoadOptions {
         message_offset: request.get_ref().message_offset,
         journal: journal_scope(request.get_ref().journal)?,
+        max_message_bytes: answers.window_bytes(capabilities),
     };
     let restored = engine.load_latest_with(&run, options).await?;
+    let continuation = answers.continuation(&restored.checkpoint, capabilities)?;
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
     Ok(proto::LoadLatestResponse {
+        continuation,
         checkpoint: Some(checkpoint_to_wire(
             restored.checkpoint,
             restored.messages_offset,
@@ -54,13 +60,34 @@ pub async fn load_latest(
 
 pub async fn load_at_step(
     engine: &Engine,
+    answers: &AnswerLimits,
     request: Request<proto::LoadAtStepRequest>,
 ) -> Result<proto::LoadAtStepResponse, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
     let request = request.into_inner();
+    let capabilities = &request.capabilities;
+    let max_message_bytes = answers.window_bytes(capabilities);
+    if !request.continuation.is_empty() {
+        let page = answers::decode(&request.continuation)?;
+        let restored = engine
+            .load_next_page(&run, &page, max_message_bytes)
+            .await?;
+        let continuation = answers.continuation(&restored.checkpoint, capabilities)?;
+        let mut checkpoint = checkpoint_to_wire(restored.checkpoint, restored.messages_offset);
+        // The first page carried them; a page carries only its messages.
+        checkpoint.state = Vec::new();
+        checkpoint.metadata.clear();
+        return Ok(proto::LoadAtStepResponse {
+            checkpoint: Some(checkpoint),
+            tool_results: Vec::new(),
+            tool_intents: Vec::new(),
+            continuation,
+        });
+    }
     let options = LoadOptions {
         message_offset: request.message_offset,
         journal: journal_scope(request.journal)?,
+        max_message_bytes,
     };
     let restored = if request.label.is_empty() {
         let step = Step::parse(request.step)?;
@@ -69,8 +96,10 @@ pub async fn load_at_step(
         check_label("label", &request.label)?;
         engine.load_labelled(&run, &request.label, options).await?
     };
+    let continuation = answers.continuation(&restored.checkpoint, capabilities)?;
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
     Ok(proto::LoadAtStepResponse {
+        continuation,
         checkpoint: Some(checkpoint_to_wire(
             restored.checkpoint,
             restored.messages_offset,
@@ -82,10 +111,13 @@ pub async fn load_at_step(
 
 pub async fn resume(
     engine: &Engine,
+    answers: &AnswerLimits,
     request: Request<proto::ResumeRequest>,
 ) -> Result<proto::ResumeResponse, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let capabilities = &request.get_ref().capabilities;
     let options = ResumeOptions {
+        max_message_bytes: answers.window_bytes(capabilities),
         require_existing: request.get_ref().require_existing,
         message_offset: request.get_ref().message_offset,
         // Unknown values are ignored: a newer client may declare more than this server offers.
@@ -95,6 +127,12 @@ pub async fn resume(
             .contains(&(proto::ClientCapability::InDoubtCalls as i32)),
     };
     let resumed = engine.resume_with(&run, options).await?;
+    // A Resume too large for an older client has still fenced and rewound the run; refusing
+    // now only withholds a history the client would have taken as whole.
+    let continuation = match &resumed.checkpoint {
+        Some(checkpoint) => answers.continuation(checkpoint, capabilities)?,
+        None => Vec::new(),
+    };
     let recovered_from_step = resumed
         .checkpoint
         .as_ref()
@@ -118,6 +156,7 @@ pub async fn resume(
             .map(|call| in_doubt_to_wire(&run, call))
             .collect(),
         corrupt_call_ids: resumed.corrupt_call_ids,
+        continuation,
     })
 }
 

@@ -205,8 +205,13 @@ impl CheckpointStore for PostgresStore {
         self.read_journal_actions(run).await
     }
 
-    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
-        self.load_snapshot(run, which).await
+    async fn load_window(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: crate::domain::MessageWindow,
+    ) -> Result<Option<Snapshot>> {
+        self.load_snapshot(run, which, window).await
     }
 
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {

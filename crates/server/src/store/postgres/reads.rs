@@ -9,8 +9,8 @@ use super::rows::{
 };
 use super::sql;
 use crate::domain::{
-    CheckpointSummary, Checksum, ListQuery, RunId, RunInfo, RunKey, Step, Tenant, ToolChain,
-    ToolRecord, prefix_upper_bound,
+    CheckpointSummary, Checksum, ListQuery, MessageWindow, RunId, RunInfo, RunKey, Step, Tenant,
+    ToolChain, ToolRecord, prefix_upper_bound,
 };
 use crate::error::Result;
 use crate::store::{CheckpointHead, LatestHead, Snapshot, Which};
@@ -27,6 +27,7 @@ impl PostgresStore {
         &self,
         run: &RunKey,
         which: Which,
+        window: MessageWindow,
     ) -> Result<Option<Snapshot>> {
         let (full, bare, step) = match which {
             // "Below" is exclusive; the statement takes an inclusive bound, which also lets
@@ -53,6 +54,10 @@ impl PostgresStore {
                 return Ok(Some(snapshot));
             }
         }
+        let offset = signed(window.offset);
+        let max_bytes = i64::try_from(window.max_bytes).unwrap_or(i64::MAX);
+        let params: [&(dyn ToSql + Sync); 5] =
+            [params[0], params[1], params[2], &offset, &max_bytes];
         let statement = client.prepare_cached(full).await.map_err(db)?;
         let row = client.query_opt(&statement, &params).await.map_err(db)?;
         row.map(|row| snapshot(&row, run)).transpose()

@@ -14,7 +14,7 @@ use super::super::Snapshot;
 use super::super::plan::RunHead;
 use crate::domain::{
     CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Message, MessageChain, Quarantine,
-    RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord,
+    RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord, WindowChains,
 };
 use crate::error::{Error, Result};
 
@@ -174,8 +174,20 @@ pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
         .zip(contents.unwrap_or_default())
         .map(|(role, content)| Message { role, content })
         .collect();
+    let mut checkpoint = stored_checkpoint(row, run, messages, 23);
+    let chain = |index: usize| {
+        row.get::<_, Option<Vec<u8>>>(index)
+            .map(|chain| digest_or_zero(&chain))
+    };
+    checkpoint.messages_from = unsigned(row.get(24));
+    checkpoint.messages_end = unsigned(row.get(25));
+    checkpoint.chains = WindowChains {
+        before: chain(26),
+        after: chain(27),
+        head: chain(28),
+    };
     Ok(Snapshot {
-        checkpoint: stored_checkpoint(row, run, messages, 23),
+        checkpoint,
         tools: journal(row)?,
         verified: false,
     })
@@ -213,6 +225,10 @@ fn stored_checkpoint(
         state: row.get(4),
         metadata: metadata(row, 5, 6),
         messages,
+        // The whole log unless the caller reads a window.
+        messages_from: 0,
+        messages_end: unsigned(row.get(7)),
+        chains: WindowChains::default(),
         message_count: unsigned(row.get(7)),
         tool_count: unsigned(row.get(8)),
         checksum: Checksum::from_bytes(digest_or_zero(checksum)),

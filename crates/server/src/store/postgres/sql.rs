@@ -257,8 +257,12 @@ pub(super) const WRITE_TOOL: &str = concat!(
 SELECT run.updated_at FROM run, journalled"
 );
 
-/// One checkpoint with its messages and the run's tool journal, in one statement and therefore
-/// one snapshot and one round trip. The checkpoint is picked first in a LIMIT 1 subquery, so the
+/// One checkpoint with a window of its messages and the run's tool journal, in one statement
+/// and therefore one snapshot and one round trip. The window starts at `$4` (clamped to the
+/// checkpoint's `message_count`) and stops before the first message after its first whose
+/// running content size passes `$5` bytes ([`crate::domain::WindowCut`]'s rule); the sizes come
+/// from `octet_length`, which reads no message body. The chain digests stored around the window
+/// come with it. The checkpoint is picked first in a LIMIT 1 subquery, so the
 /// lateral reads run once. Aggregating from an ordered subquery keeps `seq` order.
 macro_rules! snapshot_sql {
     ($($filter:tt)+) => {
@@ -268,14 +272,32 @@ macro_rules! snapshot_sql {
        c.quarantine_reason,
        m.roles, m.contents,
        t.call_ids, t.tool_names, t.steps, t.outputs, t.is_errors, t.seqs, t.recorded_ats, t.chains,
-       t.intents, c.label
+       t.intents, c.label,
+       w.from_seq, w.end_seq,
+       (SELECT chain FROM messages
+         WHERE tenant = $1 AND run_id = $2 AND seq = w.from_seq - 1) AS before_chain,
+       (SELECT chain FROM messages WHERE tenant = $1 AND run_id = $2
+           AND seq = w.end_seq - 1 AND w.end_seq < c.message_count) AS after_chain,
+       (SELECT chain FROM messages WHERE tenant = $1 AND run_id = $2
+           AND seq = c.message_count - 1 AND w.end_seq < c.message_count) AS head_chain
 FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+,
             ") AS c
 CROSS JOIN LATERAL (
+    SELECT least($4, c.message_count) AS from_seq,
+           coalesce((SELECT min(seq) FROM (
+                         SELECT seq, sum(octet_length(content)) OVER (ORDER BY seq) AS upto
+                         FROM messages
+                         WHERE tenant = $1 AND run_id = $2
+                           AND seq >= least($4, c.message_count) AND seq < c.message_count
+                     ) AS sized
+                     WHERE upto > $5 AND seq > least($4, c.message_count)),
+                    c.message_count) AS end_seq
+) AS w
+CROSS JOIN LATERAL (
     SELECT array_agg(role) AS roles, array_agg(content) AS contents
     FROM (SELECT role, content FROM messages
-          WHERE tenant = $1 AND run_id = $2 AND seq < c.message_count
+          WHERE tenant = $1 AND run_id = $2 AND seq >= w.from_seq AND seq < w.end_seq
           ORDER BY seq) AS ordered
 ) AS m
 CROSS JOIN LATERAL (

@@ -166,7 +166,12 @@ impl CheckpointStore for SqliteStore {
             .await
     }
 
-    async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+    async fn load_window(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: crate::domain::MessageWindow,
+    ) -> Result<Option<Snapshot>> {
         let run = run.clone();
         self.read(move |conn| {
             // One read transaction, so the checkpoint, its messages and the journal come from
@@ -174,7 +179,7 @@ impl CheckpointStore for SqliteStore {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Deferred)
                 .db()?;
-            read::snapshot(&tx, &run, which)
+            read::snapshot(&tx, &run, which, window)
         })
         .await
     }

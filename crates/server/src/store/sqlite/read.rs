@@ -9,8 +9,8 @@ use super::codec::{self, bytes, decode_metadata, digest, optional_text, text, un
 use super::error::DbResultExt;
 use crate::domain::{
     CallId, CheckpointSummary, Checksum, Digest32, EntryKind, ListQuery, Message, MessageChain,
-    Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
-    prefix_upper_bound,
+    MessageWindow, Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, Tenant, ToolChain,
+    ToolRecord, WindowChains, prefix_upper_bound,
 };
 use crate::error::{Error, Result};
 use crate::store::plan::{ExistingCheckpoint, RunHead};
@@ -141,7 +141,12 @@ const CHECKPOINT_COLUMNS: &str = "step, id, epoch, content_type, metadata, messa
 
 /// One checkpoint with its messages and the run's tool journal. The caller runs this inside a
 /// transaction so the three reads see one snapshot.
-pub(super) fn snapshot(conn: &Connection, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
+pub(super) fn snapshot(
+    conn: &Connection,
+    run: &RunKey,
+    which: Which,
+    window: MessageWindow,
+) -> Result<Option<Snapshot>> {
     let scope = "tenant = ?1 AND run_id = ?2";
     let (sql, step) = match which {
         Which::LatestBelow(None) => (
@@ -180,7 +185,7 @@ pub(super) fn snapshot(conn: &Connection, run: &RunKey, which: Which) -> Result<
     let Some(mut checkpoint) = found else {
         return Ok(None);
     };
-    checkpoint.messages = messages(conn, run, checkpoint.message_count)?;
+    read_window(conn, run, &mut checkpoint, window)?;
     Ok(Some(Snapshot {
         checkpoint,
         tools: tools(conn, run)?,
@@ -199,6 +204,9 @@ fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpo
         state: bytes(row, 10)?,
         metadata: decode_metadata(&bytes(row, 4)?),
         messages: Vec::new(),
+        messages_from: 0,
+        messages_end: 0,
+        chains: WindowChains::default(),
         message_count: unsigned(row, 5)?,
         tool_count: unsigned(row, 6)?,
         checksum: Checksum::from_bytes(digest(row, 7)?),
@@ -208,29 +216,61 @@ fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpo
     })
 }
 
-/// The first `count` messages of the log, ascending; fewer when rows are missing, which the
-/// engine's verification reports.
-fn messages(conn: &Connection, run: &RunKey, count: u64) -> Result<Vec<Message>> {
+/// Reads `window` of the checkpoint's messages, ascending, with the chain digests stored
+/// around it; fewer messages than the window spans when rows are missing, which the engine's
+/// verification reports.
+fn read_window(
+    conn: &Connection,
+    run: &RunKey,
+    checkpoint: &mut StoredCheckpoint,
+    window: MessageWindow,
+) -> Result<()> {
+    let count = checkpoint.message_count;
+    let from = window.offset.min(count);
     // A tampered count past i64::MAX simply means "all of them".
     let below = i64::try_from(count).unwrap_or(i64::MAX);
+    let start = i64::try_from(from).unwrap_or(i64::MAX);
     let mut statement = conn
         .prepare_cached(
-            "SELECT role, content FROM messages
-              WHERE tenant = ?1 AND run_id = ?2 AND seq >= 0 AND seq < ?3 ORDER BY seq",
+            "SELECT seq, role, content FROM messages
+              WHERE tenant = ?1 AND run_id = ?2 AND seq >= ?3 AND seq < ?4 ORDER BY seq",
         )
         .db()?;
-    let rows = statement
-        .query_map(
-            params![run.tenant.as_str(), run.run_id.as_str(), below],
-            |row| {
-                Ok(Message {
-                    role: text(row, 0)?,
-                    content: bytes(row, 1)?,
-                })
-            },
-        )
+    let mut rows = statement
+        .query(params![
+            run.tenant.as_str(),
+            run.run_id.as_str(),
+            start,
+            below
+        ])
         .db()?;
-    rows.collect::<rusqlite::Result<_>>().db()
+    let mut cut = window.cut();
+    let mut end = count;
+    let mut messages = Vec::new();
+    while let Some(row) = rows.next().db()? {
+        let content = bytes(row, 2).db()?;
+        if !cut.admit(content.len()) {
+            end = unsigned(row, 0).db()?;
+            break;
+        }
+        messages.push(Message {
+            role: text(row, 1).db()?,
+            content,
+        });
+    }
+    let chain_at = |seq: u64| match seq.checked_sub(1) {
+        Some(seq) => message_chain_at(conn, run, codec::signed(seq, "seq")?),
+        None => Ok(None),
+    };
+    checkpoint.chains = WindowChains {
+        before: chain_at(from)?,
+        after: if end < count { chain_at(end)? } else { None },
+        head: if end < count { chain_at(count)? } else { None },
+    };
+    checkpoint.messages = messages;
+    checkpoint.messages_from = from;
+    checkpoint.messages_end = end;
+    Ok(())
 }
 
 /// The columns of a tool journal row, in the order [`tool_row`] reads them.
