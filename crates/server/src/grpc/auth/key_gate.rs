@@ -122,7 +122,7 @@ impl KeyGate {
                     state: &self.state,
                     id,
                     started: Instant::now(),
-                    found: false,
+                    found: None,
                 };
                 let key = self.read_unknown(id, read, reservation.started).await?;
                 if let Some(key) = &key {
@@ -130,7 +130,7 @@ impl KeyGate {
                         .known
                         .insert(key.id.clone(), key.secret_hash.clone());
                 }
-                reservation.found = key.is_some();
+                reservation.found = Some(key.is_some());
                 drop(reservation);
                 key
             }
@@ -165,13 +165,15 @@ impl KeyGate {
 }
 
 /// One read of the budget, settled when dropped: a read that found a key gives its place
-/// back; one that found nothing, failed (so a failing database is not hammered) or was
-/// abandoned (the caller went away) counts as a miss.
+/// back; one that found nothing counts as a miss and remembers the id; one that failed (so a
+/// failing database is not hammered) or was abandoned (the caller went away) counts as a miss
+/// but remembers nothing, since nothing was learnt about the id.
 struct Reservation<'a> {
     state: &'a Mutex<State>,
     id: &'a str,
     started: Instant,
-    found: bool,
+    /// Whether the read found the key; `None` until it answered.
+    found: Option<bool>,
 }
 
 impl Drop for Reservation<'_> {
@@ -181,8 +183,10 @@ impl Drop for Reservation<'_> {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         state.pending -= 1;
-        if !self.found {
+        if self.found != Some(true) {
             state.misses += 1;
+        }
+        if self.found == Some(false) {
             state.remember_unknown(self.id, self.started);
         }
     }
@@ -284,6 +288,35 @@ mod tests {
             state.reserve_read(start + WINDOW),
             Some(Read::List)
         ));
+    }
+
+    #[test]
+    fn a_failed_read_spends_the_budget_but_does_not_mark_the_id_unknown() {
+        let state = Mutex::new(state());
+        let now = Instant::now();
+        let settle = |found: Option<bool>| {
+            assert!(state.lock().unwrap().reserve_read(now).is_some());
+            drop(Reservation {
+                state: &state,
+                id: "0123456789abcdef",
+                started: now,
+                found,
+            });
+        };
+        settle(None);
+        assert_eq!(state.lock().unwrap().misses, 1);
+        assert!(
+            !state
+                .lock()
+                .unwrap()
+                .remembers_unknown("0123456789abcdef", now)
+        );
+        settle(Some(true));
+        assert_eq!(state.lock().unwrap().misses, 1);
+        settle(Some(false));
+        let mut after = state.lock().unwrap();
+        assert_eq!((after.misses, after.pending), (2, 0));
+        assert!(after.remembers_unknown("0123456789abcdef", now));
     }
 
     #[tokio::test]
