@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from checkpointd import AsyncClient, Client, FailedPrecondition, InvalidArgument
+from checkpointd import AsyncClient, Client, FailedPrecondition, ResourceExhausted
 
 
 def _save_steps(client: Client, run_id: str, last: int) -> None:
@@ -31,8 +31,9 @@ def test_deleting_the_latest_checkpoint_makes_the_previous_one_latest(server) ->
         assert client.delete_checkpoints(run_id="run-1", steps=[3]).deleted_checkpoints == 0
         client.save(run_id="run-1", step=4, state=b"{}", message_offset=head.message_count)
         assert client.load_latest(run_id="run-1").checkpoint.step == 4
-        with pytest.raises(InvalidArgument):
+        with pytest.raises(ResourceExhausted) as refused:
             client.delete_checkpoints(run_id="run-1", steps=list(range(1001)))
+        assert refused.value.reason == "TOO_LARGE"
 
 
 async def test_the_async_client_deletes_under_the_runs_epoch_only(server) -> None:

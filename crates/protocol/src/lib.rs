@@ -4,6 +4,8 @@
 //!   `client` feature, server traits behind `server`);
 //! - [`FILE_DESCRIPTOR_SET`]: what gRPC reflection serves;
 //! - [`TENANT_HEADER`]: the metadata key that names a call's tenant;
+//! - [`MAX_TOOL_RESULTS_PER_BATCH`], [`MAX_CLIENT_CAPABILITIES`], [`MAX_DELETE_STEPS`]: the
+//!   counts of repeated request fields the server refuses above, before decoding;
 //! - [`checksum`]: checksum v1, the digest the server verifies on every save and read, checked
 //!   against the shared vectors in the repository's `tests/vectors/`.
 //!
@@ -27,3 +29,12 @@ pub const TENANT_HEADER: &str = "x-tenant-id";
 /// Entries one `RecordToolResults` may carry; the server refuses more (`RESOURCE_EXHAUSTED`)
 /// before decoding the request.
 pub const MAX_TOOL_RESULTS_PER_BATCH: usize = 1000;
+
+/// Capabilities one `Resume` may declare; the server refuses more (`RESOURCE_EXHAUSTED`) before
+/// decoding the request. Far above the few that exist, so a client never meets it.
+pub const MAX_CLIENT_CAPABILITIES: usize = 64;
+
+/// Steps one `DeleteCheckpoints` may list; the server refuses more (`RESOURCE_EXHAUSTED`) before
+/// decoding the request. Enough for a framework's prune of a long thread in a few calls, small
+/// enough that the one transaction holding the run's lock stays short.
+pub const MAX_DELETE_STEPS: usize = 1000;

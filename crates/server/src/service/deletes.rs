@@ -7,10 +7,10 @@ use crate::error::{Error, Result};
 use crate::service::Engine;
 use crate::store::DeletedCheckpoints;
 
-/// The most steps one DeleteCheckpoints may list (documented in checkpoint.proto): enough for a
-/// framework's prune of a long thread in a few calls, small enough that the one transaction
-/// holding the run's lock stays short.
-pub const MAX_DELETE_STEPS: usize = 1000;
+/// The most steps one DeleteCheckpoints may list (documented in checkpoint.proto). The edge
+/// refuses more before decoding (`grpc::save_scan`); this check keeps the rule for callers of
+/// the engine that do not come through it, with the same answer.
+pub const MAX_DELETE_STEPS: usize = checkpointd_protocol::MAX_DELETE_STEPS;
 
 impl Engine {
     /// Deletes the listed checkpoints of `run`, fenced on `epoch` when one is given.
@@ -21,13 +21,11 @@ impl Engine {
         steps: &[Step],
     ) -> Result<DeletedCheckpoints> {
         if steps.len() > MAX_DELETE_STEPS {
-            return Err(Error::invalid(
-                "steps",
-                format!(
-                    "{} steps listed; at most {MAX_DELETE_STEPS} per request",
-                    steps.len()
-                ),
-            ));
+            return Err(Error::TooLarge(format!(
+                "DeleteCheckpointsRequest.steps may hold at most {MAX_DELETE_STEPS} entries \
+                 (a protocol limit); {} listed: send several requests",
+                steps.len()
+            )));
         }
         self.store.delete_checkpoints(run, epoch, steps).await
     }

@@ -186,11 +186,12 @@ async fn bad_requests_are_refused_with_their_reasons_and_change_nothing() {
         reason(&unissued.unwrap_err()),
         (Code::FailedPrecondition, "EPOCH_NOT_ISSUED".to_owned())
     );
+    // Over the cap: refused before decoding, as every counted field is (see caps.rs).
     let too_many: Vec<i64> = (1..=1001).collect();
     let refused = delete(&mut client, "run-1", &too_many, None).await;
     assert_eq!(
         reason(&refused.unwrap_err()),
-        (Code::InvalidArgument, "INVALID_ARGUMENT".to_owned())
+        (Code::ResourceExhausted, "TOO_LARGE".to_owned())
     );
     let negative = delete(&mut client, "run-1", &[1, -1], None).await;
     let negative = negative.unwrap_err();
