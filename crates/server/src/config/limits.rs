@@ -15,7 +15,8 @@ pub struct LimitArgs {
     /// Messages one Save may append; more get RESOURCE_EXHAUSTED [default: 10000].
     #[arg(long, env = "CHECKPOINTD_MAX_MESSAGES_PER_SAVE", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_messages_per_save: Option<u32>,
-    /// Metadata entries one Save may carry; more get RESOURCE_EXHAUSTED [default: 1000].
+    /// Metadata entries one Save may carry, and entries of a ListCheckpoints metadata filter;
+    /// more get RESOURCE_EXHAUSTED [default: 1000].
     #[arg(long, env = "CHECKPOINTD_MAX_METADATA_ENTRIES", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_metadata_entries: Option<u32>,
     /// Request bytes all calls in flight may hold at once; a call that finds no room within 5s
