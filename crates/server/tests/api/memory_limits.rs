@@ -23,7 +23,7 @@ const SAVES_PER_CONNECTION: usize = 3;
 const RETAINED_BOUND: u64 = 32 * MIB;
 
 /// A field of `/proc/PID/status` (`VmRSS`, `VmHWM`), in bytes.
-fn proc_status(pid: u32, field: &str) -> u64 {
+pub(crate) fn proc_status(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("read status");
     let line = status
         .lines()
@@ -39,7 +39,7 @@ fn proc_status(pid: u32, field: &str) -> u64 {
 }
 
 /// The server container's memory limit in the chart's default values, in bytes.
-fn chart_memory_limit() -> u64 {
+pub(crate) fn chart_memory_limit() -> u64 {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../helm/checkpointd/values.yaml"
