@@ -39,7 +39,7 @@ use tonic::codegen::http::{Request, Response};
 use super::auth::CallContext;
 use super::connection::{ConnectionActivity, ConnectionInfo};
 use super::request_budget::{BudgetSizes, Caller, FairBudget, Full, Held};
-use super::save_scan::{Exceeded, SaveCaps, SaveScan, scan_for};
+use super::save_scan::{SaveCaps, SaveScan, scan_for};
 use crate::error::{Error, status_with_reason};
 use crate::heap;
 use crate::telemetry::metrics;
@@ -403,21 +403,9 @@ impl LimitedBody {
         let (Some(scan), Some(data)) = (self.scan.as_mut(), frame.data_ref()) else {
             return Ok(());
         };
-        scan.feed(data).map_err(|exceeded| {
-            let message = match exceeded {
-                Exceeded::Messages(cap) => format!(
-                    "a Save may append at most {cap} messages (--max-messages-per-save); \
-                     save more often or in several steps"
-                ),
-                Exceeded::MetadataEntries(cap) => format!(
-                    "a Save may carry at most {cap} metadata entries (--max-metadata-entries)"
-                ),
-                Exceeded::ToolResults(cap) => format!(
-                    "a RecordToolResults may carry at most {cap} results; send several batches"
-                ),
-            };
-            Status::from(Error::TooLarge(message))
-        })
+        // The refusal names the field, its cap and the flag that sets it (see save_scan).
+        scan.feed(data)
+            .map_err(|exceeded| Status::from(Error::TooLarge(exceeded.to_string())))
     }
 }
 
