@@ -12,10 +12,12 @@ use tonic::{Request, Status};
 
 use crate::api::RunnerApi;
 use crate::dial::{AUTHORIZATION_HEADER, Dial};
+use crate::pages;
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::task_service_client::TaskServiceClient;
 use crate::proto::{
-    ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, RecordToolIntentRequest,
+    ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, LoadAtStepRequest,
+    LoadAtStepResponse, LoadLatestRequest, LoadLatestResponse, RecordToolIntentRequest,
     RecordToolIntentResponse, RecordToolResultRequest, ReleaseRequest, RequestApprovalRequest,
     ResumeRequest, ResumeResponse, SaveRequest, Task, ToolResult,
 };
@@ -95,6 +97,24 @@ impl Clients {
         ))
     }
 
+    /// LoadLatest with the whole history, however many pages the server sends it in (see
+    /// [`pages`]).
+    pub async fn load_latest(
+        &self,
+        request: LoadLatestRequest,
+    ) -> Result<LoadLatestResponse, Status> {
+        pages::load_latest(&self.checkpoints, request).await
+    }
+
+    /// LoadAtStep with the whole history, however many pages the server sends it in (see
+    /// [`pages`]).
+    pub async fn load_at_step(
+        &self,
+        request: LoadAtStepRequest,
+    ) -> Result<LoadAtStepResponse, Status> {
+        pages::load_at_step(&self.checkpoints, request).await
+    }
+
     fn new(channel: Channel, header: TenantHeader) -> Self {
         // Restored histories can be large; the server caps what it accepts, not what it sends.
         let limit = 256 << 20;
@@ -110,8 +130,9 @@ impl Clients {
 
 #[async_trait]
 impl RunnerApi for Clients {
+    /// Resume with the restored checkpoint's whole history (see [`pages`]).
     async fn resume(&self, request: ResumeRequest) -> Result<ResumeResponse, Status> {
-        Ok(self.checkpoints.clone().resume(request).await?.into_inner())
+        pages::resume(&self.checkpoints, request).await
     }
 
     async fn save(&self, request: SaveRequest) -> Result<(), Status> {

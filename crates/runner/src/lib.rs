@@ -9,6 +9,7 @@
 //! - [`strategy`]: when to checkpoint (`every_step`, `every_n`, `hybrid`, modifiers).
 //! - [`classify`]: fatal versus transient errors.
 //! - [`api`]: the checkpointd calls the runner makes, over gRPC ([`client`]) or a test double.
+//! - [`pages`]: loads and resumes that follow paged answers, so a long history comes back whole.
 //! - [`dial`]: how clients reach the server: `https://`, CA, client certificate, token.
 //! - [`claimed`]: a claimed task, the only thing that moves it through the queue.
 //! - [`events`]: what the runner reports as it goes (`event ...` lines on stdout).
@@ -27,6 +28,7 @@ pub mod demo_agent;
 pub mod dial;
 pub mod effects;
 pub mod events;
+pub mod pages;
 pub mod recovery;
 pub mod session;
 pub mod shutdown;

@@ -160,6 +160,8 @@ impl RunnerApi for MemoryApi {
                 })
                 .collect(),
             corrupt_call_ids: Vec::new(),
+            // The double answers in one piece.
+            continuation: Vec::new(),
         })
     }
 
