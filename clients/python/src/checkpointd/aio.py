@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Any
 
@@ -11,6 +11,7 @@ import grpc
 from google.protobuf.message import Message
 
 from ._connection import MAX_MESSAGE_BYTES, Connection, Pem
+from ._pages import Rpc, declared, run_async, whole
 from ._proto import checkpoint_pb2 as pb
 from ._proto import checkpoint_pb2_grpc, task_pb2_grpc
 from ._proto import task_pb2 as tpb
@@ -89,6 +90,10 @@ class AsyncClient:
         except grpc.RpcError as error:
             raise from_rpc_error(error) from error
 
+    def _paged_call(self, timeout: float | None) -> Callable[[Rpc], Awaitable[Any]]:
+        """Performs one request of a paged call (`_pages.run_async`)."""
+        return lambda rpc: self._unary(self._checkpoints, rpc.name, rpc.request, {}, timeout)
+
     async def validate_tenant(
         self,
         request: pb.ValidateTenantRequest | None = None,
@@ -119,14 +124,18 @@ class AsyncClient:
     async def load_latest(
         self, request: pb.LoadLatestRequest | None = None, /, *, timeout: float | None = None, **fields: Any
     ) -> pb.LoadLatestResponse:
-        """CheckpointService/LoadLatest."""
-        return await self._unary(self._checkpoints, "LoadLatest", request, fields, timeout)
+        """CheckpointService/LoadLatest, with the whole message history however many pages the
+        server sends it in (see `_pages`; `timeout` applies to each page)."""
+        message = declared(build_request(CHECKPOINTS, "LoadLatest", request, fields))
+        return await run_async(whole("LoadLatest", message), self._paged_call(timeout))
 
     async def load_at_step(
         self, request: pb.LoadAtStepRequest | None = None, /, *, timeout: float | None = None, **fields: Any
     ) -> pb.LoadAtStepResponse:
-        """CheckpointService/LoadAtStep."""
-        return await self._unary(self._checkpoints, "LoadAtStep", request, fields, timeout)
+        """CheckpointService/LoadAtStep, with the whole message history however many pages the
+        server sends it in (see `_pages`; `timeout` applies to each page)."""
+        message = declared(build_request(CHECKPOINTS, "LoadAtStep", request, fields))
+        return await run_async(whole("LoadAtStep", message), self._paged_call(timeout))
 
     async def validate(
         self, request: pb.ValidateRequest | None = None, /, *, timeout: float | None = None, **fields: Any
@@ -138,8 +147,12 @@ class AsyncClient:
         self, request: pb.ResumeRequest | None = None, /, *, timeout: float | None = None, **fields: Any
     ) -> pb.ResumeResponse:
         """CheckpointService/Resume, declaring that this package handles calls in doubt (see
-        `resume_request`; pass `capabilities=[]` to get the answer an older client gets)."""
-        return await self._unary(self._checkpoints, "Resume", resume_request(request, fields), {}, timeout)
+        `resume_request`; pass `capabilities=[]` to get the answer about them that an older client
+        gets), with the restored checkpoint's whole message history however many pages the
+        server sends it in (see `_pages`: paging is always declared; a restart is a new Resume,
+        so the epoch is the newest one)."""
+        message = declared(resume_request(request, fields))
+        return await run_async(whole("Resume", message), self._paged_call(timeout))
 
     async def record_tool_result(
         self,
