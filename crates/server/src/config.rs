@@ -108,7 +108,7 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
-    pub answers: AnswerArgs,
+    pub answers: Box<AnswerArgs>,
 }
 
 /// TLS flags of `checkpointd serve`.

@@ -7,6 +7,7 @@ mod answer_pages;
 mod auth;
 mod bad_input;
 mod bad_input_strings;
+mod caps;
 mod cache;
 mod cache_processes;
 mod chaos;
