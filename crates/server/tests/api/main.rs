@@ -41,6 +41,7 @@ mod retention_durable;
 mod roundtrip;
 mod runner;
 mod runner_in_process;
+mod runner_pages;
 mod scrub;
 mod secrets;
 mod startup;
