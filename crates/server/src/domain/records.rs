@@ -86,7 +86,12 @@ impl StoredCheckpoint {
     ///
     /// `tools` is the run's verified tool journal in journal order.
     pub fn verify(&self, tools: &[ToolRecord]) -> Result<(), String> {
-        let messages = self.covered_messages()?;
+        self.verify_with(&self.covered_messages()?, tools)
+    }
+
+    /// Checksum v1 over this checkpoint's content with `messages` standing for its log: the
+    /// chain of its window ([`Self::verify`]) or one recomputed over the whole log.
+    pub fn verify_with(&self, messages: &MessageChain, tools: &[ToolRecord]) -> Result<(), String> {
         let covered = usize::try_from(self.tool_count).unwrap_or(usize::MAX);
         if tools.len() < covered {
             return Err(format!(
@@ -105,7 +110,7 @@ impl StoredCheckpoint {
             &self.content_type,
             &self.state,
             &self.metadata,
-            &messages,
+            messages,
             &tool_chain,
         );
         if computed != self.checksum {

@@ -15,6 +15,10 @@ use crate::domain::{
 use crate::error::{Error, Result};
 use crate::store::{CheckpointStore, Snapshot, Which};
 
+/// Message bytes Validate and scrub read at a time: a whole log is verified window by window,
+/// never held at once.
+const VERIFY_WINDOW_BYTES: usize = 4 * 1024 * 1024;
+
 /// Everything the RPCs do, independent of gRPC.
 #[derive(Clone)]
 pub struct Engine {
@@ -234,11 +238,10 @@ impl Engine {
     /// Verifies one checkpoint, quarantining it when corrupt; `None` when it does not exist
     /// (any more: the pruner may have removed it since it was listed).
     pub async fn verify_step(&self, run: &RunKey, step: Step) -> Result<Option<Verdict>> {
-        let Some(snapshot) = self.store.load(run, Which::At(step)).await? else {
+        let Some((snapshot, outcome)) = self.verify_whole(run, step).await? else {
             return Ok(None);
         };
         let checkpoint = &snapshot.checkpoint;
-        let outcome = checkpoint.verify(&snapshot.tools);
         let was_quarantined = checkpoint.quarantine.is_some();
         if let Err(reason) = &outcome
             && !was_quarantined
@@ -257,6 +260,69 @@ impl Engine {
             stored_checksum: checkpoint.checksum,
             quarantined: was_quarantined || outcome.is_err(),
         }))
+    }
+
+    /// Reads the checkpoint at `step` a window at a time ([`VERIFY_WINDOW_BYTES`]) and verifies
+    /// it against a chain recomputed over the whole log, trusting no stored digest: what
+    /// Validate and scrub do, in bounded memory however long the history. The snapshot is the
+    /// first window's, for the checkpoint's own fields.
+    async fn verify_whole(
+        &self,
+        run: &RunKey,
+        step: Step,
+    ) -> Result<Option<(Snapshot, std::result::Result<(), String>)>> {
+        let first = MessageWindow::new(0, VERIFY_WINDOW_BYTES);
+        let Some(snapshot) = self.store.load_window(run, Which::At(step), first).await? else {
+            return Ok(None);
+        };
+        let checkpoint = &snapshot.checkpoint;
+        let mut chain = MessageChain::EMPTY;
+        let mut window = checkpoint.clone();
+        loop {
+            if window.messages.len() as u64 != window.messages_end - window.messages_from {
+                let reason = format!(
+                    "message log holds {} of the {} messages the checkpoint covers",
+                    window.messages_from + window.messages.len() as u64,
+                    window.message_count
+                );
+                return Ok(Some((snapshot, Err(reason))));
+            }
+            for message in &window.messages {
+                chain.push(message);
+            }
+            if !window.continues() {
+                break;
+            }
+            // The stored digests a paged load would start or stop on must hold too.
+            if window.chains.after != Some(chain.head) {
+                let reason = format!(
+                    "the chain digest stored with message {} does not match the log",
+                    window.messages_end - 1
+                );
+                return Ok(Some((snapshot, Err(reason))));
+            }
+            let next = MessageWindow::new(window.messages_end, VERIFY_WINDOW_BYTES);
+            let Some(read) = self.store.load_window(run, Which::At(step), next).await? else {
+                return Ok(None);
+            };
+            if read.checkpoint.id != checkpoint.id
+                || read.checkpoint.checksum != checkpoint.checksum
+            {
+                return Err(Error::CheckpointChanged(format!(
+                    "checkpoint {step} of run {} changed while it was verified; verify again",
+                    run.run_id
+                )));
+            }
+            window = read.checkpoint;
+        }
+        let outcome = match checkpoint.chains.head {
+            Some(head) if head != chain.head => Err(format!(
+                "the chain digest stored with message {} does not match the log",
+                checkpoint.message_count - 1
+            )),
+            _ => checkpoint.verify_with(&chain, &snapshot.tools),
+        };
+        Ok(Some((snapshot, outcome)))
     }
 
     /// The newest checkpoint that verifies (corrupt ones above it are quarantined on the way),

@@ -265,6 +265,39 @@ async fn a_checkpoint_changed_between_pages_is_checkpoint_changed(backend: Backe
     assert_eq!(forged.code(), Code::InvalidArgument);
 }
 
+/// Ten messages of 1 MiB: Validate reads them in windows of 4 MiB and still verifies the whole
+/// log against a chain it recomputes, stored digests included.
+async fn validate_verifies_a_log_longer_than_its_window_whole(backend: Backend) {
+    let (app, mut client) = paged_app(backend).await;
+    let big = |i: u8| Message {
+        role: "user".into(),
+        content: vec![i; 1 << 20],
+    };
+    client
+        .save(SaveRequest {
+            messages: (0..10).map(big).collect(),
+            ..save("run-1", 1, b"{}")
+        })
+        .await
+        .unwrap();
+    let verdicts = crate::support::validate_run(&mut client, "run-1").await;
+    assert!(verdicts[0].valid, "{verdicts:?}");
+    let literal = match backend {
+        Backend::Sqlite => "X'78'",
+        _ => "'\\x78'::bytea",
+    };
+    app.raw_sql(&format!(
+        "UPDATE messages SET chain = {literal} WHERE run_id = 'run-1' AND seq = 9"
+    ))
+    .await;
+    let verdicts = crate::support::validate_run(&mut client, "run-1").await;
+    assert!(
+        !verdicts[0].valid && verdicts[0].quarantined,
+        "{verdicts:?}"
+    );
+    assert!(verdicts[0].reason.contains("chain digest"), "{verdicts:?}");
+}
+
 crate::for_each_backend!(
     a_long_history_comes_back_whole_a_page_at_a_time,
     an_older_client_gets_answer_too_large_never_a_cut_history,
@@ -275,6 +308,7 @@ mod durable {
     use super::*;
 
     crate::for_each_durable_backend!(
-        a_page_that_fails_its_link_is_data_loss_and_the_step_is_quarantined
+        a_page_that_fails_its_link_is_data_loss_and_the_step_is_quarantined,
+        validate_verifies_a_log_longer_than_its_window_whole,
     );
 }
