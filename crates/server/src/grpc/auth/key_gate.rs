@@ -47,6 +47,8 @@ pub enum Found {
 pub struct KeyGate {
     store: Arc<dyn ApiKeyStore>,
     state: Mutex<State>,
+    /// Woken whenever a read for an unknown id settles, for the calls waiting on it.
+    settled: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -64,6 +66,15 @@ struct State {
     pending: u32,
 }
 
+/// What the budget allows an id the gate does not know.
+enum Reserve {
+    Read(Read),
+    /// Every read of the window is under way; one may yet find a key.
+    Busy,
+    /// The window's misses are spent.
+    Spent,
+}
+
 /// The read to make for an id the gate does not know.
 enum Read {
     /// The whole list: the first read of a window.
@@ -77,6 +88,7 @@ impl KeyGate {
         Self {
             store,
             state: Mutex::new(State::default()),
+            settled: tokio::sync::Notify::new(),
         }
     }
 
@@ -91,21 +103,34 @@ impl KeyGate {
     /// for which calls read the store.
     pub async fn find(&self, presented: &PresentedKey<'_>) -> Result<Found, Error> {
         let id = presented.id;
-        let read = {
-            let mut state = self.state();
-            let now = Instant::now();
-            if let Some(hash) = state.known.get(id) {
-                if !presented.matches(hash) {
-                    return Ok(Found::Refused("wrong secret"));
+        let read = loop {
+            // Registered before the state is looked at, so a read settling in between still
+            // wakes this call.
+            let settled = self.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
+            let reserved = {
+                let mut state = self.state();
+                let now = Instant::now();
+                if let Some(hash) = state.known.get(id) {
+                    if !presented.matches(hash) {
+                        return Ok(Found::Refused("wrong secret"));
+                    }
+                    break None;
                 }
-                None
-            } else if state.remembers_unknown(id, now) {
-                return Ok(Found::Refused("unknown key id (remembered)"));
-            } else {
-                match state.reserve_read(now) {
-                    Some(read) => Some(read),
-                    None => return Ok(Found::Refused("unknown key id (read budget spent)")),
+                if state.remembers_unknown(id, now) {
+                    return Ok(Found::Refused("unknown key id (remembered)"));
                 }
+                state.reserve_read(now)
+            };
+            match reserved {
+                Reserve::Read(read) => break Some(read),
+                Reserve::Spent => return Ok(Found::Refused("unknown key id (read budget spent)")),
+                // Every read of the budget is under way: one of them may be the whole list,
+                // which finds this key too (many calls of a key made a moment ago arrive at
+                // once). Wait for one to settle and look again, rather than refuse a key that
+                // may well exist.
+                Reserve::Busy => settled.await,
             }
         };
         let key = match read {
@@ -120,6 +145,7 @@ impl KeyGate {
             Some(read) => {
                 let mut reservation = Reservation {
                     state: &self.state,
+                    settled: &self.settled,
                     id,
                     started: Instant::now(),
                     found: None,
@@ -170,6 +196,7 @@ impl KeyGate {
 /// but remembers nothing, since nothing was learnt about the id.
 struct Reservation<'a> {
     state: &'a Mutex<State>,
+    settled: &'a tokio::sync::Notify,
     id: &'a str,
     started: Instant,
     /// Whether the read found the key; `None` until it answered.
@@ -189,6 +216,8 @@ impl Drop for Reservation<'_> {
         if self.found == Some(false) {
             state.remember_unknown(self.id, self.started);
         }
+        drop(state);
+        self.settled.notify_waiters();
     }
 }
 
@@ -220,8 +249,9 @@ impl State {
         }
     }
 
-    /// Claims one read for an unknown id, or `None` when this window's misses are spent.
-    fn reserve_read(&mut self, now: Instant) -> Option<Read> {
+    /// Claims one read for an unknown id: [`Reserve::Spent`] when this window's misses are
+    /// spent, [`Reserve::Busy`] while the reads under way could still spend them.
+    fn reserve_read(&mut self, now: Instant) -> Reserve {
         let window_start = match self.window_start {
             Some(start) if now.saturating_duration_since(start) < WINDOW => start,
             _ => {
@@ -230,13 +260,16 @@ impl State {
                 now
             }
         };
+        if self.misses >= MISSES_PER_WINDOW {
+            return Reserve::Spent;
+        }
         // Reads under way count as misses until they find a key, so concurrent calls cannot
         // overshoot the budget.
         if self.misses + self.pending >= MISSES_PER_WINDOW {
-            return None;
+            return Reserve::Busy;
         }
         self.pending += 1;
-        Some(match self.listed_at {
+        Reserve::Read(match self.listed_at {
             Some(listed) if listed >= window_start => Read::Row,
             _ => Read::List,
         })
@@ -271,33 +304,48 @@ mod tests {
     fn the_first_read_of_a_window_lists_and_misses_are_capped_per_window() {
         let mut state = state();
         let start = Instant::now();
-        assert!(matches!(state.reserve_read(start), Some(Read::List)));
+        assert!(matches!(
+            state.reserve_read(start),
+            Reserve::Read(Read::List)
+        ));
         state.listed_at = Some(start);
         for _ in 1..MISSES_PER_WINDOW {
-            assert!(matches!(state.reserve_read(start), Some(Read::Row)));
+            assert!(matches!(
+                state.reserve_read(start),
+                Reserve::Read(Read::Row)
+            ));
         }
-        assert!(state.reserve_read(start).is_none(), "budget spent");
+        assert!(
+            matches!(state.reserve_read(start), Reserve::Busy),
+            "every read is under way: wait for one"
+        );
         // A read that found a key gives its place back.
         state.pending -= 1;
-        assert!(state.reserve_read(start).is_some());
-        assert!(state.reserve_read(start).is_none());
-        // The next window starts with a list, even while reads of the last are under way.
-        state.pending = 0;
+        assert!(matches!(state.reserve_read(start), Reserve::Read(_)));
+        // Reads that found nothing spend it.
         state.misses = MISSES_PER_WINDOW;
+        state.pending = 0;
+        assert!(matches!(state.reserve_read(start), Reserve::Spent));
+        // The next window starts with a list, even while reads of the last are under way.
         assert!(matches!(
             state.reserve_read(start + WINDOW),
-            Some(Read::List)
+            Reserve::Read(Read::List)
         ));
     }
 
     #[test]
     fn a_failed_read_spends_the_budget_but_does_not_mark_the_id_unknown() {
         let state = Mutex::new(state());
+        let settled = tokio::sync::Notify::new();
         let now = Instant::now();
         let settle = |found: Option<bool>| {
-            assert!(state.lock().unwrap().reserve_read(now).is_some());
+            assert!(matches!(
+                state.lock().unwrap().reserve_read(now),
+                Reserve::Read(_)
+            ));
             drop(Reservation {
                 state: &state,
+                settled: &settled,
                 id: "0123456789abcdef",
                 started: now,
                 found,
