@@ -1,5 +1,7 @@
 //! The server-wide request budget, shared fairly: a call takes its declared size first from its
-//! tenant's share, then from its connection's share, and only then from the server's budget.
+//! connection's share, then from its tenant's share, and only then from the server's budget.
+//! In that order, a call waiting for one part holds only the parts that are its own or narrower:
+//! one waiting on its connection holds nothing another connection of its tenant needs.
 //!
 //! A FIFO semaphore alone is a lock: one tenant that declares large requests and never finishes
 //! their bodies holds the whole budget, and every other tenant waits behind it. With shares, a
@@ -16,6 +18,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+use super::auth::CallContext;
+use super::connection::{ConnectionActivity, ConnectionInfo};
 use crate::domain::Tenant;
 
 /// The sizes of the budget and of its shares, in bytes.
@@ -55,6 +59,40 @@ pub struct Caller<C> {
     pub connection: Option<C>,
 }
 
+/// A client connection, told apart by its activity record, which the accept loop makes once per
+/// connection; holding it keeps the address unique while the connection's share is in use.
+#[derive(Clone, Debug)]
+pub struct ConnectionId(Arc<ConnectionActivity>);
+
+impl PartialEq for ConnectionId {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for ConnectionId {}
+
+impl std::hash::Hash for ConnectionId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(Arc::as_ptr(&self.0), state);
+    }
+}
+
+impl Caller<ConnectionId> {
+    /// The caller a request's extensions name: the auth layer's tenant (the credential's, or
+    /// `x-tenant-id` with auth off) and the accept loop's connection.
+    pub fn of(extensions: &tonic::codegen::http::Extensions) -> Self {
+        Self {
+            tenant: extensions
+                .get::<CallContext>()
+                .map(|context| context.tenant.clone()),
+            connection: extensions
+                .get::<ConnectionInfo>()
+                .map(|info| ConnectionId(info.activity.clone())),
+        }
+    }
+}
+
 /// See the module documentation. `C` identifies a connection.
 #[derive(Debug)]
 pub struct FairBudget<C: Eq + Hash + Clone> {
@@ -84,7 +122,7 @@ impl<C: Eq + Hash + Clone + Send + 'static> FairBudget<C> {
         self.sizes
     }
 
-    /// Takes `bytes` for `caller` from its tenant's share, its connection's share and the
+    /// Takes `bytes` for `caller` from its connection's share, its tenant's share and the
     /// server's budget, in that order, waiting until `deadline` at most. What is taken is given
     /// back when the returned value drops.
     pub async fn take(
@@ -101,13 +139,13 @@ impl<C: Eq + Hash + Clone + Send + 'static> FairBudget<C> {
             connection: None,
             tenant: None,
         };
-        if let Some(tenant) = caller.tenant {
-            let ticket = self.tenants.join(tenant);
-            held.tenant = Some(ticket.take(bytes, deadline).await.ok_or(Full::Tenant)?);
-        }
         if let Some(connection) = caller.connection {
             let ticket = self.connections.join(connection);
             held.connection = Some(ticket.take(bytes, deadline).await.ok_or(Full::Connection)?);
+        }
+        if let Some(tenant) = caller.tenant {
+            let ticket = self.tenants.join(tenant);
+            held.tenant = Some(ticket.take(bytes, deadline).await.ok_or(Full::Tenant)?);
         }
         let permit = acquire(&self.server, held.bytes, deadline)
             .await
@@ -282,6 +320,27 @@ mod tests {
         let other_too = budget.take(caller("b", 5), 16 * MIB, soon()).await.unwrap();
         drop((first, second, other, other_too));
         assert_eq!(budget.entries(), (0, 0));
+    }
+
+    #[tokio::test]
+    async fn a_call_waiting_on_its_connection_holds_nothing_its_tenant_needs() {
+        let budget = Arc::new(budget());
+        let held = budget.take(caller("a", 1), 16 * MIB, soon()).await.unwrap();
+        let waiter = budget.clone();
+        let waiting = tokio::spawn(async move {
+            let long = Instant::now() + Duration::from_secs(5);
+            waiter.take(caller("a", 1), 16 * MIB, long).await.is_ok()
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // The second call of connection 1 waits on its connection; the tenant's other
+        // connections still find the rest of its share.
+        let other = budget.take(caller("a", 2), 16 * MIB, soon()).await;
+        assert!(other.is_ok(), "{:?}", other.err());
+        drop(held);
+        assert!(
+            waiting.await.unwrap(),
+            "and the waiting call is served once room frees"
+        );
     }
 
     #[tokio::test]

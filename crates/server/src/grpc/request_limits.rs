@@ -36,9 +36,7 @@ use tonic::codegen::Bytes;
 use tonic::codegen::Service;
 use tonic::codegen::http::{Request, Response};
 
-use super::auth::CallContext;
-use super::connection::{ConnectionActivity, ConnectionInfo};
-use super::request_budget::{BudgetSizes, Caller, FairBudget, Full, Held};
+use super::request_budget::{BudgetSizes, Caller, ConnectionId, FairBudget, Full, Held};
 use super::save_scan::{SaveCaps, SaveScan, scan_for};
 use crate::error::{Error, status_with_reason};
 use crate::heap;
@@ -138,25 +136,6 @@ impl RequestLimits {
     }
 }
 
-/// A client connection, told apart by its activity record, which the accept loop makes once per
-/// connection; holding it keeps the address unique while the connection's share is in use.
-#[derive(Clone, Debug)]
-struct ConnectionId(Arc<ConnectionActivity>);
-
-impl PartialEq for ConnectionId {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for ConnectionId {}
-
-impl std::hash::Hash for ConnectionId {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        std::ptr::hash(Arc::as_ptr(&self.0), state);
-    }
-}
-
 /// See the module documentation. One layer, so one budget, per server.
 #[derive(Clone, Debug)]
 pub struct RequestLimitsLayer {
@@ -253,16 +232,7 @@ where
                     return Ok(Status::from(refusal).into_http());
                 }
                 if !exempt {
-                    let caller = Caller {
-                        tenant: parts
-                            .extensions
-                            .get::<CallContext>()
-                            .map(|context| context.tenant.clone()),
-                        connection: parts
-                            .extensions
-                            .get::<ConnectionInfo>()
-                            .map(|info| ConnectionId(info.activity.clone())),
-                    };
+                    let caller = Caller::of(&parts.extensions);
                     let wait_until = Instant::now() + shared.wait;
                     match shared.budget.take(caller, length, wait_until).await {
                         Ok(taken) => held = Some(BudgetShare::new(taken)),
