@@ -271,6 +271,7 @@ struct FileConfig {
     // Answer sizes (AnswerArgs).
     max_answer_message_bytes: Option<u64>,
     max_unpaged_answer_bytes: Option<u64>,
+    max_inflight_answer_bytes: Option<u64>,
 }
 
 /// Resolved settings of `checkpointd serve`.

@@ -17,6 +17,10 @@ pub struct AnswerArgs {
     /// RESOURCE_EXHAUSTED (ANSWER_TOO_LARGE) [default: 16 MiB].
     #[arg(long, env = "CHECKPOINTD_MAX_UNPAGED_ANSWER_BYTES", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_unpaged_answer_bytes: Option<u64>,
+    /// Answer bytes all loads in flight may hold at once; an answer finding no room within 5s
+    /// gets UNAVAILABLE (OVERLOADED) [default: 64 MiB].
+    #[arg(long, env = "CHECKPOINTD_MAX_INFLIGHT_ANSWER_BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_inflight_answer_bytes: Option<u64>,
 }
 
 impl AnswerArgs {
@@ -37,6 +41,11 @@ impl AnswerArgs {
                 self.max_unpaged_answer_bytes,
                 file.max_unpaged_answer_bytes,
                 defaults.max_unpaged_bytes,
+            ),
+            max_inflight_bytes: bytes(
+                self.max_inflight_answer_bytes,
+                file.max_inflight_answer_bytes,
+                defaults.max_inflight_bytes,
             ),
         }
     }

@@ -8,7 +8,7 @@
 //! not (an older client) gets the whole history up to `max_unpaged_bytes` and beyond that
 //! `RESOURCE_EXHAUSTED`/`ANSWER_TOO_LARGE`, never a history silently cut short.
 
-use crate::domain::{Checksum, Step, StoredCheckpoint};
+use crate::domain::{Checksum, Step, StoredCheckpoint, ToolRecord};
 use crate::error::{Error, Result};
 use crate::proto;
 use crate::service::checkpoints::NextPage;
@@ -25,6 +25,8 @@ pub struct AnswerLimits {
     pub page_bytes: usize,
     /// Message bytes of a whole answer for a client that does not.
     pub max_unpaged_bytes: usize,
+    /// Answer bytes all loads in flight may hold at once (see [`super::answer_budget`]).
+    pub max_inflight_bytes: usize,
 }
 
 impl Default for AnswerLimits {
@@ -32,6 +34,7 @@ impl Default for AnswerLimits {
         Self {
             page_bytes: 4 * 1024 * 1024,
             max_unpaged_bytes: 16 * 1024 * 1024,
+            max_inflight_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -68,6 +71,22 @@ impl AnswerLimits {
         }
         Ok(encode(&next))
     }
+}
+
+/// What an answer holds in memory: its state, metadata, messages and journal entries.
+pub fn answer_bytes(checkpoint: &StoredCheckpoint, tools: &[ToolRecord]) -> usize {
+    let metadata: usize = checkpoint
+        .metadata
+        .iter()
+        .map(|(key, value)| key.len() + value.len())
+        .sum();
+    let messages: usize = checkpoint
+        .messages
+        .iter()
+        .map(|message| message.role.len() + message.content.len())
+        .sum();
+    let journal: usize = tools.iter().map(|record| record.output.len()).sum();
+    checkpoint.state.len() + metadata + messages + journal
 }
 
 /// Whether the client follows continuations.

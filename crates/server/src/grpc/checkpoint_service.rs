@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
+use super::answer_budget::AnswerBudget;
 use super::answers::AnswerLimits;
 use super::convert::verdict_to_wire;
 use super::retention_api::{self, VerdictStream};
@@ -30,6 +31,7 @@ pub struct CheckpointApi {
     scrub_listing: Arc<dyn RetentionStore>,
     max_request_bytes: usize,
     answers: AnswerLimits,
+    answer_budget: AnswerBudget,
 }
 
 impl CheckpointApi {
@@ -45,13 +47,22 @@ impl CheckpointApi {
             scrub_listing: retention,
             max_request_bytes,
             answers: AnswerLimits::default(),
+            answer_budget: AnswerBudget::new(AnswerLimits::default().max_inflight_bytes),
         }
     }
 
     /// How large the answers of loads may be.
     pub fn with_answer_limits(mut self, answers: AnswerLimits) -> Self {
         self.answers = answers;
+        self.answer_budget = AnswerBudget::new(answers.max_inflight_bytes);
         self
+    }
+
+    fn answers(&self) -> reads_api::Answers<'_> {
+        reads_api::Answers {
+            limits: &self.answers,
+            budget: &self.answer_budget,
+        }
     }
 
     fn check_size(&self, request: &impl prost::Message) -> Result<()> {
@@ -169,9 +180,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::LoadLatestRequest>,
     ) -> Result<Response<proto::LoadLatestResponse>, Status> {
-        Ok(Response::new(
-            reads_api::load_latest(&self.engine, &self.answers, request).await?,
-        ))
+        reads_api::load_latest(&self.engine, &self.answers(), request).await
     }
 
     #[tracing::instrument(name = "checkpoint.load_at_step", skip_all, fields(
@@ -183,9 +192,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::LoadAtStepRequest>,
     ) -> Result<Response<proto::LoadAtStepResponse>, Status> {
-        Ok(Response::new(
-            reads_api::load_at_step(&self.engine, &self.answers, request).await?,
-        ))
+        reads_api::load_at_step(&self.engine, &self.answers(), request).await
     }
 
     #[tracing::instrument(name = "checkpoint.validate", skip_all, fields(
@@ -212,9 +219,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ResumeRequest>,
     ) -> Result<Response<proto::ResumeResponse>, Status> {
-        Ok(Response::new(
-            reads_api::resume(&self.engine, &self.answers, request).await?,
-        ))
+        reads_api::resume(&self.engine, &self.answers(), request).await
     }
 
     #[tracing::instrument(name = "checkpoint.record_tool_result", skip_all, fields(

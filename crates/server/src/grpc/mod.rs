@@ -1,6 +1,7 @@
 //! The gRPC services (checkpoints, tasks, health, reflection) as one router; the composition
 //! root ([`crate::app`]) serves it and drives the health statuses.
 
+mod answer_budget;
 pub mod answers;
 pub mod auth;
 mod checkpoint_service;
@@ -26,6 +27,7 @@ use tonic_health::pb::health_server::HealthServer;
 use tonic_health::server::{HealthReporter, HealthService};
 use tower_layer::{Identity, Stack};
 
+pub use answer_budget::AnswerShareLayer;
 pub use answers::AnswerLimits;
 pub use checkpoint_service::CheckpointApi;
 pub use connection::ConnectionSettings;
@@ -115,8 +117,14 @@ pub const CACHE_SERVICE_NAME: &str = "checkpointd.cache";
 /// The router [`router`] builds: its services behind the server's layers.
 pub type ServerRouter = Router<
     Stack<
-        RequestLimitsLayer,
-        Stack<WireStatusLayer, Stack<AuthLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>>,
+        AnswerShareLayer,
+        Stack<
+            RequestLimitsLayer,
+            Stack<
+                WireStatusLayer,
+                Stack<AuthLayer, Stack<RpcLayer, Stack<ActivityLayer, Identity>>>,
+            >,
+        >,
     >,
 >;
 
@@ -173,6 +181,9 @@ pub fn router(
             settings.limits,
             settings.max_request_bytes,
         ))
+        // Innermost, so an answer's share of the answer budget moves from the handler's
+        // response into the body and is held until the last byte is sent.
+        .layer(AnswerShareLayer)
         .add_service(HealthServer::new(HealthService::from_health_reporter(
             health,
         )))

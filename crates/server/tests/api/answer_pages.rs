@@ -25,6 +25,7 @@ async fn paged_app(backend: Backend) -> (TestApp, CheckpointServiceClient<Channe
         answers: AnswerLimits {
             page_bytes: 1000,
             max_unpaged_bytes: 3000,
+            ..AnswerLimits::default()
         },
         ..ServerSettings::default()
     };

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod answer_budget;
 mod answer_memory;
 mod answer_pages;
 mod auth;

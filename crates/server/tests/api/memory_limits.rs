@@ -235,7 +235,7 @@ async fn the_worst_requests_the_limits_admit_stay_under_the_charts_memory_limit(
 
 /// A raw HTTP/2 client: it can send a gRPC prefix and then nothing, which tonic's client never
 /// does.
-async fn raw_connection(addr: std::net::SocketAddr) -> h2::client::SendRequest<Bytes> {
+pub(crate) async fn raw_connection(addr: std::net::SocketAddr) -> h2::client::SendRequest<Bytes> {
     let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
     let (send, connection) = h2::client::handshake(tcp).await.unwrap();
     tokio::spawn(async move {

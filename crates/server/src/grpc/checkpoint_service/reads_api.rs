@@ -2,16 +2,18 @@
 //! ListCheckpoints, GetRun and ListRuns. Each parses its request once, calls the engine and
 //! converts the answer.
 
-use tonic::{Request, Status};
+use tonic::{Request, Response, Status};
 
 use crate::domain::{
     JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, check_label, check_text,
 };
 use crate::error::{Error, Result};
-use crate::grpc::answers::{self, AnswerLimits};
+use crate::grpc::answer_budget::AnswerBudget;
+use crate::grpc::answers::{self, AnswerLimits, answer_bytes};
 use crate::grpc::convert::{
     checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, step_after_page_token, summary_to_wire,
 };
+use crate::grpc::request_budget::{Caller, ConnectionId};
 use crate::grpc::tenant::{run_key, tenant_of};
 use crate::proto;
 use crate::service::Engine;
@@ -31,22 +33,47 @@ fn journal_scope(raw: i32) -> Result<JournalScope> {
     }
 }
 
+/// How large answers may be, and the budget they take their bytes from.
+pub struct Answers<'a> {
+    pub limits: &'a AnswerLimits,
+    pub budget: &'a AnswerBudget,
+}
+
+impl Answers<'_> {
+    /// `message` as a response holding its share of the answer budget until it is sent.
+    async fn respond<T>(
+        &self,
+        caller: Caller<ConnectionId>,
+        bytes: usize,
+        message: T,
+    ) -> Result<Response<T>, Status> {
+        let share = self.budget.take(caller, bytes).await?;
+        let mut response = Response::new(message);
+        response.extensions_mut().insert(share);
+        Ok(response)
+    }
+}
+
 pub async fn load_latest(
     engine: &Engine,
-    answers: &AnswerLimits,
+    answers: &Answers<'_>,
     request: Request<proto::LoadLatestRequest>,
-) -> Result<proto::LoadLatestResponse, Status> {
+) -> Result<Response<proto::LoadLatestResponse>, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let caller = Caller::of(request.extensions());
     let capabilities = &request.get_ref().capabilities;
     let options = LoadOptions {
         message_offset: request.get_ref().message_offset,
         journal: journal_scope(request.get_ref().journal)?,
-        max_message_bytes: answers.window_bytes(capabilities),
+        max_message_bytes: answers.limits.window_bytes(capabilities),
     };
     let restored = engine.load_latest_with(&run, options).await?;
-    let continuation = answers.continuation(&restored.checkpoint, capabilities)?;
+    let continuation = answers
+        .limits
+        .continuation(&restored.checkpoint, capabilities)?;
+    let bytes = answer_bytes(&restored.checkpoint, &restored.tool_results);
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
-    Ok(proto::LoadLatestResponse {
+    let answer = proto::LoadLatestResponse {
         continuation,
         checkpoint: Some(checkpoint_to_wire(
             restored.checkpoint,
@@ -55,34 +82,40 @@ pub async fn load_latest(
         tool_results,
         skipped_steps: restored.skipped_steps.iter().map(|s| s.as_i64()).collect(),
         tool_intents,
-    })
+    };
+    answers.respond(caller, bytes, answer).await
 }
 
 pub async fn load_at_step(
     engine: &Engine,
-    answers: &AnswerLimits,
+    answers: &Answers<'_>,
     request: Request<proto::LoadAtStepRequest>,
-) -> Result<proto::LoadAtStepResponse, Status> {
+) -> Result<Response<proto::LoadAtStepResponse>, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let caller = Caller::of(request.extensions());
     let request = request.into_inner();
     let capabilities = &request.capabilities;
-    let max_message_bytes = answers.window_bytes(capabilities);
+    let max_message_bytes = answers.limits.window_bytes(capabilities);
     if !request.continuation.is_empty() {
         let page = answers::decode(&request.continuation)?;
         let restored = engine
             .load_next_page(&run, &page, max_message_bytes)
             .await?;
-        let continuation = answers.continuation(&restored.checkpoint, capabilities)?;
-        let mut checkpoint = checkpoint_to_wire(restored.checkpoint, restored.messages_offset);
+        let continuation = answers
+            .limits
+            .continuation(&restored.checkpoint, capabilities)?;
+        let mut checkpoint = restored.checkpoint;
         // The first page carried them; a page carries only its messages.
         checkpoint.state = Vec::new();
         checkpoint.metadata.clear();
-        return Ok(proto::LoadAtStepResponse {
-            checkpoint: Some(checkpoint),
+        let bytes = answer_bytes(&checkpoint, &[]);
+        let answer = proto::LoadAtStepResponse {
+            checkpoint: Some(checkpoint_to_wire(checkpoint, restored.messages_offset)),
             tool_results: Vec::new(),
             tool_intents: Vec::new(),
             continuation,
-        });
+        };
+        return answers.respond(caller, bytes, answer).await;
     }
     let options = LoadOptions {
         message_offset: request.message_offset,
@@ -96,9 +129,12 @@ pub async fn load_at_step(
         check_label("label", &request.label)?;
         engine.load_labelled(&run, &request.label, options).await?
     };
-    let continuation = answers.continuation(&restored.checkpoint, capabilities)?;
+    let continuation = answers
+        .limits
+        .continuation(&restored.checkpoint, capabilities)?;
+    let bytes = answer_bytes(&restored.checkpoint, &restored.tool_results);
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
-    Ok(proto::LoadAtStepResponse {
+    let answer = proto::LoadAtStepResponse {
         continuation,
         checkpoint: Some(checkpoint_to_wire(
             restored.checkpoint,
@@ -106,18 +142,20 @@ pub async fn load_at_step(
         )),
         tool_results,
         tool_intents,
-    })
+    };
+    answers.respond(caller, bytes, answer).await
 }
 
 pub async fn resume(
     engine: &Engine,
-    answers: &AnswerLimits,
+    answers: &Answers<'_>,
     request: Request<proto::ResumeRequest>,
-) -> Result<proto::ResumeResponse, Status> {
+) -> Result<Response<proto::ResumeResponse>, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let caller = Caller::of(request.extensions());
     let capabilities = &request.get_ref().capabilities;
     let options = ResumeOptions {
-        max_message_bytes: answers.window_bytes(capabilities),
+        max_message_bytes: answers.limits.window_bytes(capabilities),
         require_existing: request.get_ref().require_existing,
         message_offset: request.get_ref().message_offset,
         // Unknown values are ignored: a newer client may declare more than this server offers.
@@ -130,9 +168,12 @@ pub async fn resume(
     // A Resume too large for an older client has still fenced and rewound the run; refusing
     // now only withholds a history the client would have taken as whole.
     let continuation = match &resumed.checkpoint {
-        Some(checkpoint) => answers.continuation(checkpoint, capabilities)?,
+        Some(checkpoint) => answers.limits.continuation(checkpoint, capabilities)?,
         None => Vec::new(),
     };
+    let bytes = resumed.checkpoint.as_ref().map_or(0, |checkpoint| {
+        answer_bytes(checkpoint, &resumed.tool_results)
+    });
     let recovered_from_step = resumed
         .checkpoint
         .as_ref()
@@ -140,7 +181,7 @@ pub async fn resume(
         .unwrap_or(0);
     let (tool_results, tool_intents) = journal_to_wire(&run, resumed.tool_results);
     let messages_offset = resumed.messages_offset;
-    Ok(proto::ResumeResponse {
+    let answer = proto::ResumeResponse {
         restarted_from_scratch: resumed.checkpoint.is_none(),
         checkpoint: resumed
             .checkpoint
@@ -157,7 +198,8 @@ pub async fn resume(
             .collect(),
         corrupt_call_ids: resumed.corrupt_call_ids,
         continuation,
-    })
+    };
+    answers.respond(caller, bytes, answer).await
 }
 
 /// A ListCheckpoints request as the engine takes it.
