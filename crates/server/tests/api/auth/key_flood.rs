@@ -27,6 +27,7 @@ use crate::support::{Backend, TestApp, connect, wait_until};
 for_each_durable_backend!(
     ten_thousand_forged_key_ids_cost_a_handful_of_database_reads,
     a_known_id_with_wrong_secrets_is_refused_without_reading_the_database,
+    a_fresh_key_is_served_on_many_first_calls_at_once,
 );
 
 /// Forged requests in the flood.
@@ -211,4 +212,23 @@ async fn a_known_id_with_wrong_secrets_is_refused_without_reading_the_database(b
     // The right secret is still read (and accepted) every time.
     load(addr, &good).await.unwrap();
     assert_eq!(keys.reads.load(Ordering::SeqCst), before + 1);
+}
+
+/// Agents reconnecting to a restarted server all present a key the gate has not seen yet, at
+/// once: more first calls than the window's reads may miss. None may be refused.
+async fn a_fresh_key_is_served_on_many_first_calls_at_once(backend: Backend) {
+    let app = spawn_with_auth(backend, api_key_auth()).await;
+    let (addr, _keys) = counted_server(&app).await;
+    let (_, good) = make_key(&app, Some("acme"), Role::Agent).await;
+    let calls: Vec<_> = (0..SENDERS)
+        .map(|_| {
+            let good = good.clone();
+            tokio::spawn(async move { load(addr, &good).await })
+        })
+        .collect();
+    for call in calls {
+        call.await
+            .unwrap()
+            .expect("a fresh key's first calls are all served");
+    }
 }
