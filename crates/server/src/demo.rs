@@ -254,15 +254,11 @@ async fn last_state(
     clients: &Clients,
     run_id: &str,
 ) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-    let latest = clients
-        .checkpoints
-        .clone()
-        .load_latest(LoadLatestRequest {
-            run_id: run_id.to_owned(),
-            ..Default::default()
-        })
-        .await?
-        .into_inner();
+    let request = LoadLatestRequest {
+        run_id: run_id.to_owned(),
+        ..Default::default()
+    };
+    let latest = checkpointd_runner::pages::load_latest(&clients.checkpoints, request).await?;
     Ok(latest.checkpoint.map(|c| c.state).unwrap_or_default())
 }
 

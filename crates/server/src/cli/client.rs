@@ -5,12 +5,14 @@ use std::time::Duration;
 
 pub(super) use checkpointd_runner::client::error_chain;
 use checkpointd_runner::dial::AUTHORIZATION_HEADER;
+use checkpointd_runner::pages::LoadCalls;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 
 use super::Connection;
 use crate::grpc::tenant::TENANT_HEADER;
+use crate::proto;
 use crate::proto::checkpoint_service_client::CheckpointServiceClient;
 use crate::proto::task_service_client::TaskServiceClient;
 
@@ -167,6 +169,32 @@ pub(super) fn server_url(raw: &str) -> Result<String, CliError> {
             "invalid --server URL {raw:?}: scheme {scheme:?} is not http or https \
              (expected e.g. http://127.0.0.1:50051)"
         ))),
+    }
+}
+
+/// The loads the CLI makes follow a paged answer to its last page, with the CLI's tenant and
+/// credential on every page.
+#[async_trait::async_trait]
+impl LoadCalls for Client {
+    async fn load_latest(
+        &self,
+        request: proto::LoadLatestRequest,
+    ) -> Result<proto::LoadLatestResponse, Status> {
+        let request = self.request(request);
+        Ok(self.checkpoints().load_latest(request).await?.into_inner())
+    }
+
+    async fn load_at_step(
+        &self,
+        request: proto::LoadAtStepRequest,
+    ) -> Result<proto::LoadAtStepResponse, Status> {
+        let request = self.request(request);
+        Ok(self.checkpoints().load_at_step(request).await?.into_inner())
+    }
+
+    async fn resume(&self, request: proto::ResumeRequest) -> Result<proto::ResumeResponse, Status> {
+        let request = self.request(request);
+        Ok(self.checkpoints().resume(request).await?.into_inner())
     }
 }
 

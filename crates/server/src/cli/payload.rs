@@ -18,17 +18,14 @@ pub async fn show_payload(
     step: i64,
     json: bool,
 ) -> Result<(), CliError> {
-    let request = client.request(proto::LoadAtStepRequest {
+    let request = proto::LoadAtStepRequest {
         run_id: run.to_owned(),
         step,
         ..Default::default()
-    });
-    let reply = client
-        .checkpoints()
-        .load_at_step(request)
+    };
+    let reply = checkpointd_runner::pages::load_at_step(client, request)
         .await
-        .map_err(|status| client.status(status))?
-        .into_inner();
+        .map_err(|status| client.status(status))?;
     let checkpoint = reply
         .checkpoint
         .ok_or_else(|| CliError::Other(format!("the server sent no checkpoint for step {step}")))?;

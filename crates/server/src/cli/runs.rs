@@ -327,17 +327,14 @@ async fn resume(
     enqueue_input: Option<&str>,
 ) -> Result<(), CliError> {
     // Declared because the answer below shows the calls in doubt to the operator.
-    let request = client.request(proto::ResumeRequest {
+    let request = proto::ResumeRequest {
         run_id: run.to_owned(),
         capabilities: vec![proto::ClientCapability::InDoubtCalls as i32],
         ..Default::default()
-    });
-    let reply = client
-        .checkpoints()
-        .resume(request)
+    };
+    let reply = checkpointd_runner::pages::resume(client, request)
         .await
-        .map_err(|status| client.status(status))?
-        .into_inner();
+        .map_err(|status| client.status(status))?;
     let task_id = match enqueue_input {
         Some(input) => Some(enqueue(client, run, input).await?),
         None => None,

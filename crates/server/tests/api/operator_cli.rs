@@ -275,3 +275,54 @@ async fn an_unreachable_server_is_named_in_the_error() {
         "{stderr}"
     );
 }
+
+/// A history longer than one answer page: the CLI follows the continuation, so `runs show
+/// --payload` and `runs resume` see every message (an older client would get ANSWER_TOO_LARGE).
+#[tokio::test]
+async fn the_cli_shows_a_paged_history_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("x.db").display());
+    let server = ServerProcess::start(
+        &url,
+        &[
+            "--max-answer-message-bytes",
+            "100",
+            "--max-unpaged-answer-bytes",
+            "100",
+        ],
+    );
+    let mut client = support::connect(server.addr).await;
+    client
+        .save(checkpointd::proto::SaveRequest {
+            messages: (0..12)
+                .map(|i| checkpointd::proto::Message {
+                    role: "user".into(),
+                    content: format!("message number {i:02} of twelve").into_bytes(),
+                })
+                .collect(),
+            ..requests::save("long-run", 1, b"{}")
+        })
+        .await
+        .unwrap();
+    let shown: Value = serde_json::from_str(&stdout_of(&cli(
+        server.addr,
+        &[
+            "runs",
+            "show",
+            "long-run",
+            "--step",
+            "1",
+            "--payload",
+            "--json",
+        ],
+    )))
+    .unwrap();
+    let messages = shown["messages"].as_array().expect("messages").clone();
+    assert_eq!(messages.len(), 12, "{shown}");
+    let resumed: Value = serde_json::from_str(&stdout_of(&cli(
+        server.addr,
+        &["runs", "resume", "long-run", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(resumed["recovered_from_step"], 1, "{resumed}");
+}
