@@ -90,11 +90,15 @@ async fn load_whole(mut client: CheckpointServiceClient<Channel>, run: String) -
     (digest.finalize().to_vec(), count)
 }
 
-async fn concurrent_loads_of_a_long_history_stay_under_the_charts_limit(url: &str) {
+/// `readers` clients load a history of `saves` Saves of `per_save` one-MiB messages at once.
+async fn concurrent_loads_stay_under_the_charts_limit(
+    url: &str,
+    saves: usize,
+    per_save: usize,
+    readers: usize,
+) {
     let server = ServerProcess::start(url, &[]);
     let mut client = connect(server.addr).await;
-    // Twelve Saves of 15 MiB each: 180 MiB of history, the shape of the reported attack.
-    let (saves, per_save, readers) = (12, 15, 4);
     save_history(&mut client, "long", saves, per_save).await;
     let mut expected = Sha256::new();
     for index in 0..saves * per_save {
@@ -125,15 +129,33 @@ async fn concurrent_loads_of_a_long_history_stay_under_the_charts_limit(url: &st
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_loads_of_a_long_history_stay_under_the_charts_limit_on_sqlite() {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("answers.db").display());
-    concurrent_loads_of_a_long_history_stay_under_the_charts_limit(&url).await;
+/// Twelve Saves of 15 MiB each: 180 MiB of history, four readers (the reported attack: 1.6 GiB
+/// before paging); and 20 MiB, sixteen readers.
+async fn both_shapes(url: impl Fn() -> String) {
+    concurrent_loads_stay_under_the_charts_limit(&url(), 12, 15, 4).await;
+    concurrent_loads_stay_under_the_charts_limit(&url(), 2, 10, 16).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_loads_of_a_long_history_stay_under_the_charts_limit_on_postgres() {
-    let schema = PgSchema::create().await;
-    concurrent_loads_of_a_long_history_stay_under_the_charts_limit(&schema.url()).await;
+async fn concurrent_loads_of_long_histories_stay_under_the_charts_limit_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_owned();
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    both_shapes(|| {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        format!(
+            "sqlite://{}",
+            path.join(format!("answers-{n}.db")).display()
+        )
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_loads_of_long_histories_stay_under_the_charts_limit_on_postgres() {
+    let long = PgSchema::create().await;
+    let wide = PgSchema::create().await;
+    let urls = [long.url(), wide.url()];
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    both_shapes(|| urls[counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst)].clone()).await;
 }
