@@ -195,6 +195,10 @@ async fn one_tenant_holding_large_stalled_requests_delays_only_itself(url: &str)
         budget_used(server.admin_addr).await == 0
     })
     .await;
+    eprintln!(
+        "request budget attack: peak {} MiB; every victim Save and health probe answered",
+        crate::memory_limits::proc_status(server.pid(), "VmHWM") >> 20
+    );
 
     // And the attacker may save again once its requests are gone.
     let save = crate::support::requests::save("attacker-run", 1, b"{}");

@@ -102,6 +102,7 @@ async fn ten_thousand_forged_key_ids_cost_a_handful_of_key_table_scans_on_postgr
         sender.await.unwrap();
     }
     let elapsed = started.elapsed();
+    let peak = crate::memory_limits::proc_status(server.pid(), "VmHWM") >> 20;
     server.terminate();
     wait_until("the server's connections are closed", || async {
         !connected(&application).await
@@ -111,7 +112,7 @@ async fn ten_thousand_forged_key_ids_cost_a_handful_of_key_table_scans_on_postgr
     // Setup read the table a few times too (the CLI's insert, the first call of the key).
     let windows = (elapsed.as_secs_f64() / WINDOW.as_secs_f64()).floor() as i64 + 2;
     let allowed = i64::from(MISSES_PER_WINDOW) * windows + 4;
-    eprintln!("{FORGED} forged key ids in {elapsed:?}: {scans} scans of api_keys");
+    eprintln!("{FORGED} forged key ids in {elapsed:?}: {scans} scans of api_keys, peak {peak} MiB");
     assert!(
         scans <= allowed,
         "{scans} scans of api_keys (allowed {allowed})"
