@@ -132,9 +132,18 @@ impl<C: Eq + Hash + Clone + Send + 'static> FairBudget<C> {
         deadline: Instant,
     ) -> Result<Held<C>, Full> {
         // Each part is taken whole or not at all, and a part never grants more than its size,
-        // or a call larger than it would wait forever.
+        // or a call larger than it would wait forever. A call larger than a share it takes from
+        // takes that whole share and no more of the rest: served alone within its tenant (or
+        // connection), it still never holds more of the server than its tenant may.
+        let mut bytes = bytes.min(self.sizes.server);
+        if caller.connection.is_some() {
+            bytes = bytes.min(self.sizes.connection);
+        }
+        if caller.tenant.is_some() {
+            bytes = bytes.min(self.sizes.tenant);
+        }
         let mut held = Held {
-            bytes: bytes.min(self.sizes.server),
+            bytes,
             server: None,
             connection: None,
             tenant: None,
