@@ -227,14 +227,29 @@ impl StoredCheckpoint {
 }
 
 impl StoredCheckpoint {
-    /// Cuts a checkpoint read whole (a verified cache entry) to `window`, as a backend reading
-    /// only the window would have.
+    /// Cuts a checkpoint read whole and verified (a cache entry) to `window`, as a backend
+    /// reading only the window would have, digests around it included: they are recomputed
+    /// here, since the whole log is at hand, so a cut window hands out a continuation.
     pub fn restrict(&mut self, window: MessageWindow) {
+        let mut chain = MessageChain::EMPTY;
+        let heads: Vec<Digest32> = self
+            .messages
+            .iter()
+            .map(|message| chain.push(message))
+            .collect();
         let from = self.skip_messages(window.offset);
         let taken = window.take(self.messages.iter().map(|message| message.content.len()));
+        let head_at = |end: u64| {
+            end.checked_sub(1)
+                .and_then(|i| heads.get(i as usize))
+                .copied()
+        };
+        self.chains.before = head_at(from);
         if taken < self.messages.len() {
             self.messages.truncate(taken);
             self.messages_end = from + taken as u64;
+            self.chains.after = head_at(self.messages_end);
+            self.chains.head = heads.last().copied();
         }
     }
 

@@ -57,7 +57,7 @@ impl AnswerLimits {
         checkpoint: &StoredCheckpoint,
         capabilities: &[i32],
     ) -> Result<Vec<u8>> {
-        let Some(next) = NextPage::after(checkpoint) else {
+        let Some(next) = NextPage::after(checkpoint)? else {
             return Ok(Vec::new());
         };
         if !pages(capabilities) {

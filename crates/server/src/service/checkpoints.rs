@@ -624,18 +624,25 @@ pub struct NextPage {
 
 impl NextPage {
     /// The page after `checkpoint`'s verified window, if messages remain.
-    pub fn after(checkpoint: &StoredCheckpoint) -> Option<Self> {
+    pub fn after(checkpoint: &StoredCheckpoint) -> Result<Option<Self>> {
         if !checkpoint.continues() {
-            return None;
+            return Ok(None);
         }
-        Some(Self {
+        // A window cut short was verified to end on this digest; without it the answer could
+        // only be a history cut short, which no client may get.
+        let before = checkpoint.chains.after.ok_or_else(|| {
+            Error::Internal(format!(
+                "the window of checkpoint {} stops at message {} without its digest",
+                checkpoint.step, checkpoint.messages_end
+            ))
+        })?;
+        Ok(Some(Self {
             step: checkpoint.step,
             checkpoint_id: checkpoint.id.clone(),
             checksum: checkpoint.checksum,
             offset: checkpoint.messages_end,
-            // The window was verified to end on the stored digest after it.
-            before: checkpoint.chains.after?,
-        })
+            before,
+        }))
     }
 }
 

@@ -298,3 +298,70 @@ async fn an_unreachable_redis_is_bypassed_without_client_errors() {
     assert_eq!(counts.bypassed, 5, "{counts:?}");
     assert_eq!(counts.hits, 0);
 }
+
+/// A cached entry (a whole, verified log) served through pages smaller than it: the hit is cut
+/// to the page with the digests a continuation needs, and the pages join into the history.
+#[tokio::test]
+async fn a_cache_hit_larger_than_a_page_comes_back_whole_through_its_continuation() {
+    use checkpointd::proto::{ClientCapability, LoadAtStepRequest};
+    let schema = PgSchema::create().await;
+    let prefix = unique_prefix();
+    let (app, cache) = checkpointd_serve_cached_with_pages(&schema.url(), &prefix).await;
+    let mut client = connect(app.addr).await;
+    write_history(&mut client, "run-1").await;
+    assert_cached(&cache, &prefix, "run-1", 3).await;
+    let paged = vec![ClientCapability::PagedMessages as i32];
+    let first = client
+        .load_latest(LoadLatestRequest {
+            run_id: "run-1".into(),
+            capabilities: paged.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut messages = first.checkpoint.unwrap().messages;
+    assert_eq!(messages.len(), 2, "a page of 8 bytes holds \"turn 1\" and \"ok\"");
+    let mut continuation = first.continuation;
+    while !continuation.is_empty() {
+        let page = client
+            .load_at_step(LoadAtStepRequest {
+                run_id: "run-1".into(),
+                continuation,
+                capabilities: paged.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        messages.extend(page.checkpoint.unwrap().messages);
+        continuation = page.continuation;
+    }
+    let contents: Vec<_> = messages.iter().map(|m| m.content.clone()).collect();
+    let expected: Vec<Vec<u8>> = ["turn 1", "ok", "turn 2", "ok", "turn 3", "ok"]
+        .iter()
+        .map(|text| text.as_bytes().to_vec())
+        .collect();
+    assert_eq!(contents, expected);
+}
+
+async fn checkpointd_serve_cached_with_pages(
+    url: &str,
+    prefix: &str,
+) -> (TestApp, Arc<CachedStore>) {
+    let (app, cached) = crate::support::serve_config(checkpointd::config::ServeConfig {
+        cache: Some(settings(prefix)),
+        server: checkpointd::grpc::ServerSettings {
+            answers: checkpointd::grpc::AnswerLimits {
+                page_bytes: 8,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        store: checkpointd::store::StoreOptions { pool_size: 4 },
+        database: url.into(),
+        ..checkpointd::config::ServeConfig::default()
+    })
+    .await;
+    (app, cached.expect("the app has the configured cache"))
+}
