@@ -32,7 +32,7 @@ pub struct AnswerBudget {
 /// One answer's share of the budget, held until its response body is dropped.
 #[derive(Clone, Debug)]
 pub struct AnswerShare {
-    _held: Arc<Held<ConnectionId>>,
+    _held: Arc<Vec<Held<ConnectionId>>>,
 }
 
 impl AnswerBudget {
@@ -50,22 +50,73 @@ impl AnswerBudget {
         }
     }
 
-    /// Takes `bytes` for `caller` (at most a share's size, so the largest answer is still
-    /// served, alone).
-    pub async fn take(&self, caller: Caller<ConnectionId>, bytes: usize) -> Result<AnswerShare> {
+    /// Reserves `bytes` for `caller` before its answer is read, so loads wait for room before
+    /// they hold anything, not after (at most a share's size, so the largest answer is still
+    /// served, alone). [`Reservation::settle`] then fits it to what was read.
+    pub async fn reserve(&self, caller: Caller<ConnectionId>, bytes: usize) -> Result<Reservation> {
+        let held = self.take(caller.clone(), bytes).await?;
+        Ok(Reservation {
+            budget: self.clone(),
+            caller,
+            held,
+        })
+    }
+
+    async fn take(&self, caller: Caller<ConnectionId>, bytes: usize) -> Result<Held<ConnectionId>> {
         let deadline = Instant::now() + Self::WAIT;
-        match self.fair.take(caller, bytes.max(1), deadline).await {
-            Ok(held) => Ok(AnswerShare {
-                _held: Arc::new(held),
-            }),
-            Err(full) => Err(Error::Overloaded(format!(
-                "the server is busy: answers in flight hold the {} part of its answer budget \
-                 ({} bytes, --max-inflight-answer-bytes; a tenant may hold half, a connection \
-                 a quarter); retry later",
-                full.label(),
-                self.fair.sizes().server
-            ))),
+        self.fair
+            .take(caller, bytes.max(1), deadline)
+            .await
+            .map_err(|full| {
+                Error::Overloaded(format!(
+                    "the server is busy: answers in flight hold the {} part of its answer budget \
+                     ({} bytes, --max-inflight-answer-bytes; a tenant may hold half, a \
+                     connection a quarter); retry later",
+                    full.label(),
+                    self.fair.sizes().server
+                ))
+            })
+    }
+
+    /// The most one answer of `caller` holds: the smallest share it takes from.
+    fn ceiling(&self, caller: &Caller<ConnectionId>) -> usize {
+        let sizes = self.fair.sizes();
+        let mut ceiling = sizes.server;
+        if caller.connection.is_some() {
+            ceiling = ceiling.min(sizes.connection);
         }
+        if caller.tenant.is_some() {
+            ceiling = ceiling.min(sizes.tenant);
+        }
+        ceiling
+    }
+}
+
+/// Room reserved for an answer before it is read.
+pub struct Reservation {
+    budget: AnswerBudget,
+    caller: Caller<ConnectionId>,
+    held: Held<ConnectionId>,
+}
+
+impl Reservation {
+    /// The share of an answer that turned out to hold `bytes`: the surplus goes back at once;
+    /// a shortfall (a large state or journal beside a page) is taken too, waiting as a
+    /// reservation does.
+    pub async fn settle(mut self, bytes: usize) -> Result<AnswerShare> {
+        let wanted = bytes.max(1).min(self.budget.ceiling(&self.caller));
+        let held = self.held.bytes();
+        let mut parts = Vec::with_capacity(2);
+        if wanted <= held {
+            self.held.shrink(wanted);
+            parts.push(self.held);
+        } else {
+            let more = self.budget.take(self.caller, wanted - held).await?;
+            parts.extend([self.held, more]);
+        }
+        Ok(AnswerShare {
+            _held: Arc::new(parts),
+        })
     }
 }
 
@@ -174,13 +225,29 @@ mod tests {
     #[tokio::test]
     async fn an_answer_waits_for_room_in_its_tenants_share_only() {
         let budget = AnswerBudget::new(100);
-        let big = budget.take(tenant("a"), 1_000).await.unwrap();
+        let big = budget.reserve(tenant("a"), 1_000).await.unwrap();
+        let big = big.settle(1_000).await.unwrap();
         tokio::time::pause();
-        let refused = budget.take(tenant("a"), 1).await.unwrap_err();
+        let refused = budget.reserve(tenant("a"), 1).await.err().unwrap();
         assert_eq!(refused.reason(), "OVERLOADED");
         assert!(refused.to_string().contains("tenant"), "{refused}");
-        let _other = budget.take(tenant("b"), 50).await.unwrap();
+        let _other = budget.reserve(tenant("b"), 50).await.unwrap();
         drop(big);
-        let _again = budget.take(tenant("a"), 10).await.unwrap();
+        let _again = budget.reserve(tenant("a"), 10).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_reservation_keeps_only_what_the_answer_holds_and_takes_a_shortfall() {
+        let budget = AnswerBudget::new(100);
+        let small = budget.reserve(tenant("a"), 40).await.unwrap();
+        let small = small.settle(5).await.unwrap();
+        // 45 of tenant a's 50 are free again: a second reservation of 40 fits at once.
+        tokio::time::pause();
+        let second = budget.reserve(tenant("a"), 40).await.unwrap();
+        let grown = second.settle(45).await.unwrap();
+        // Now a holds 5 + 45 = its whole share.
+        assert!(budget.reserve(tenant("a"), 1).await.is_err());
+        drop((small, grown));
+        assert!(budget.reserve(tenant("a"), 50).await.is_ok());
     }
 }

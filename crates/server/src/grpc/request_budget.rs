@@ -54,6 +54,7 @@ impl Full {
 
 /// Who a call is, for its shares: its tenant (none for health and reflection, which take no
 /// budget at all) and its connection, when the accept loop told us which.
+#[derive(Clone)]
 pub struct Caller<C> {
     pub tenant: Option<Tenant>,
     pub connection: Option<C>,
@@ -184,6 +185,25 @@ impl<C: Eq + Hash + Clone> Held<C> {
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+
+    /// Gives back everything above `bytes` in every part: a call that reserved room for the
+    /// most it could need keeps only what it turned out to hold.
+    pub fn shrink(&mut self, bytes: usize) {
+        let keep = |permit: &mut OwnedSemaphorePermit| {
+            let surplus = permit.num_permits().saturating_sub(bytes);
+            drop(permit.split(surplus));
+        };
+        if let Some(permit) = self.server.as_mut() {
+            keep(permit);
+        }
+        if let Some(taken) = self.connection.as_mut() {
+            keep(&mut taken.permit);
+        }
+        if let Some(taken) = self.tenant.as_mut() {
+            keep(&mut taken.permit);
+        }
+        self.bytes = self.bytes.min(bytes);
+    }
 }
 
 async fn acquire(
@@ -264,7 +284,7 @@ impl<K: Eq + Hash + Clone> Ticket<K> {
         let bytes = bytes.min(self.shares.size);
         let permit = acquire(&self.semaphore, bytes, deadline).await?;
         Some(Taken {
-            _permit: permit,
+            permit,
             _ticket: self,
         })
     }
@@ -285,7 +305,7 @@ impl<K: Eq + Hash + Clone> Drop for Ticket<K> {
 /// Bytes taken from one share: the permit goes back before the ticket leaves (field order).
 #[derive(Debug)]
 struct Taken<K: Eq + Hash + Clone> {
-    _permit: OwnedSemaphorePermit,
+    permit: OwnedSemaphorePermit,
     _ticket: Ticket<K>,
 }
 

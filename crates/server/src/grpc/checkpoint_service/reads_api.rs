@@ -8,7 +8,7 @@ use crate::domain::{
     JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, check_label, check_text,
 };
 use crate::error::{Error, Result};
-use crate::grpc::answer_budget::AnswerBudget;
+use crate::grpc::answer_budget::{AnswerBudget, Reservation};
 use crate::grpc::answers::{self, AnswerLimits, answer_bytes};
 use crate::grpc::convert::{
     checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, step_after_page_token, summary_to_wire,
@@ -40,14 +40,20 @@ pub struct Answers<'a> {
 }
 
 impl Answers<'_> {
+    /// Room for an answer, reserved before it is read: a page's worth (the most a paged answer's
+    /// messages take), fitted to the answer once read.
+    async fn reserve(&self, caller: Caller<ConnectionId>) -> Result<Reservation, Status> {
+        Ok(self.budget.reserve(caller, self.limits.page_bytes).await?)
+    }
+
     /// `message` as a response holding its share of the answer budget until it is sent.
     async fn respond<T>(
         &self,
-        caller: Caller<ConnectionId>,
+        reservation: Reservation,
         bytes: usize,
         message: T,
     ) -> Result<Response<T>, Status> {
-        let share = self.budget.take(caller, bytes).await?;
+        let share = reservation.settle(bytes).await?;
         let mut response = Response::new(message);
         response.extensions_mut().insert(share);
         Ok(response)
@@ -60,7 +66,7 @@ pub async fn load_latest(
     request: Request<proto::LoadLatestRequest>,
 ) -> Result<Response<proto::LoadLatestResponse>, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-    let caller = Caller::of(request.extensions());
+    let reservation = answers.reserve(Caller::of(request.extensions())).await?;
     let capabilities = &request.get_ref().capabilities;
     let options = LoadOptions {
         message_offset: request.get_ref().message_offset,
@@ -83,7 +89,7 @@ pub async fn load_latest(
         skipped_steps: restored.skipped_steps.iter().map(|s| s.as_i64()).collect(),
         tool_intents,
     };
-    answers.respond(caller, bytes, answer).await
+    answers.respond(reservation, bytes, answer).await
 }
 
 pub async fn load_at_step(
@@ -92,7 +98,7 @@ pub async fn load_at_step(
     request: Request<proto::LoadAtStepRequest>,
 ) -> Result<Response<proto::LoadAtStepResponse>, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-    let caller = Caller::of(request.extensions());
+    let reservation = answers.reserve(Caller::of(request.extensions())).await?;
     let request = request.into_inner();
     let capabilities = &request.capabilities;
     let max_message_bytes = answers.limits.window_bytes(capabilities);
@@ -115,7 +121,7 @@ pub async fn load_at_step(
             tool_intents: Vec::new(),
             continuation,
         };
-        return answers.respond(caller, bytes, answer).await;
+        return answers.respond(reservation, bytes, answer).await;
     }
     let options = LoadOptions {
         message_offset: request.message_offset,
@@ -143,7 +149,7 @@ pub async fn load_at_step(
         tool_results,
         tool_intents,
     };
-    answers.respond(caller, bytes, answer).await
+    answers.respond(reservation, bytes, answer).await
 }
 
 pub async fn resume(
@@ -152,7 +158,7 @@ pub async fn resume(
     request: Request<proto::ResumeRequest>,
 ) -> Result<Response<proto::ResumeResponse>, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-    let caller = Caller::of(request.extensions());
+    let reservation = answers.reserve(Caller::of(request.extensions())).await?;
     let capabilities = &request.get_ref().capabilities;
     let options = ResumeOptions {
         max_message_bytes: answers.limits.window_bytes(capabilities),
@@ -199,7 +205,7 @@ pub async fn resume(
         corrupt_call_ids: resumed.corrupt_call_ids,
         continuation,
     };
-    answers.respond(caller, bytes, answer).await
+    answers.respond(reservation, bytes, answer).await
 }
 
 /// A ListCheckpoints request as the engine takes it.
