@@ -261,8 +261,9 @@ SELECT run.updated_at FROM run, journalled"
 /// and therefore one snapshot and one round trip. The window starts at `$4` (clamped to the
 /// checkpoint's `message_count`) and stops before the first message after its first whose
 /// running content size passes `$5` bytes ([`crate::domain::WindowCut`]'s rule); the sizes come
-/// from `octet_length`, which reads no message body. The chain digests stored around the window
-/// come with it. The checkpoint is picked first in a LIMIT 1 subquery, so the
+/// from `octet_length` (no body of a stored-apart message is read for it), and the running sum
+/// stops at the first message past the window (`LIMIT 1` over the ordered window aggregate).
+/// The chain digests stored around the window come with it. The checkpoint is picked first in a LIMIT 1 subquery, so the
 /// lateral reads run once. Aggregating from an ordered subquery keeps `seq` order.
 macro_rules! snapshot_sql {
     ($($filter:tt)+) => {
@@ -285,13 +286,14 @@ FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             ") AS c
 CROSS JOIN LATERAL (
     SELECT least($4, c.message_count) AS from_seq,
-           coalesce((SELECT min(seq) FROM (
+           coalesce((SELECT seq FROM (
                          SELECT seq, sum(octet_length(content)) OVER (ORDER BY seq) AS upto
                          FROM messages
                          WHERE tenant = $1 AND run_id = $2
                            AND seq >= least($4, c.message_count) AND seq < c.message_count
                      ) AS sized
-                     WHERE upto > $5 AND seq > least($4, c.message_count)),
+                     WHERE upto > $5 AND seq > least($4, c.message_count)
+                     ORDER BY seq LIMIT 1),
                     c.message_count) AS end_seq
 ) AS w
 CROSS JOIN LATERAL (

@@ -248,14 +248,16 @@ fn read_window(
     let mut end = count;
     let mut messages = Vec::new();
     while let Some(row) = rows.next().db()? {
-        let content = bytes(row, 2).db()?;
-        if !cut.admit(content.len()) {
+        // The size first, from SQLite's own buffer: the body of the message past the window is
+        // never copied out.
+        let size = row.get_ref(2).db()?.as_bytes().map_or(0, <[u8]>::len);
+        if !cut.admit(size) {
             end = unsigned(row, 0).db()?;
             break;
         }
         messages.push(Message {
             role: text(row, 1).db()?,
-            content,
+            content: bytes(row, 2).db()?,
         });
     }
     let chain_at = |seq: u64| match seq.checked_sub(1) {
