@@ -299,7 +299,86 @@ async fn validate_verifies_a_log_longer_than_its_window_whole(backend: Backend) 
     assert!(verdicts[0].reason.contains("chain digest"), "{verdicts:?}");
 }
 
+/// The edges of a window: an offset past the log's end, and a message larger than a page.
+async fn an_offset_past_the_end_is_empty_and_a_large_message_comes_alone(backend: Backend) {
+    let (_app, mut client) = paged_app(backend).await;
+    save_history(&mut client, "run-1").await;
+    let past = client
+        .load_latest(LoadLatestRequest {
+            run_id: "run-1".into(),
+            message_offset: 1_000,
+            capabilities: vec![PAGED],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let checkpoint = past.checkpoint.unwrap();
+    assert!(checkpoint.messages.is_empty() && past.continuation.is_empty());
+    assert_eq!(checkpoint.messages_offset, MESSAGES as u64);
+    let big = Message {
+        role: "user".into(),
+        content: vec![7; 5_000],
+    };
+    client
+        .save(SaveRequest {
+            messages: vec![big.clone(), history()[0].clone()],
+            message_offset: MESSAGES as u64,
+            ..save("run-1", 4, b"{}")
+        })
+        .await
+        .unwrap();
+    let first = client
+        .load_latest(LoadLatestRequest {
+            run_id: "run-1".into(),
+            message_offset: MESSAGES as u64,
+            capabilities: vec![PAGED],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        first.checkpoint.unwrap().messages,
+        vec![big],
+        "alone, whole"
+    );
+    let (rest, pages) = follow(&mut client, "run-1", first.continuation, MESSAGES + 1)
+        .await
+        .unwrap();
+    assert_eq!((rest, pages), (vec![history()[0].clone()], 1));
+}
+
+/// A missing row inside a page, or a stored digest at a page's edge that does not match the
+/// log, fails that page's verification: DATA_LOSS, never a page that skips or trusts it.
+async fn a_missing_row_or_a_bad_edge_digest_fails_the_page(backend: Backend) {
+    let (app, mut client) = paged_app(backend).await;
+    save_history(&mut client, "run-1").await;
+    save_history(&mut client, "run-2").await;
+    let load = |run: &str| LoadLatestRequest {
+        run_id: run.into(),
+        capabilities: vec![PAGED],
+        ..Default::default()
+    };
+    app.raw_sql("DELETE FROM messages WHERE run_id = 'run-1' AND seq = 3")
+        .await;
+    let refused = client.load_latest(load("run-1")).await.unwrap_err();
+    assert_eq!(refused.code(), Code::DataLoss, "{refused:?}");
+    let literal = match backend {
+        Backend::Sqlite => "X'78'",
+        _ => "'\\x78'::bytea",
+    };
+    // Message 9 ends the first page: its stored digest is the page's far edge.
+    app.raw_sql(&format!(
+        "UPDATE messages SET chain = {literal} WHERE run_id = 'run-2' AND seq = 9"
+    ))
+    .await;
+    let refused = client.load_latest(load("run-2")).await.unwrap_err();
+    assert_eq!(refused.code(), Code::DataLoss, "{refused:?}");
+}
+
 crate::for_each_backend!(
+    an_offset_past_the_end_is_empty_and_a_large_message_comes_alone,
     a_long_history_comes_back_whole_a_page_at_a_time,
     an_older_client_gets_answer_too_large_never_a_cut_history,
     a_checkpoint_changed_between_pages_is_checkpoint_changed,
@@ -311,5 +390,6 @@ mod durable {
     crate::for_each_durable_backend!(
         a_page_that_fails_its_link_is_data_loss_and_the_step_is_quarantined,
         validate_verifies_a_log_longer_than_its_window_whole,
+        a_missing_row_or_a_bad_edge_digest_fails_the_page,
     );
 }

@@ -321,7 +321,11 @@ async fn a_cache_hit_larger_than_a_page_comes_back_whole_through_its_continuatio
         .unwrap()
         .into_inner();
     let mut messages = first.checkpoint.unwrap().messages;
-    assert_eq!(messages.len(), 2, "a page of 8 bytes holds \"turn 1\" and \"ok\"");
+    assert_eq!(
+        messages.len(),
+        2,
+        "a page of 8 bytes holds \"turn 1\" and \"ok\""
+    );
     let mut continuation = first.continuation;
     while !continuation.is_empty() {
         let page = client
