@@ -60,8 +60,9 @@ impl Opened {
     }
 }
 
-/// Opens the database a `--database` URL names (`memory://`, `sqlite://PATH` or
-/// `postgres://...`): its store contracts and the task queue, which shares it.
+/// Opens the database a `--database` URL names (`memory://`, `sqlite://PATH`, `postgres://...`
+/// or a libpq `key=value` connection string such as `host=db user=app dbname=checkpointd`): its
+/// store contracts and the task queue, which shares it.
 pub async fn open(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
         let store = Arc::new(MemoryStore::new());
@@ -78,13 +79,43 @@ pub async fn open(url: &str, options: &StoreOptions) -> Result<Opened> {
         let queue = Arc::new(SqliteQueue::new(store.clone()));
         return Ok(Opened::of(store.clone(), "sqlite", queue, store));
     }
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") || is_key_value(url) {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
         let queue = Arc::new(PostgresQueue::new(store.clone()));
         return Ok(Opened::of(store.clone(), "postgresql", queue, store));
     }
     Err(Error::InvalidArgument(format!(
-        "unsupported database url {:?}: use memory://, sqlite://PATH or postgres://...",
+        "unsupported database url {:?}: use memory://, sqlite://PATH, postgres://... or a \
+         key=value connection string (host=... dbname=...)",
         redact_url(url)
     )))
+}
+
+/// Whether `url` is a libpq `key=value` connection string rather than a URL: no scheme, and
+/// every word a `key=value` pair (values may be quoted, as libpq allows).
+fn is_key_value(url: &str) -> bool {
+    !url.contains("://")
+        && url.split_whitespace().next().is_some_and(|first| {
+            first
+                .split_once('=')
+                .is_some_and(|(key, _)| !key.is_empty())
+        })
+}
+
+#[cfg(test)]
+mod key_value_tests {
+    use super::is_key_value;
+
+    #[test]
+    fn a_libpq_key_value_string_is_told_from_a_url() {
+        assert!(is_key_value(
+            "host=db user=app dbname=checkpointd sslmode=require"
+        ));
+        assert!(is_key_value("host=127.0.0.1"));
+        assert!(!is_key_value("sqlite:///tmp/x.db"));
+        assert!(!is_key_value("postgres://u@h/d?sslmode=require"));
+        assert!(!is_key_value("checkpointd.db"));
+        assert!(!is_key_value("=oops"));
+        assert!(!is_key_value(""));
+    }
 }

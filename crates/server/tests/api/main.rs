@@ -18,6 +18,7 @@ mod connections;
 mod corruption;
 mod covered_tools;
 mod credentials;
+mod database_strings;
 mod delete_checkpoints;
 mod durability;
 mod edge_fuzz;
