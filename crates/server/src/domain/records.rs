@@ -214,9 +214,9 @@ impl LoadOptions {
 }
 
 impl StoredCheckpoint {
-    /// Drops the messages before `offset` (clamped to the ones held) once the checkpoint is
-    /// verified; returns the position of the first message kept.
-    pub fn skip_messages(&mut self, offset: u64) -> u64 {
+    /// Drops the messages before `offset` (clamped to the ones held); returns the position of
+    /// the first message kept.
+    fn skip_messages(&mut self, offset: u64) -> u64 {
         let skip = usize::try_from(offset.saturating_sub(self.messages_from))
             .unwrap_or(usize::MAX)
             .min(self.messages.len());
@@ -289,18 +289,17 @@ impl JournalScope {
 /// A checkpoint restored for LoadLatest or LoadAtStep.
 #[derive(Clone, Debug)]
 pub struct Restored {
+    /// Its messages start at `checkpoint.messages_from`, the offset asked for (clamped).
     pub checkpoint: StoredCheckpoint,
-    /// Log position of `checkpoint.messages[0]`: 0 unless a message offset was asked for.
-    pub messages_offset: u64,
     pub tool_results: Vec<ToolRecord>,
     /// Corrupt steps skipped on the way, newest first.
     pub skipped_steps: Vec<Step>,
 }
 
 impl Restored {
-    /// Trims a verified checkpoint and its journal to what `options` ask for.
+    /// Trims a verified checkpoint's journal to what `options` ask for (the store read only
+    /// the messages they ask for).
     pub fn trimmed(mut self, options: LoadOptions) -> Self {
-        self.messages_offset = self.checkpoint.skip_messages(options.message_offset);
         options
             .journal
             .select(&mut self.tool_results, self.checkpoint.step);
@@ -313,8 +312,6 @@ impl Restored {
 pub struct Resumed {
     /// None when the run restarts from scratch.
     pub checkpoint: Option<StoredCheckpoint>,
-    /// Log position of the checkpoint's first message: 0 unless a message offset was asked for.
-    pub messages_offset: u64,
     pub skipped_steps: Vec<Step>,
     /// The journal's sound entries, results and intents, in journal order.
     pub tool_results: Vec<ToolRecord>,

@@ -9,8 +9,8 @@ use crate::error::{Error, Result};
 use crate::proto;
 use crate::wire::{message_to_wire, timestamp, tool_to_wire};
 
-/// `checkpoint` as sent; `messages_offset` is the log position of its first message.
-pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint, messages_offset: u64) -> proto::Checkpoint {
+/// `checkpoint` as sent, its messages from log position `messages_from`.
+pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {
     proto::Checkpoint {
         checkpoint_id: checkpoint.id,
         run_id: checkpoint.run_id.as_str().to_owned(),
@@ -28,7 +28,7 @@ pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint, messages_offset: u64) ->
         created_at: Some(timestamp(checkpoint.created_at)),
         message_count: checkpoint.message_count,
         tool_count: checkpoint.tool_count,
-        messages_offset,
+        messages_offset: checkpoint.messages_from,
         label: checkpoint.label.unwrap_or_default(),
     }
 }

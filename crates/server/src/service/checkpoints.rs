@@ -83,7 +83,6 @@ impl Engine {
         }
         match found {
             Some(snapshot) => Ok(Restored {
-                messages_offset: snapshot.checkpoint.messages_from,
                 checkpoint: snapshot.checkpoint,
                 tool_results: snapshot.tools,
                 skipped_steps,
@@ -203,7 +202,6 @@ impl Engine {
             )));
         }
         Ok(Restored {
-            messages_offset: snapshot.checkpoint.messages_from,
             checkpoint: snapshot.checkpoint,
             tool_results: snapshot.tools,
             skipped_steps: Vec::new(),
@@ -357,13 +355,8 @@ impl Engine {
             )));
         }
         let window = MessageWindow::new(options.message_offset, options.max_message_bytes);
-        let mut resumed = self
-            .resume_verified(run, options.in_doubt_calls, window)
-            .await?;
-        if let Some(checkpoint) = resumed.checkpoint.as_mut() {
-            resumed.messages_offset = checkpoint.skip_messages(options.message_offset);
-        }
-        Ok(resumed)
+        self.resume_verified(run, options.in_doubt_calls, window)
+            .await
     }
 
     async fn resume_verified(
@@ -413,7 +406,6 @@ impl Engine {
         crate::telemetry::metrics::record_recovery(checkpoint.is_some());
         Ok(Resumed {
             checkpoint,
-            messages_offset: 0,
             skipped_steps,
             tool_results: diagnosis.sound,
             epoch,

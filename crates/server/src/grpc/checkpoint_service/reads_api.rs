@@ -81,10 +81,7 @@ pub async fn load_latest(
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
     let answer = proto::LoadLatestResponse {
         continuation,
-        checkpoint: Some(checkpoint_to_wire(
-            restored.checkpoint,
-            restored.messages_offset,
-        )),
+        checkpoint: Some(checkpoint_to_wire(restored.checkpoint)),
         tool_results,
         skipped_steps: restored.skipped_steps.iter().map(|s| s.as_i64()).collect(),
         tool_intents,
@@ -116,7 +113,7 @@ pub async fn load_at_step(
         checkpoint.metadata.clear();
         let bytes = answer_bytes(&checkpoint, &[]);
         let answer = proto::LoadAtStepResponse {
-            checkpoint: Some(checkpoint_to_wire(checkpoint, restored.messages_offset)),
+            checkpoint: Some(checkpoint_to_wire(checkpoint)),
             tool_results: Vec::new(),
             tool_intents: Vec::new(),
             continuation,
@@ -142,10 +139,7 @@ pub async fn load_at_step(
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
     let answer = proto::LoadAtStepResponse {
         continuation,
-        checkpoint: Some(checkpoint_to_wire(
-            restored.checkpoint,
-            restored.messages_offset,
-        )),
+        checkpoint: Some(checkpoint_to_wire(restored.checkpoint)),
         tool_results,
         tool_intents,
     };
@@ -165,10 +159,7 @@ pub async fn resume(
         require_existing: request.get_ref().require_existing,
         message_offset: request.get_ref().message_offset,
         // Unknown values are ignored: a newer client may declare more than this server offers.
-        in_doubt_calls: request
-            .get_ref()
-            .capabilities
-            .contains(&(proto::ClientCapability::InDoubtCalls as i32)),
+        in_doubt_calls: capabilities.contains(&(proto::ClientCapability::InDoubtCalls as i32)),
     };
     let resumed = engine.resume_with(&run, options).await?;
     // A Resume too large for an older client has still fenced and rewound the run; refusing
@@ -186,12 +177,9 @@ pub async fn resume(
         .map(|checkpoint| checkpoint.step.as_i64())
         .unwrap_or(0);
     let (tool_results, tool_intents) = journal_to_wire(&run, resumed.tool_results);
-    let messages_offset = resumed.messages_offset;
     let answer = proto::ResumeResponse {
         restarted_from_scratch: resumed.checkpoint.is_none(),
-        checkpoint: resumed
-            .checkpoint
-            .map(|checkpoint| checkpoint_to_wire(checkpoint, messages_offset)),
+        checkpoint: resumed.checkpoint.map(checkpoint_to_wire),
         recovered_from_step,
         skipped_steps: resumed.skipped_steps.iter().map(|s| s.as_i64()).collect(),
         tool_results,
