@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use crate::domain::{
     CheckpointSummary, Checksum, Digest32, JournalDiagnosis, ListQuery, LoadOptions, MessageChain,
     MessageWindow, NewCheckpoint, NewToolResult, PageSize, Restored, Resumed, RunId, RunInfo,
-    RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict,
-    verify_tool_journal,
+    RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict, WindowChains,
+    covered_chain, verify_tool_journal,
 };
 use crate::error::{Error, Result};
 use crate::store::{CheckpointStore, Snapshot, Which};
@@ -274,30 +274,36 @@ impl Engine {
             return Ok(None);
         };
         let checkpoint = &snapshot.checkpoint;
-        let mut chain = MessageChain::EMPTY;
-        let mut window = checkpoint.clone();
-        loop {
-            if window.messages.len() as u64 != window.messages_end - window.messages_from {
-                let reason = format!(
-                    "message log holds {} of the {} messages the checkpoint covers",
-                    window.messages_from + window.messages.len() as u64,
-                    window.message_count
-                );
-                return Ok(Some((snapshot, Err(reason))));
-            }
-            for message in &window.messages {
-                chain.push(message);
-            }
-            if !window.continues() {
-                break;
-            }
-            // The stored digests a paged load would start or stop on must hold too.
-            if window.chains.after != Some(chain.head) {
-                let reason = format!(
-                    "the chain digest stored with message {} does not match the log",
-                    window.messages_end - 1
-                );
-                return Ok(Some((snapshot, Err(reason))));
+        let mut later;
+        let mut window = checkpoint;
+        // The chain recomputed so far stands before each window, never the stored digest.
+        let mut recomputed = MessageChain::EMPTY;
+        let chain = loop {
+            let chains = WindowChains {
+                before: Some(recomputed.head),
+                ..window.chains
+            };
+            let covered = covered_chain(
+                &window.messages,
+                window.messages_from,
+                window.messages_end,
+                window.message_count,
+                &chains,
+            );
+            let covered = match covered {
+                Ok(covered) => covered,
+                Err(reason) => return Ok(Some((snapshot, Err(reason)))),
+            };
+            // A window cut short matched the digest stored at its end (which a paged load
+            // would start or stop on), so that digest is the chain recomputed to there.
+            match window.chains.after.filter(|_| window.continues()) {
+                None => break covered,
+                Some(after) => {
+                    recomputed = MessageChain {
+                        len: window.messages_end,
+                        head: after,
+                    }
+                }
             }
             let next = MessageWindow::new(window.messages_end, VERIFY_WINDOW_BYTES);
             let Some(read) = self.store.load_window(run, Which::At(step), next).await? else {
@@ -311,8 +317,9 @@ impl Engine {
                     run.run_id
                 )));
             }
-            window = read.checkpoint;
-        }
+            later = read.checkpoint;
+            window = &later;
+        };
         let outcome = match checkpoint.chains.head {
             Some(head) if head != chain.head => Err(format!(
                 "the chain digest stored with message {} does not match the log",
