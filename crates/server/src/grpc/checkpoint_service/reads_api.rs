@@ -5,7 +5,8 @@
 use tonic::{Request, Response, Status};
 
 use crate::domain::{
-    JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, check_label, check_text,
+    JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, StoredCheckpoint, ToolRecord,
+    check_label, check_text,
 };
 use crate::error::{Error, Result};
 use crate::grpc::answer_budget::{AnswerBudget, Reservation};
@@ -46,6 +47,17 @@ impl Answers<'_> {
         Ok(self.budget.reserve(caller, self.limits.page_bytes).await?)
     }
 
+    /// The continuation of an answer carrying `checkpoint` and `journal`, and its size.
+    fn measure(
+        &self,
+        checkpoint: &StoredCheckpoint,
+        journal: &[ToolRecord],
+        capabilities: &[i32],
+    ) -> Result<(Vec<u8>, usize), Status> {
+        let continuation = self.limits.continuation(checkpoint, capabilities)?;
+        Ok((continuation, answer_bytes(checkpoint, journal)))
+    }
+
     /// `message` as a response holding its share of the answer budget until it is sent.
     async fn respond<T>(
         &self,
@@ -74,10 +86,8 @@ pub async fn load_latest(
         max_message_bytes: answers.limits.window_bytes(capabilities),
     };
     let restored = engine.load_latest_with(&run, options).await?;
-    let continuation = answers
-        .limits
-        .continuation(&restored.checkpoint, capabilities)?;
-    let bytes = answer_bytes(&restored.checkpoint, &restored.tool_results);
+    let (continuation, bytes) =
+        answers.measure(&restored.checkpoint, &restored.tool_results, capabilities)?;
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
     let answer = proto::LoadLatestResponse {
         continuation,
@@ -104,14 +114,11 @@ pub async fn load_at_step(
         let restored = engine
             .load_next_page(&run, &page, max_message_bytes)
             .await?;
-        let continuation = answers
-            .limits
-            .continuation(&restored.checkpoint, capabilities)?;
         let mut checkpoint = restored.checkpoint;
         // The first page carried them; a page carries only its messages.
         checkpoint.state = Vec::new();
         checkpoint.metadata.clear();
-        let bytes = answer_bytes(&checkpoint, &[]);
+        let (continuation, bytes) = answers.measure(&checkpoint, &[], capabilities)?;
         let answer = proto::LoadAtStepResponse {
             checkpoint: Some(checkpoint_to_wire(checkpoint)),
             tool_results: Vec::new(),
@@ -132,10 +139,8 @@ pub async fn load_at_step(
         check_label("label", &request.label)?;
         engine.load_labelled(&run, &request.label, options).await?
     };
-    let continuation = answers
-        .limits
-        .continuation(&restored.checkpoint, capabilities)?;
-    let bytes = answer_bytes(&restored.checkpoint, &restored.tool_results);
+    let (continuation, bytes) =
+        answers.measure(&restored.checkpoint, &restored.tool_results, capabilities)?;
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
     let answer = proto::LoadAtStepResponse {
         continuation,
@@ -164,13 +169,10 @@ pub async fn resume(
     let resumed = engine.resume_with(&run, options).await?;
     // A Resume too large for an older client has still fenced and rewound the run; refusing
     // now only withholds a history the client would have taken as whole.
-    let continuation = match &resumed.checkpoint {
-        Some(checkpoint) => answers.limits.continuation(checkpoint, capabilities)?,
-        None => Vec::new(),
+    let (continuation, bytes) = match &resumed.checkpoint {
+        Some(checkpoint) => answers.measure(checkpoint, &resumed.tool_results, capabilities)?,
+        None => (Vec::new(), 0),
     };
-    let bytes = resumed.checkpoint.as_ref().map_or(0, |checkpoint| {
-        answer_bytes(checkpoint, &resumed.tool_results)
-    });
     let recovered_from_step = resumed
         .checkpoint
         .as_ref()
