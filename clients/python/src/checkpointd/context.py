@@ -18,7 +18,7 @@ from .classify import ApprovalRequired, Decision, FatalError
 from .store import InDoubt
 
 if TYPE_CHECKING:
-    from .recovery import Session
+    from ._session import Session
 
 log = logging.getLogger("checkpointd")
 

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._session import RESULT_KEY, RunStats, Session
 from .classify import ApprovalRequired, Decision, ErrorClass, ErrorClassifier, FatalError, is_fenced
 from .context import StepContext, _invoke
-from .store import Checkpoint, CheckpointStore, Resumed
+from .store import CheckpointStore, Resumed
 from .strategy import Strategy
 
 log = logging.getLogger("checkpointd")
@@ -25,10 +26,6 @@ log = logging.getLogger("checkpointd")
 #: and the worker's `--cooldown`. Without one, a failure that lasts a moment (a server
 #: restarting, a provider's brief outage) spends the whole resurrection budget at once.
 DEFAULT_COOLDOWN = 2.0
-
-#: Checkpoint metadata key of a finished run's result (JSON): a run restored from its final
-#: checkpoint is finished, and no step past the end runs again (nor any tool of one).
-RESULT_KEY = "checkpointd.result"
 
 AgentFn = Callable[[StepContext], Any]
 
@@ -52,13 +49,6 @@ class RecoveryPolicy:
     drain_deadline: float = 10.0
     #: A run past this many steps fails fatally (None: no limit).
     max_steps: int | None = None
-
-
-@dataclass
-class RunStats:
-    steps_executed: int = 0
-    tools_executed: int = 0
-    tools_replayed: int = 0
 
 
 @dataclass
@@ -86,56 +76,6 @@ class Outcome:
     resumed: Resumed | None = None
     resurrections: int = 0
     stats: RunStats = field(default_factory=RunStats)
-
-
-class Session:
-    """One life of a run: what Resume restored and the live state since."""
-
-    def __init__(
-        self,
-        store: CheckpointStore,
-        resumed: Resumed,
-        task: Any,
-        strategy: Strategy,
-        decision: Decision | None,
-        initial_state: dict[str, Any],
-        stats: RunStats,
-    ) -> None:
-        self.store = store
-        self.run_id = resumed.run_id
-        self.task = task
-        self.strategy = strategy
-        self.decision = decision
-        self.stats = stats
-        restored: Checkpoint | None = resumed.checkpoint
-        self.state: dict[str, Any] = restored.state if restored else initial_state
-        self.messages: list[dict[str, Any]] = restored.messages if restored else []
-        self.completed_step = restored.step_number if restored else 0
-        self.last_saved_step = restored.step_number if restored else None
-        self.finished: tuple[Any] | None = None
-        if restored is not None and RESULT_KEY in restored.metadata:
-            self.finished = (json.loads(restored.metadata[RESULT_KEY]),)
-
-    async def save(
-        self, step: int, state: dict[str, Any], message_count: int, metadata: dict[str, str] | None = None
-    ) -> None:
-        if self.last_saved_step == step:
-            return
-        await self.store.save(
-            Checkpoint(
-                run_id=self.run_id,
-                step_number=step,
-                state=state,
-                messages=self.messages[:message_count],
-                metadata=metadata or {},
-            )
-        )
-        self.last_saved_step = step
-
-    async def save_completed(self, metadata: dict[str, str] | None = None) -> None:
-        """Checkpoints the last completed step, unless it already is."""
-        if self.completed_step > 0:
-            await self.save(self.completed_step, self.state, len(self.messages), metadata)
 
 
 async def _wait_drain(signals: Signals, deadline: float) -> None:
