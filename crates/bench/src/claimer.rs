@@ -6,9 +6,38 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::BoxError;
-use super::queue::{LEASE, Variant};
 use checkpointd_protocol::v1::{ClaimRequest, CompleteRequest, ResumeRequest, SaveRequest};
 use checkpointd_runner::client::Clients;
+
+/// The lease every claim asks for: long enough that no task is reclaimed while measured.
+pub const LEASE: Duration = Duration::from_secs(30);
+
+/// What a claimer does with each task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// Claim, then Complete: the queue alone.
+    Bare,
+    /// Claim, Resume the task's run, Save a 1 KB checkpoint with the new epoch, Complete.
+    AgentStep,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 2] = [Variant::Bare, Variant::AgentStep];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Variant::Bare => "Claim + Complete",
+            Variant::AgentStep => "Claim + Resume + Save 1 KB + Complete",
+        }
+    }
+
+    pub fn tag(self) -> &'static str {
+        match self {
+            Variant::Bare => "bare",
+            Variant::AgentStep => "step",
+        }
+    }
+}
 
 /// How long a claimer may find nothing to claim while tasks are still unclaimed.
 const IDLE_LIMIT: Duration = Duration::from_secs(30);

@@ -6,43 +6,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::BoxError;
+pub use super::claimer::{LEASE, Variant};
 use super::claimer::{Drained, drain};
 use super::payload::agent_state;
 use super::stats::{Samples, Summary};
 use checkpointd_protocol::v1::{EnqueueRequest, ListRequest, TaskState};
 use checkpointd_runner::client::Clients;
 
-/// The lease every claim asks for: long enough that no task is reclaimed while measured.
-pub const LEASE: Duration = Duration::from_secs(30);
 /// Size of the state the agent step saves.
 pub const STEP_STATE: usize = 1024;
-
-/// What a claimer does with each task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Variant {
-    /// Claim, then Complete: the queue alone.
-    Bare,
-    /// Claim, Resume the task's run, Save a 1 KB checkpoint with the new epoch, Complete.
-    AgentStep,
-}
-
-impl Variant {
-    pub const ALL: [Variant; 2] = [Variant::Bare, Variant::AgentStep];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Variant::Bare => "Claim + Complete",
-            Variant::AgentStep => "Claim + Resume + Save 1 KB + Complete",
-        }
-    }
-
-    fn tag(self) -> &'static str {
-        match self {
-            Variant::Bare => "bare",
-            Variant::AgentStep => "step",
-        }
-    }
-}
 
 /// How much the queue scenario does.
 #[derive(Clone, Copy, Debug)]
