@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 
+pub use crate::agent_error::AgentError;
 use crate::context::StepContext;
 
 /// What a step ended with.
@@ -11,26 +12,6 @@ pub enum StepOutcome {
     Continue,
     /// The agent is done; the bytes become the task's result.
     Finished(Vec<u8>),
-}
-
-/// Why a step failed.
-#[derive(Debug, thiserror::Error)]
-pub enum AgentError {
-    /// Will fail again on retry: no retries.
-    #[error("fatal: {0}")]
-    Fatal(String),
-    /// May succeed on retry.
-    #[error("transient: {0}")]
-    Transient(String),
-    /// Unclassified: the runner's message patterns decide.
-    #[error("{0}")]
-    Other(String),
-    /// The step needs a human decision first; raised by [`StepContext::request_approval`].
-    #[error("approval required for {action}")]
-    ApprovalRequired { action: String, details: Vec<u8> },
-    /// A checkpointd call failed.
-    #[error("checkpointd: {0}")]
-    Rpc(#[from] tonic::Status),
 }
 
 /// An AI agent the runner can drive through crashes.

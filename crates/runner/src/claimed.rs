@@ -11,8 +11,8 @@ use crate::classify::ErrorClass;
 use crate::proto::{
     self, CompleteRequest, FailRequest, HeartbeatRequest, ReleaseRequest, RequestApprovalRequest,
 };
-use crate::recovery::TaskEnd;
 use crate::session::Decision;
+use crate::task_end::TaskEnd;
 
 /// A task this worker holds a lease on. The ending transitions take it by value: after one of
 /// them the worker holds nothing.

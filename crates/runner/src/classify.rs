@@ -2,7 +2,7 @@
 
 use tonic::Code;
 
-use crate::agent::AgentError;
+use crate::agent_error::AgentError;
 use crate::proto;
 
 /// Whether retrying can help; the queue retries transient failures and parks fatal ones.

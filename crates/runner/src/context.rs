@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use crate::agent::AgentError;
+use crate::agent_error::AgentError;
 use crate::effects::{InDoubtPolicy, in_doubt_action, settle_in_doubt};
 use crate::proto::{InDoubtCall, Message, RecordToolIntentRequest, RecordToolResultRequest};
 use crate::session::{Decision, Session};

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::agent::AgentError;
+use crate::agent_error::AgentError;
 use crate::proto::InDoubtCall;
 
 /// What to do with an in-doubt call of a side-effecting tool. Never a silent re-run.

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::proto::ResumeResponse;
-use crate::recovery::TaskEnd;
+use crate::task_end::TaskEnd;
 
 /// Milestones of a task's attempt, in the order they happen. Every method defaults to doing
 /// nothing, so an observer implements only what it watches.

@@ -4,6 +4,7 @@
 //! it saw has a gap; the server then computes the checksum alone).
 //!
 //! - [`agent`]: the `Agent` trait agents implement, one step at a time.
+//! - [`agent_error`]: why a step failed, the error agents return.
 //! - [`context`]: what a step sees: state, messages, journalled tools, approvals.
 //! - [`effects`]: side-effecting tools: intents, idempotency keys, in-doubt policies.
 //! - [`strategy`]: when to checkpoint (`every_step`, `every_n`, `hybrid`, modifiers).
@@ -13,12 +14,14 @@
 //! - [`dial`]: how clients reach the server: `https://`, CA, client certificate, token.
 //! - [`claimed`]: a claimed task, the only thing that moves it through the queue.
 //! - [`events`]: what the runner reports as it goes (`event ...` lines on stdout).
+//! - [`task_end`]: how an attempt at a task ended.
 //! - [`recovery`]: resume, step, checkpoint, resurrect, report.
 //! - [`worker`]: claims, leases, heartbeats and graceful shutdown.
 //! - [`demo_agent`]: a deterministic simulated agent with fault injection.
 //! - [`worker_command`]: `checkpointd worker`, the runner as a process.
 
 pub mod agent;
+pub mod agent_error;
 pub mod api;
 pub mod claimed;
 pub mod classify;
@@ -34,6 +37,7 @@ pub mod session;
 pub mod shutdown;
 pub mod stats;
 pub mod strategy;
+pub mod task_end;
 pub mod worker;
 pub mod worker_command;
 

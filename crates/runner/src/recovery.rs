@@ -16,6 +16,7 @@ use crate::events::RunnerEvents;
 use crate::proto::{ClientCapability, ResumeRequest};
 use crate::session::{Decision, RunStats, Session, SessionSetup};
 use crate::strategy::Strategy;
+pub use crate::task_end::TaskEnd;
 
 /// How the runner drives each task.
 #[derive(Clone, Debug)]
@@ -40,18 +41,6 @@ impl Default for RecoveryPolicy {
             drain_deadline: Duration::from_secs(10),
         }
     }
-}
-
-/// How an attempt at a task ended, from the queue's point of view.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TaskEnd {
-    Completed,
-    Failed(ErrorClass, String),
-    AwaitingApproval(String),
-    /// Shutdown: checkpointed and handed back with no attempt charged.
-    Released,
-    /// Another worker owns the task now; this one stops without writing.
-    LeaseLost,
 }
 
 /// What one incarnation of the run produced.

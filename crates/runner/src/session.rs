@@ -9,7 +9,7 @@ use checkpointd_protocol::checksum::{
 };
 use tracing::Instrument as _;
 
-use crate::agent::AgentError;
+use crate::agent_error::AgentError;
 use crate::api::RunnerApi;
 use crate::proto::{InDoubtCall, Message, ResumeResponse, SaveRequest, ToolIntent, ToolResult};
 use crate::strategy::Strategy;
