@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::BoxError;
-pub use super::claimer::{LEASE, Variant};
 use super::claimer::{Drained, drain};
+pub use super::claimer::{LEASE, Variant};
 use super::payload::agent_state;
 use super::stats::{Samples, Summary};
 use checkpointd_protocol::v1::{EnqueueRequest, ListRequest, TaskState};
