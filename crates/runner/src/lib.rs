@@ -9,9 +9,11 @@
 //! - [`effects`]: side-effecting tools: intents, idempotency keys, in-doubt policies.
 //! - [`strategy`]: when to checkpoint (`every_step`, `every_n`, `hybrid`, modifiers).
 //! - [`classify`]: fatal versus transient errors.
-//! - [`api`]: the checkpointd calls the runner makes, over gRPC ([`client`]) or a test double.
+//! - [`api`]: the checkpointd calls the runner makes, over gRPC ([`client`], dialled and stamped
+//!   by the `checkpointd-client` crate) or a test double.
 //! - [`pages`]: loads and resumes that follow paged answers, so a long history comes back whole.
-//! - [`dial`]: how clients reach the server: `https://`, CA, client certificate, token.
+//! - [`dial`]: how clients reach the server (`https://`, CA, client certificate, token), from
+//!   `checkpointd-client`.
 //! - [`claimed`]: a claimed task, the only thing that moves it through the queue.
 //! - [`events`]: what the runner reports as it goes (`event ...` lines on stdout).
 //! - [`task_end`]: how an attempt at a task ended.

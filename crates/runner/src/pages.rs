@@ -17,12 +17,12 @@ use async_trait::async_trait;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
 
-use crate::client::Checkpoints;
 use crate::proto::checkpoint_service_client::CheckpointServiceClient as Grpc;
 use crate::proto::{
     Checkpoint, ClientCapability, LoadAtStepRequest, LoadAtStepResponse, LoadLatestRequest,
     LoadLatestResponse, ResumeRequest, ResumeResponse,
 };
+use checkpointd_client::Checkpoints;
 
 /// How often an operation starts again after its checkpoint changed between pages.
 pub const RESTARTS: usize = 3;
