@@ -40,8 +40,17 @@ impl CallHeaders {
         };
         Ok(Self {
             tenant,
-            authorization: dial.authorization().cloned(),
+            ..Self::for_dial(dial)
         })
+    }
+
+    /// The headers of calls that name no tenant (a health check): the dial's credential and
+    /// the trace context only.
+    pub fn for_dial(dial: &Dial) -> Self {
+        Self {
+            tenant: None,
+            authorization: dial.authorization().cloned(),
+        }
     }
 
     /// Writes the headers into one request's metadata: for a call that is not made through a
@@ -94,6 +103,14 @@ mod tests {
         assert_eq!(metadata.get(TENANT_HEADER).unwrap(), "acme");
         assert_eq!(metadata.get(AUTHORIZATION_HEADER).unwrap(), "Bearer tok-1");
         assert!(!format!("{headers:?}").contains("tok-1"));
+    }
+
+    #[test]
+    fn a_call_without_a_tenant_still_carries_the_credential() {
+        let mut headers = CallHeaders::for_dial(&dial_with_token("tok-2"));
+        let metadata = stamped(&mut headers);
+        assert!(metadata.get(TENANT_HEADER).is_none());
+        assert_eq!(metadata.get(AUTHORIZATION_HEADER).unwrap(), "Bearer tok-2");
     }
 
     #[test]
