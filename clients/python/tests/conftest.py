@@ -42,7 +42,7 @@ def checkpointd_bin() -> str:
         if candidate.is_file():
             return str(candidate)
     pytest.fail(
-        "no checkpointd binary: run `cargo build -p checkpointd` or set CHECKPOINTD_BIN",
+        "no checkpointd binary: run `cargo build -p checkpointd-cli` or set CHECKPOINTD_BIN",
         pytrace=False,
     )
 

@@ -8,7 +8,7 @@ use super::scenario::{self, Contender, Effort, Kind, Measurement, Target};
 use super::schemas::Schemas;
 use super::stats::{ms, ratio};
 use checkpointd::cache::CacheSettings;
-use checkpointd::store::StoreOptions;
+use checkpointd_storage::store::StoreOptions;
 use checkpointd_testkit::url_with_schema;
 
 /// State sizes the cache is judged at: one typical, one large.

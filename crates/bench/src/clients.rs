@@ -16,9 +16,10 @@ use checkpointd::cache::CacheSettings;
 use checkpointd::config::ServeConfig;
 use checkpointd::grpc::ServerSettings;
 use checkpointd::shutdown::Shutdown;
-use checkpointd::store::{self, StoreOptions};
+use checkpointd_core::secret::redact_url;
 use checkpointd_protocol::v1::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd_protocol::v1::{LoadLatestRequest, SaveRequest};
+use checkpointd_storage::store::StoreOptions;
 
 /// What a batch does: write a new step, or read back the last one written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -203,7 +204,7 @@ pub struct RawClient {
 pub async fn pg_connect(url: &str) -> Result<tokio_postgres::Client, BoxError> {
     let (client, connection) = tokio_postgres::connect(url, NoTls)
         .await
-        .map_err(|error| format!("cannot connect to {}: {error}", store::redact_url(url)))?;
+        .map_err(|error| format!("cannot connect to {}: {error}", redact_url(url)))?;
     tokio::spawn(connection);
     Ok(client)
 }

@@ -33,7 +33,7 @@ mod tasks;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use checkpointd::store::StoreOptions;
+use checkpointd_storage::store::StoreOptions;
 use checkpointd_testkit::url_with_schema;
 use clients::{InProcessServer, pg_connect};
 use queue::QueueEffort;

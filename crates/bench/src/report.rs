@@ -7,7 +7,8 @@ use super::clients::Op;
 use super::scenario::{Effort, Kind, Measurement};
 use super::stats::{ms, ratio};
 use super::storage::StorageReport;
-use checkpointd::store::{StoreOptions, redact_url};
+use checkpointd_core::secret::redact_url;
+use checkpointd_storage::store::StoreOptions;
 
 /// The budget every durable Save's p99 must stay within, in milliseconds.
 pub const SAVE_BUDGET_MS: f64 = 50.0;

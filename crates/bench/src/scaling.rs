@@ -10,7 +10,7 @@ use super::overhead::{self, Overhead};
 use super::scenario::Effort;
 use super::server_process::CheckpointdBinary;
 use super::{BoxError, Schemas};
-use checkpointd::store::StoreOptions;
+use checkpointd_storage::store::StoreOptions;
 
 /// How much the scaling scenarios do.
 #[derive(Clone, Copy, Debug)]

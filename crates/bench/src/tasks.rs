@@ -9,7 +9,7 @@ use super::server_process::CheckpointdBinary;
 use super::stats::ms;
 use super::{BoxError, Schemas};
 use checkpointd::grpc::ServerSettings;
-use checkpointd::store::StoreOptions;
+use checkpointd_storage::store::StoreOptions;
 
 /// The recovery target: kill to resumption, beyond the lease itself, in milliseconds.
 pub const RECOVERY_BUDGET_MS: f64 = 2000.0;

@@ -1,7 +1,8 @@
 //! checkpointd's wire contract, for servers and for agents written in Rust.
 //!
 //! - [`v1`]: the generated messages and gRPC code of `checkpoint.v1` (clients behind the
-//!   `client` feature, server traits behind `server`);
+//!   `client` feature, server traits behind `server`; without either, the messages alone and no
+//!   transport at all, which is how the core crate uses them);
 //! - [`FILE_DESCRIPTOR_SET`]: what gRPC reflection serves;
 //! - [`TENANT_HEADER`]: the metadata key that names a call's tenant;
 //! - [`MAX_TOOL_RESULTS_PER_BATCH`], [`MAX_CLIENT_CAPABILITIES`], [`MAX_DELETE_STEPS`]: the
@@ -17,11 +18,12 @@ pub mod checksum;
 /// Generated protobuf and gRPC code for `checkpoint.v1`; nothing hand-written lives here.
 #[allow(clippy::all, clippy::pedantic, missing_docs)]
 pub mod v1 {
-    tonic::include_proto!("checkpoint.v1");
+    include!(concat!(env!("OUT_DIR"), "/checkpoint.v1.rs"));
 }
 
 /// The encoded descriptor set that gRPC reflection serves.
-pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("checkpoint_descriptor");
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/checkpoint_descriptor.bin"));
 
 /// The gRPC metadata key naming the tenant a call works in.
 pub const TENANT_HEADER: &str = "x-tenant-id";

@@ -14,10 +14,10 @@ use crate::cache::CacheSettings;
 pub use crate::grpc::tls_settings::TlsSettings;
 use crate::grpc::{ConnectionSettings, ServerSettings};
 use crate::maintenance::RetentionSettings;
-use crate::queue::RetryPolicy;
-use crate::secret::{ExposeSecret, SecretString, parse_secret};
-use crate::store::StoreOptions;
-use crate::store::retention::RetentionPolicy;
+use checkpointd_core::retention::RetentionPolicy;
+use checkpointd_core::secret::{ExposeSecret, SecretString, parse_secret};
+use checkpointd_storage::queue::RetryPolicy;
+use checkpointd_storage::store::StoreOptions;
 
 mod auth;
 
@@ -173,7 +173,7 @@ pub struct RetentionArgs {
 
 pub fn parse_policy(raw: &str) -> Result<RetentionPolicy, String> {
     raw.parse()
-        .map_err(|error: crate::error::Error| error.to_string())
+        .map_err(|error: checkpointd_core::error::Error| error.to_string())
 }
 
 impl RetentionArgs {

@@ -1,15 +1,18 @@
 //! Opens the database a URL names, seen through each contract it serves: the checkpoint store,
-//! its retention contract and the task queue. Stores and queues are separate modules that share
-//! one connection or pool; this is where they meet, above both.
+//! its retention contract, the task queue and the API keys. Each database's crate implements
+//! them all on one connection or pool; this is where the server picks the crate.
 
 use std::sync::Arc;
 
-use crate::error::{Error, Result};
-use crate::queue::{InstrumentedQueue, MemoryQueue, PostgresQueue, SqliteQueue, TaskQueue};
-use crate::store::{
-    ApiKeyStore, CheckpointStore, InstrumentedStore, MemoryKeys, MemoryStore, PostgresStore,
-    RetentionStore, SqliteStore, StoreOptions, redact_url,
-};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_core::secret::redact_url;
+use checkpointd_postgres::{PostgresQueue, PostgresStore};
+use checkpointd_sqlite::{SqliteQueue, SqliteStore};
+use checkpointd_storage::keys::{ApiKeyStore, MemoryKeys};
+use checkpointd_storage::queue::{MemoryQueue, TaskQueue};
+use checkpointd_storage::store::{CheckpointStore, MemoryStore, RetentionStore, StoreOptions};
+
+use crate::instrumented::{InstrumentedQueue, InstrumentedStore};
 
 /// One database seen through each contract it serves, as the backend opened it: the
 /// composition root ([`crate::app`]) adds the instrumentation ([`Opened::instrumented`]) and the

@@ -8,47 +8,33 @@
 //!
 //! - [`app`]: the composition root: the one place a server is built and run, with its
 //!   [`shutdown::Shutdown`].
-//! - [`domain`]: wire input parsed once into valid values; checksum v1.
-//! - [`database`]: opens the database a URL names, as each contract it serves.
-//! - [`store`]: the [`store::CheckpointStore`] and [`store::RetentionStore`] contracts and their
-//!   memory, SQLite and Postgres backends; [`store::plan`] holds the write rules every backend
-//!   shares.
+//! - [`database`]: opens the database a URL names (SQLite, Postgres or memory, from their
+//!   crates), as each storage contract it serves.
 //! - [`service`]: the rules callers go through: the checkpoint engine (verification, fallback
 //!   past corrupt checkpoints, recovery), operator retention, and the task service.
-//! - [`queue`]: the [`queue::TaskQueue`] contract, its transition rules, its memory, SQLite and
-//!   Postgres backends and the instrumented wrapper.
+//! - [`instrumented`]: wrappers that give every operation of the storage contracts a span and
+//!   a latency metric.
 //! - [`cache`]: the Redis hot cache, a wrapper around the checkpoint store contract.
 //! - [`maintenance`]: the retention pruner and the integrity scrub, which page through the
-//!   whole store ([`store::retention`] holds the retention rules every backend shares), and the
-//!   reaper, which buries stale tasks on their final attempt as dead letters.
-//! - [`grpc`]: one thin adapter per service, health and reflection, as one router.
+//!   whole store, and the reaper, which buries stale tasks on their final attempt as dead letters.
+//! - [`grpc`]: one thin adapter per service, health and reflection, as one router; the only
+//!   place an error becomes a gRPC status ([`grpc::status`]).
 //! - [`wire`]: domain records as `checkpoint.v1` messages, shared by the edge and the cache.
 //! - [`config`]: layered configuration and the `serve` flags.
 //! - [`telemetry`]: the shared telemetry crate (logs, OTLP, metrics, `traceparent`, the admin
 //!   port) plus the server's RPC layer.
-//! - [`cli`]: the operator commands: `tasks`, `runs` and `health`, gRPC clients of a running
-//!   server, and `prune` and `scrub`, which work straight on the database.
-//! - [`demo`]: `checkpointd demo`, the reference crash scenario with the bundled runner
-//!   (`checkpointd-runner`, which also backs `checkpointd worker`).
-//! - [`error`]: one error type and its mapping to gRPC codes.
 //! - [`heap`]: allocator tuning that gives large requests' memory back to the OS.
 
 pub mod app;
 pub mod cache;
-pub mod cli;
 pub mod config;
 pub mod database;
-pub mod demo;
-pub mod domain;
-pub mod error;
 pub mod grpc;
 pub mod heap;
+pub mod instrumented;
 pub mod maintenance;
-pub mod queue;
-pub mod secret;
 pub mod service;
 pub mod shutdown;
-pub mod store;
 pub mod telemetry;
 pub mod wire;
 

@@ -4,8 +4,8 @@
 
 use std::time::SystemTime;
 
-use crate::domain::{Message, ToolRecord};
 use crate::proto;
+use checkpointd_core::domain::{Message, ToolRecord};
 
 pub fn timestamp(time: SystemTime) -> prost_types::Timestamp {
     prost_types::Timestamp::from(time)

@@ -11,10 +11,10 @@ use super::{admin, queue_depth};
 use crate::grpc::ServerSettings;
 use crate::grpc::health;
 use crate::maintenance::{Pruner, Reaper};
-use crate::queue::TaskQueue;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
-use crate::store::RetentionStore;
+use checkpointd_storage::queue::TaskQueue;
+use checkpointd_storage::store::RetentionStore;
 
 /// Keeps the health statuses current: the store's reachability every `interval` (starting
 /// from `healthy`), and the cache's when one is configured. Both turn NOT_SERVING as soon as

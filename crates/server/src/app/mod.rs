@@ -26,11 +26,13 @@ use crate::config::ServeConfig;
 use crate::database;
 use crate::grpc::auth::{AuthLayer, Authenticator};
 use crate::grpc::{self, Backends, ServerSettings};
-use crate::queue::TaskQueue;
-use crate::secret::ExposeSecret;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
-use crate::store::{self, ApiKeyStore, CheckpointStore, RetentionStore};
+use checkpointd_core::secret::ExposeSecret;
+use checkpointd_core::secret::redact_url;
+use checkpointd_storage::keys::ApiKeyStore;
+use checkpointd_storage::queue::TaskQueue;
+use checkpointd_storage::store::{CheckpointStore, RetentionStore};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -66,7 +68,7 @@ impl App {
         let url = config.database.expose_secret();
         let opened = database::open(url, &config.store)
             .await
-            .map_err(|error| format!("cannot open {}: {error}", store::redact_url(url)))?
+            .map_err(|error| format!("cannot open {}: {error}", redact_url(url)))?
             // The wrappers, innermost first. Every store call is timed and traced; the cache
             // sits outside, so a hit costs no store time and only misses show up as store
             // latency. Retention goes around the cache: it is never cached.
@@ -80,7 +82,7 @@ impl App {
             None => (store, None),
             Some(settings) => {
                 tracing::info!(
-                    redis = %store::redact_url(settings.url.expose_secret()),
+                    redis = %redact_url(settings.url.expose_secret()),
                     prefix = %settings.prefix,
                     "redis cache enabled"
                 );

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::queue::{TaskQueue, TaskState};
 use crate::telemetry::metrics;
+use checkpointd_storage::queue::{TaskQueue, TaskState};
 
 /// Counting is a scan of the tasks table; every 15 s keeps it off the database's back.
 const POLL_INTERVAL: Duration = Duration::from_secs(15);

@@ -5,13 +5,13 @@ use std::time::SystemTime;
 
 use prost::Message as _;
 
-use crate::domain::{
+use crate::proto;
+use crate::wire::{message_from_wire, message_to_wire, timestamp, tool_to_wire};
+use checkpointd_core::domain::{
     CallId, Checksum, EntryKind, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step,
     StoredCheckpoint, ToolChain, ToolRecord, WindowChains,
 };
-use crate::proto;
-use crate::store::Snapshot;
-use crate::wire::{message_from_wire, message_to_wire, timestamp, tool_to_wire};
+use checkpointd_storage::store::Snapshot;
 
 /// The header of the checkpoint a Save just committed.
 pub fn saved_header(request: &NewCheckpoint, saved: &SavedCheckpoint) -> Vec<u8> {
@@ -149,7 +149,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::domain::{RunId, Tenant};
+    use checkpointd_core::domain::{RunId, Tenant};
 
     #[test]
     fn a_stored_checkpoint_survives_the_round_trip_through_its_cached_bytes() {

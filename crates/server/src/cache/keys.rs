@@ -1,6 +1,6 @@
 //! Redis key names: tenant-scoped, unambiguous, and in one cluster hash slot per run.
 
-use crate::domain::RunKey;
+use checkpointd_core::domain::RunKey;
 
 /// The three keys that hold one run's cached entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +39,7 @@ impl RunKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{RunId, Tenant};
+    use checkpointd_core::domain::{RunId, Tenant};
 
     fn keys(tenant: &str, run: &str) -> RunKeys {
         let run = RunKey::new(Tenant::parse(tenant).unwrap(), RunId::parse(run).unwrap());

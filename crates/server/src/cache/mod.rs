@@ -25,15 +25,17 @@ use tokio::sync::watch;
 pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 
-use crate::domain::{
+use checkpointd_core::domain::{
     EntryKind, IntentOutcome, Message, MessageChain, MessageWindow, NewCheckpoint, NewToolIntent,
     NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
 };
-use crate::error::Result;
-use crate::secret::{ExposeSecret, SecretString};
-use crate::store::forward::wrap_checkpoint_store;
-use crate::store::plan::JournalRewrite;
-use crate::store::{CheckpointStore, DeletedCheckpoints, LatestHead, Snapshot, Which};
+use checkpointd_core::error::Result;
+use checkpointd_core::plan::JournalRewrite;
+use checkpointd_core::secret::{ExposeSecret, SecretString};
+use checkpointd_storage::store::{
+    CheckpointStore, DeletedCheckpoints, LatestHead, Snapshot, Which,
+};
+use checkpointd_storage::wrap_checkpoint_store;
 use link::RedisLink;
 use writer::{CacheWrite, CacheWriter};
 
@@ -84,7 +86,7 @@ impl CachedStore {
             settings.ca_cert.as_deref(),
             settings.timeout,
         )
-        .map_err(crate::error::Error::InvalidArgument)?;
+        .map_err(checkpointd_core::error::Error::InvalidArgument)?;
         let ttl_ms = u64::try_from(settings.ttl.as_millis())
             .unwrap_or(u64::MAX)
             .max(1);

@@ -325,7 +325,7 @@ fn add(pipe: &mut redis::Pipeline, scripts: &Scripts, ttl_ms: u64, write: &Cache
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{RunId, RunKey, Tenant};
+    use checkpointd_core::domain::{RunId, RunKey, Tenant};
 
     fn saved(run: &str, offset: u64, messages: &[&str], header: &str) -> CacheWrite {
         let run = RunKey::new(Tenant::default_tenant(), RunId::parse(run).unwrap());

@@ -21,7 +21,7 @@ use tonic::codegen::http::{Request, Response};
 use tonic::codegen::{Bytes, Service};
 
 use super::request_budget::{BudgetSizes, Caller, ConnectionId, FairBudget, Held};
-use crate::error::{Error, Result};
+use checkpointd_core::error::{Error, Result};
 
 /// Answer bytes all loads in flight may hold at once, shared fairly between tenants.
 #[derive(Clone, Debug)]
@@ -217,7 +217,7 @@ mod tests {
 
     fn tenant(name: &str) -> Caller<ConnectionId> {
         Caller {
-            tenant: Some(crate::domain::Tenant::parse(name).unwrap()),
+            tenant: Some(checkpointd_core::domain::Tenant::parse(name).unwrap()),
             connection: None,
         }
     }

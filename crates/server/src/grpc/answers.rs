@@ -2,16 +2,16 @@
 //! gets at a time, the whole answer a client that does not may get, and the continuation token
 //! that names the next page.
 //!
-//! A load reads only its window of the log ([`crate::domain::MessageWindow`]), so a server
+//! A load reads only its window of the log ([`checkpointd_core::domain::MessageWindow`]), so a server
 //! answering a 180 MB history holds one page of it per call, never the whole. A client that
 //! declares `CLIENT_CAPABILITY_PAGED_MESSAGES` follows the token with LoadAtStep; one that does
 //! not (an older client) gets the whole history up to `max_unpaged_bytes` and beyond that
 //! `RESOURCE_EXHAUSTED`/`ANSWER_TOO_LARGE`, never a history silently cut short.
 
-use crate::domain::{Checksum, Step, StoredCheckpoint, ToolRecord};
-use crate::error::{Error, Result};
 use crate::proto;
 use crate::service::checkpoints::NextPage;
+use checkpointd_core::domain::{Checksum, Step, StoredCheckpoint, ToolRecord};
+use checkpointd_core::error::{Error, Result};
 
 /// The token's layout version; a token of another version is refused as invalid.
 const TOKEN_VERSION: u8 = 1;

@@ -1,6 +1,7 @@
 //! The `CheckpointService` adapter: parse the request, call the engine (or the retention
 //! service), convert the answer.
 
+use crate::grpc::status::to_status;
 use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
@@ -10,14 +11,14 @@ use super::answers::AnswerLimits;
 use super::convert::verdict_to_wire;
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
-use crate::domain::{
-    Checksum, Epoch, NewCheckpoint, NewToolResult, RunKey, Step, check_label, check_text,
-};
-use crate::error::{Error, Result};
 use crate::proto::{self, checkpoint_service_server::CheckpointService};
 use crate::service::{Engine, RetentionService};
-use crate::store::RetentionStore;
 use crate::wire::{message_from_wire, timestamp, tool_to_wire};
+use checkpointd_core::domain::{
+    Checksum, Epoch, NewCheckpoint, NewToolResult, RunKey, Step, check_label, check_text,
+};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_storage::store::RetentionStore;
 
 mod journal_api;
 mod reads_api;
@@ -160,10 +161,10 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::SaveRequest>,
     ) -> Result<Response<proto::SaveResponse>, Status> {
-        self.check_size(request.get_ref())?;
-        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-        let checkpoint = parse_save(run, request.into_inner())?;
-        let saved = self.engine.save(&checkpoint).await?;
+        self.check_size(request.get_ref()).map_err(to_status)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
+        let checkpoint = parse_save(run, request.into_inner()).map_err(to_status)?;
+        let saved = self.engine.save(&checkpoint).await.map_err(to_status)?;
         Ok(Response::new(proto::SaveResponse {
             checkpoint_id: saved.id,
             checksum: saved.checksum.to_hex(),
@@ -203,9 +204,14 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ValidateRequest>,
     ) -> Result<Response<proto::ValidateResponse>, Status> {
-        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-        let step = request.get_ref().step.map(Step::parse).transpose()?;
-        let verdicts = self.engine.validate(&run, step).await?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
+        let step = request
+            .get_ref()
+            .step
+            .map(Step::parse)
+            .transpose()
+            .map_err(to_status)?;
+        let verdicts = self.engine.validate(&run, step).await.map_err(to_status)?;
         Ok(Response::new(proto::ValidateResponse {
             verdicts: verdicts.into_iter().map(verdict_to_wire).collect(),
         }))
@@ -231,10 +237,14 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::RecordToolResultRequest>,
     ) -> Result<Response<proto::RecordToolResultResponse>, Status> {
-        self.check_size(request.get_ref())?;
-        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-        let result = parse_tool_result(run, request.into_inner())?;
-        let (record, already_recorded) = self.engine.record_tool_result(&result).await?;
+        self.check_size(request.get_ref()).map_err(to_status)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
+        let result = parse_tool_result(run, request.into_inner()).map_err(to_status)?;
+        let (record, already_recorded) = self
+            .engine
+            .record_tool_result(&result)
+            .await
+            .map_err(to_status)?;
         Ok(Response::new(proto::RecordToolResultResponse {
             result: Some(tool_to_wire(record)),
             already_recorded,
@@ -250,7 +260,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::RecordToolResultsRequest>,
     ) -> Result<Response<proto::RecordToolResultsResponse>, Status> {
-        self.check_size(request.get_ref())?;
+        self.check_size(request.get_ref()).map_err(to_status)?;
         Ok(Response::new(
             journal_api::record_tool_results(&self.engine, request).await?,
         ))
@@ -291,7 +301,7 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::RepairJournalRequest>,
     ) -> Result<Response<proto::RepairJournalResponse>, Status> {
-        self.check_size(request.get_ref())?;
+        self.check_size(request.get_ref()).map_err(to_status)?;
         Ok(Response::new(
             journal_api::repair_journal(&self.engine, request).await?,
         ))
@@ -305,11 +315,13 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ListCheckpointsRequest>,
     ) -> Result<Response<proto::ListCheckpointsResponse>, Status> {
-        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
         let (mut checkpoints, next_page_token) =
             reads_api::list_checkpoints(&self.engine, &request).await?;
         if !checkpoints.is_empty() {
-            self.add_pins(&run, &mut checkpoints).await?;
+            self.add_pins(&run, &mut checkpoints)
+                .await
+                .map_err(to_status)?;
         }
         Ok(Response::new(proto::ListCheckpointsResponse {
             checkpoints,
@@ -325,8 +337,8 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::DeleteRunRequest>,
     ) -> Result<Response<proto::DeleteRunResponse>, Status> {
-        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-        let deleted_checkpoints = self.engine.delete_run(&run).await?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
+        let deleted_checkpoints = self.engine.delete_run(&run).await.map_err(to_status)?;
         Ok(Response::new(proto::DeleteRunResponse {
             deleted_checkpoints,
         }))
@@ -341,17 +353,19 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::DeleteCheckpointsRequest>,
     ) -> Result<Response<proto::DeleteCheckpointsResponse>, Status> {
-        let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+        let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
         let request = request.get_ref();
         let steps = request
             .steps
             .iter()
             .map(|raw| Step::parse(*raw).map_err(|error| error.in_field("steps")))
-            .collect::<Result<Vec<_>>>()?;
+            .collect::<Result<Vec<_>>>()
+            .map_err(to_status)?;
         let outcome = self
             .engine
             .delete_checkpoints(&run, request.epoch, &steps)
-            .await?;
+            .await
+            .map_err(to_status)?;
         Ok(Response::new(proto::DeleteCheckpointsResponse {
             deleted_checkpoints: outcome.deleted,
             pinned_steps: outcome.pinned.iter().map(|step| step.as_i64()).collect(),
@@ -366,7 +380,9 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::SetRetentionRequest>,
     ) -> Result<Response<proto::SetRetentionResponse>, Status> {
         Ok(Response::new(
-            retention_api::set_retention(&self.retention, request).await?,
+            retention_api::set_retention(&self.retention, request)
+                .await
+                .map_err(to_status)?,
         ))
     }
 
@@ -379,7 +395,9 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::PinCheckpointRequest>,
     ) -> Result<Response<proto::PinCheckpointResponse>, Status> {
         Ok(Response::new(
-            retention_api::pin(&self.retention, request).await?,
+            retention_api::pin(&self.retention, request)
+                .await
+                .map_err(to_status)?,
         ))
     }
 
@@ -392,7 +410,9 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::UnpinCheckpointRequest>,
     ) -> Result<Response<proto::UnpinCheckpointResponse>, Status> {
         Ok(Response::new(
-            retention_api::unpin(&self.retention, request).await?,
+            retention_api::unpin(&self.retention, request)
+                .await
+                .map_err(to_status)?,
         ))
     }
 
@@ -426,10 +446,9 @@ impl CheckpointService for CheckpointApi {
         &self,
         request: Request<proto::ValidateTenantRequest>,
     ) -> Result<Response<VerdictStream>, Status> {
-        Ok(Response::new(retention_api::validate_tenant(
-            &self.engine,
-            &self.scrub_listing,
-            request,
-        )?))
+        Ok(Response::new(
+            retention_api::validate_tenant(&self.engine, &self.scrub_listing, request)
+                .map_err(to_status)?,
+        ))
     }
 }

@@ -1,13 +1,13 @@
 //! Conversions between the checkpoint RPCs' wire messages and domain records; the records the
 //! cache shares live in [`crate::wire`].
 
-use crate::domain::{
+use crate::proto;
+use crate::wire::{message_to_wire, timestamp, tool_to_wire};
+use checkpointd_core::domain::{
     CheckpointSummary, EntryKind, InDoubt, JournalAction, RunKey, Step, StoredCheckpoint,
     ToolRecord, Verdict, idempotency_key,
 };
-use crate::error::{Error, Result};
-use crate::proto;
-use crate::wire::{message_to_wire, timestamp, tool_to_wire};
+use checkpointd_core::error::{Error, Result};
 
 /// `checkpoint` as sent, its messages from log position `messages_from`.
 pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 
 use super::auth::CallContext;
 use super::connection::{ConnectionActivity, ConnectionInfo};
-use crate::domain::Tenant;
+use checkpointd_core::domain::Tenant;
 
 /// The sizes of the budget and of its shares, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,6 +19,7 @@
 //! `RESOURCE_EXHAUSTED`. The permit is held until the handler has answered, since the decoded
 //! request and the store's copies live that long.
 
+use crate::grpc::status::to_status;
 use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -38,7 +39,9 @@ use tonic::codegen::http::{Request, Response};
 
 use super::request_budget::{BudgetSizes, Caller, ConnectionId, FairBudget, Full, Held};
 use super::save_scan::{SaveCaps, SaveScan, scan_for};
-use crate::error::{Error, status_with_reason};
+use checkpointd_core::error::Error;
+
+use super::status::status_with_reason;
 use crate::heap;
 use crate::telemetry::metrics;
 
@@ -229,7 +232,7 @@ where
                     let refusal = Error::TooLarge(format!(
                         "request is {length} bytes; the limit is {limit} {flag}"
                     ));
-                    return Ok(Status::from(refusal).into_http());
+                    return Ok(to_status(refusal).into_http());
                 }
                 if !exempt {
                     let caller = Caller::of(&parts.extensions);
@@ -281,7 +284,7 @@ fn overloaded(full: Full, shared: &Shared) -> Status {
             sizes.server
         ),
     };
-    Status::from(Error::Overloaded(message))
+    to_status(Error::Overloaded(message))
 }
 
 /// The refusal of a call whose body did not arrive in time.
@@ -375,7 +378,7 @@ impl LimitedBody {
         };
         // The refusal names the field, its cap and the flag that sets it (see save_scan).
         scan.feed(data)
-            .map_err(|exceeded| Status::from(Error::TooLarge(exceeded.to_string())))
+            .map_err(|exceeded| to_status(Error::TooLarge(exceeded.to_string())))
     }
 }
 

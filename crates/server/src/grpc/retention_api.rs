@@ -1,5 +1,6 @@
 //! The retention and scrub RPCs of `CheckpointService`: parse, call, convert.
 
+use crate::grpc::status::to_status;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -11,13 +12,13 @@ use tonic::{Request, Status};
 
 use super::convert::verdict_to_wire;
 use super::tenant::{run_key, tenant_of};
-use crate::domain::{PageSize, Step};
-use crate::error::Result;
 use crate::maintenance::{ScrubItem, scrub};
 use crate::proto;
 use crate::service::{Engine, RetentionService};
-use crate::store::RetentionStore;
-use crate::store::retention::RetentionPolicy;
+use checkpointd_core::domain::{PageSize, Step};
+use checkpointd_core::error::Result;
+use checkpointd_core::retention::RetentionPolicy;
+use checkpointd_storage::store::RetentionStore;
 
 /// The server-streaming answer of ValidateTenant.
 pub type VerdictStream =
@@ -95,7 +96,7 @@ pub fn validate_tenant(
             run_id: item.run.run_id.to_string(),
             verdict: Some(verdict_to_wire(item.verdict)),
         })
-        .map_err(Status::from)
+        .map_err(to_status)
     });
     Ok(Box::pin(stream))
 }

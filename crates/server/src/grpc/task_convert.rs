@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use crate::error::{Error, Result};
 use crate::proto;
-use crate::queue::{Approval, ErrorClass, RetryPolicy, Task, TaskState};
 use crate::service::RetryOverrides;
 use crate::wire::timestamp;
+use checkpointd_core::error::{Error, Result};
+use checkpointd_storage::queue::{Approval, ErrorClass, RetryPolicy, Task, TaskState};
 
 pub fn state_to_wire(state: TaskState) -> proto::TaskState {
     match state {
@@ -56,14 +56,14 @@ fn error_class_to_wire(class: ErrorClass) -> proto::ErrorClass {
 /// A decision's comment, refused with the field's name when it holds a NUL byte or is
 /// overlong, on every backend alike.
 pub fn comment_from_wire(raw: String) -> Result<String> {
-    crate::domain::check_text("comment", &raw)?;
+    checkpointd_core::domain::check_text("comment", &raw)?;
     Ok(raw)
 }
 
 /// A failure's error text: a NUL byte is refused; length is not, the queue's rules keep the
 /// first 8 KiB.
 pub fn error_text_from_wire(raw: String) -> Result<String> {
-    crate::domain::check_no_nul("error", &raw)?;
+    checkpointd_core::domain::check_no_nul("error", &raw)?;
     Ok(raw)
 }
 

@@ -1,5 +1,6 @@
 //! The `TaskService` adapter: parse the request, call the task service, convert the answer.
 
+use crate::grpc::status::to_status;
 use std::time::SystemTime;
 
 use tonic::Extensions;
@@ -10,11 +11,11 @@ use super::task_convert::{
     retry_overrides_from_wire, state_from_wire, task_to_wire,
 };
 use super::tenant::{identity_of, tenant_of};
-use crate::domain::{Attempt, PageSize, RunId, Tenant};
-use crate::error::{Error, Result};
 use crate::proto;
-use crate::queue::{Task, TaskId, Transition};
 use crate::service::{EnqueueTask, TaskService};
+use checkpointd_core::domain::{Attempt, PageSize, RunId, Tenant};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_storage::queue::{Task, TaskId, Transition};
 
 /// Longest worker id, idempotency key, action or approver name, in bytes.
 const MAX_NAME_BYTES: usize = 256;
@@ -104,19 +105,19 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::EnqueueRequest>,
     ) -> Result<Response<proto::EnqueueResponse>, Status> {
-        let tenant = tenant(&request)?;
+        let tenant = tenant(&request).map_err(to_status)?;
         let request = request.into_inner();
         let task = EnqueueTask {
-            run_id: RunId::parse(&request.run_id)?,
+            run_id: RunId::parse(&request.run_id).map_err(to_status)?,
             input: request.input,
             idempotency_key: match request.idempotency_key.as_str() {
                 "" => None,
-                key => Some(name("idempotency_key", key)?),
+                key => Some(name("idempotency_key", key).map_err(to_status)?),
             },
-            retry_policy: retry_overrides_from_wire(request.retry_policy)?,
+            retry_policy: retry_overrides_from_wire(request.retry_policy).map_err(to_status)?,
             auto_resume_hitl: request.auto_resume_hitl,
         };
-        let (task, already_existed) = self.tasks.enqueue(&tenant, task).await?;
+        let (task, already_existed) = self.tasks.enqueue(&tenant, task).await.map_err(to_status)?;
         Ok(Response::new(proto::EnqueueResponse {
             task: Some(task_to_wire(task)),
             already_existed,
@@ -128,13 +129,14 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::ClaimRequest>,
     ) -> Result<Response<proto::ClaimResponse>, Status> {
-        let tenant = tenant(&request)?;
+        let tenant = tenant(&request).map_err(to_status)?;
         let request = request.into_inner();
-        let worker = name("worker_id", &request.worker_id)?;
+        let worker = name("worker_id", &request.worker_id).map_err(to_status)?;
         let lease = request
             .lease_duration
             .map(|lease| positive_duration("lease_duration", Some(lease)))
-            .transpose()?;
+            .transpose()
+            .map_err(to_status)?;
         let tasks = self
             .tasks
             .claim(
@@ -144,7 +146,8 @@ impl proto::task_service_server::TaskService for TaskApi {
                 request.batch_size,
                 SystemTime::now(),
             )
-            .await?;
+            .await
+            .map_err(to_status)?;
         Ok(Response::new(proto::ClaimResponse {
             tasks: tasks.into_iter().map(task_to_wire).collect(),
         }))
@@ -154,7 +157,8 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::HeartbeatRequest>,
     ) -> Result<Response<proto::HeartbeatResponse>, Status> {
-        let lease = positive_duration("lease_duration", request.get_ref().lease_duration)?;
+        let lease = positive_duration("lease_duration", request.get_ref().lease_duration)
+            .map_err(to_status)?;
         let attempt = Attempt::from_wire(request.get_ref().attempt).get();
         let task = self
             .transition(
@@ -162,7 +166,8 @@ impl proto::task_service_server::TaskService for TaskApi {
                 &request.get_ref().task_id,
                 Transition::Heartbeat { attempt, lease },
             )
-            .await?;
+            .await
+            .map_err(to_status)?;
         Ok(Response::new(proto::HeartbeatResponse {
             lease_expires_at: task.lease_expires_at.map(crate::wire::timestamp),
         }))
@@ -180,7 +185,8 @@ impl proto::task_service_server::TaskService for TaskApi {
         reply!(
             CompleteResponse,
             self.transition(&extensions, &request.task_id, transition)
-                .await?
+                .await
+                .map_err(to_status)?
         )
     }
 
@@ -191,13 +197,14 @@ impl proto::task_service_server::TaskService for TaskApi {
         let (_, extensions, request) = request.into_parts();
         let transition = Transition::Fail {
             attempt: Attempt::from_wire(request.attempt).get(),
-            class: error_class_from_wire(request.error_class)?,
-            error: error_text_from_wire(request.error)?,
+            class: error_class_from_wire(request.error_class).map_err(to_status)?,
+            error: error_text_from_wire(request.error).map_err(to_status)?,
         };
         reply!(
             FailResponse,
             self.transition(&extensions, &request.task_id, transition)
-                .await?
+                .await
+                .map_err(to_status)?
         )
     }
 
@@ -211,7 +218,8 @@ impl proto::task_service_server::TaskService for TaskApi {
         reply!(
             ReleaseResponse,
             self.transition(request.extensions(), &request.get_ref().task_id, transition)
-                .await?
+                .await
+                .map_err(to_status)?
         )
     }
 
@@ -222,13 +230,14 @@ impl proto::task_service_server::TaskService for TaskApi {
         let (_, extensions, request) = request.into_parts();
         let transition = Transition::RequestApproval {
             attempt: Attempt::from_wire(request.attempt).get(),
-            action: name("action", &request.action)?,
+            action: name("action", &request.action).map_err(to_status)?,
             details: request.details,
         };
         reply!(
             RequestApprovalResponse,
             self.transition(&extensions, &request.task_id, transition)
-                .await?
+                .await
+                .map_err(to_status)?
         )
     }
 
@@ -237,7 +246,8 @@ impl proto::task_service_server::TaskService for TaskApi {
         request: Request<proto::ApproveRequest>,
     ) -> Result<Response<proto::ApproveResponse>, Status> {
         let (_, extensions, request) = request.into_parts();
-        let (decided_by, comment) = decision(&extensions, &request.decided_by, request.comment)?;
+        let (decided_by, comment) =
+            decision(&extensions, &request.decided_by, request.comment).map_err(to_status)?;
         let transition = Transition::Decide {
             approved: true,
             decided_by,
@@ -246,7 +256,8 @@ impl proto::task_service_server::TaskService for TaskApi {
         reply!(
             ApproveResponse,
             self.transition(&extensions, &request.task_id, transition)
-                .await?
+                .await
+                .map_err(to_status)?
         )
     }
 
@@ -255,7 +266,8 @@ impl proto::task_service_server::TaskService for TaskApi {
         request: Request<proto::RejectRequest>,
     ) -> Result<Response<proto::RejectResponse>, Status> {
         let (_, extensions, request) = request.into_parts();
-        let (decided_by, comment) = decision(&extensions, &request.decided_by, request.comment)?;
+        let (decided_by, comment) =
+            decision(&extensions, &request.decided_by, request.comment).map_err(to_status)?;
         let transition = Transition::Decide {
             approved: false,
             decided_by,
@@ -264,7 +276,8 @@ impl proto::task_service_server::TaskService for TaskApi {
         reply!(
             RejectResponse,
             self.transition(&extensions, &request.task_id, transition)
-                .await?
+                .await
+                .map_err(to_status)?
         )
     }
 
@@ -279,7 +292,8 @@ impl proto::task_service_server::TaskService for TaskApi {
                 &request.get_ref().task_id,
                 Transition::ResumeTask
             )
-            .await?
+            .await
+            .map_err(to_status)?
         )
     }
 
@@ -287,27 +301,31 @@ impl proto::task_service_server::TaskService for TaskApi {
         &self,
         request: Request<proto::GetRequest>,
     ) -> Result<Response<proto::GetResponse>, Status> {
-        let tenant = tenant(&request)?;
-        let id = TaskId::parse(&request.get_ref().task_id)?;
-        reply!(GetResponse, self.tasks.get(&tenant, &id).await?)
+        let tenant = tenant(&request).map_err(to_status)?;
+        let id = TaskId::parse(&request.get_ref().task_id).map_err(to_status)?;
+        reply!(
+            GetResponse,
+            self.tasks.get(&tenant, &id).await.map_err(to_status)?
+        )
     }
 
     async fn list(
         &self,
         request: Request<proto::ListRequest>,
     ) -> Result<Response<proto::ListResponse>, Status> {
-        let tenant = tenant(&request)?;
+        let tenant = tenant(&request).map_err(to_status)?;
         let request = request.into_inner();
-        let state = state_from_wire(request.state)?;
-        let page_size = PageSize::parse(request.page_size)?;
+        let state = state_from_wire(request.state).map_err(to_status)?;
+        let page_size = PageSize::parse(request.page_size).map_err(to_status)?;
         let after = match request.page_token.as_str() {
             "" => None,
-            token => Some(TaskId::parse(token)?),
+            token => Some(TaskId::parse(token).map_err(to_status)?),
         };
         let (tasks, next) = self
             .tasks
             .list(&tenant, state, after.as_ref(), page_size)
-            .await?;
+            .await
+            .map_err(to_status)?;
         let next_page_token = next.map(|id| id.to_string()).unwrap_or_default();
         Ok(Response::new(proto::ListResponse {
             tasks: tasks.into_iter().map(task_to_wire).collect(),
@@ -326,7 +344,8 @@ impl proto::task_service_server::TaskService for TaskApi {
                 &request.get_ref().task_id,
                 Transition::Cancel
             )
-            .await?
+            .await
+            .map_err(to_status)?
         )
     }
 
@@ -341,7 +360,8 @@ impl proto::task_service_server::TaskService for TaskApi {
                 &request.get_ref().task_id,
                 Transition::Requeue
             )
-            .await?
+            .await
+            .map_err(to_status)?
         )
     }
 }

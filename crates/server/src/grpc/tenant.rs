@@ -3,9 +3,9 @@
 
 use tonic::Extensions;
 
-use crate::domain::{Identity, RunId, RunKey, Tenant};
-use crate::error::{Error, Result};
 use crate::grpc::auth::CallContext;
+use checkpointd_core::domain::{Identity, RunId, RunKey, Tenant};
+use checkpointd_core::error::{Error, Result};
 
 pub use checkpointd_protocol::TENANT_HEADER;
 

@@ -13,7 +13,7 @@ use tonic::codegen::Service;
 use tonic::codegen::http::{HeaderMap, Request, Response};
 use tonic::{Code, Status};
 
-use crate::error::status_with_reason;
+use crate::grpc::status::status_with_reason;
 
 /// How tonic's decoder words the failures this layer re-codes.
 const MALFORMED_PREFIX: &str = "failed to decode Protobuf message";

@@ -1,4 +1,4 @@
-//! The retention pruner: plans each run with [`crate::store::retention`] and deletes in small
+//! The retention pruner: plans each run with [`checkpointd_core::retention`] and deletes in small
 //! fenced batches, once (`checkpointd prune`) or periodically inside the server.
 
 use std::time::{Duration, SystemTime};
@@ -7,11 +7,11 @@ use tokio_util::sync::CancellationToken;
 
 use std::sync::Arc;
 
-use crate::domain::{RunKey, Step};
-use crate::error::{Error, Result};
 use crate::service::Engine;
-use crate::store::RetentionStore;
-use crate::store::retention::{self, Protected, RetentionPolicy};
+use checkpointd_core::domain::{RunKey, Step};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_core::retention::{self, Protected, RetentionPolicy};
+use checkpointd_storage::store::RetentionStore;
 
 /// How the server retains checkpoints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::error::Result;
-use crate::queue::TaskQueue;
+use checkpointd_core::error::Result;
+use checkpointd_storage::queue::TaskQueue;
 
 /// Most tasks buried per transaction; a pass repeats batches until one comes back short.
 pub const REAP_BATCH: usize = 500;
@@ -68,8 +68,8 @@ impl Reaper {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::{RunId, Tenant};
-    use crate::queue::{MemoryQueue, NewTask, RetryPolicy, TaskState};
+    use checkpointd_core::domain::{RunId, Tenant};
+    use checkpointd_storage::queue::{MemoryQueue, NewTask, RetryPolicy, TaskState};
 
     const LEASE: Duration = Duration::from_secs(30);
 

@@ -4,10 +4,10 @@
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::domain::{PageSize, RunKey, Tenant, Verdict};
-use crate::error::Result;
 use crate::service::Engine;
-use crate::store::RetentionStore;
+use checkpointd_core::domain::{PageSize, RunKey, Tenant, Verdict};
+use checkpointd_core::error::Result;
+use checkpointd_storage::store::RetentionStore;
 
 /// One verified checkpoint.
 #[derive(Clone, Debug)]

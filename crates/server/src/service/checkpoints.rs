@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use std::collections::BTreeMap;
 
-use crate::domain::{
+use checkpointd_core::domain::{
     CheckpointSummary, Checksum, Digest32, JournalDiagnosis, ListQuery, LoadOptions, MessageChain,
     MessageWindow, NewCheckpoint, NewToolResult, PageSize, Restored, Resumed, RunId, RunInfo,
     RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict, WindowChains,
     covered_chain, verify_tool_journal,
 };
-use crate::error::{Error, Result};
-use crate::store::{CheckpointStore, Snapshot, Which};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_storage::store::{CheckpointStore, Snapshot, Which};
 
 /// Message bytes Validate and scrub read at a time: a whole log is verified window by window,
 /// never held at once.

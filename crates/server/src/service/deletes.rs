@@ -1,11 +1,11 @@
 //! DeleteCheckpoints: the engine's rule for deleting chosen checkpoints of a run now. The
-//! store does the deleting (see [`crate::store::CheckpointStore::delete_checkpoints`]); this
+//! store does the deleting (see [`checkpointd_storage::store::CheckpointStore::delete_checkpoints`]); this
 //! bounds the request, so every backend sees the same, already judged input.
 
-use crate::domain::{RunKey, Step};
-use crate::error::{Error, Result};
 use crate::service::Engine;
-use crate::store::DeletedCheckpoints;
+use checkpointd_core::domain::{RunKey, Step};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_storage::store::DeletedCheckpoints;
 
 /// The most steps one DeleteCheckpoints may list (documented in checkpoint.proto). The edge
 /// refuses more before decoding (`grpc::save_scan`); this check keeps the rule for callers of

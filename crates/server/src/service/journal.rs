@@ -1,15 +1,15 @@
 //! Tool intents, the operator's view of a run's journal, and its repairs, on top of the
-//! engine's store. Repairs are planned by [`crate::store::plan::plan_repair`].
+//! engine's store. Repairs are planned by [`checkpointd_core::plan::plan_repair`].
 
 use std::time::SystemTime;
 
 use super::Engine;
-use crate::domain::{
+use checkpointd_core::domain::{
     IntentOutcome, JournalAction, JournalDiagnosis, JournalRepair, NewToolIntent, RunKey, Step,
     ToolRecord,
 };
-use crate::error::{Error, Result};
-use crate::store::plan::plan_repair;
+use checkpointd_core::error::{Error, Result};
+use checkpointd_core::plan::plan_repair;
 
 /// A run's journal as an operator sees it.
 #[derive(Clone, Debug)]

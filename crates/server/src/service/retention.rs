@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use crate::domain::{RunKey, Step};
-use crate::error::{Error, Result};
-use crate::store::RetentionStore;
-use crate::store::retention::{OPERATOR_PIN, RetentionPolicy};
+use checkpointd_core::domain::{RunKey, Step};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_core::retention::{OPERATOR_PIN, RetentionPolicy};
+use checkpointd_storage::store::RetentionStore;
 
 /// SetRetention, PinCheckpoint and UnpinCheckpoint, independent of gRPC.
 #[derive(Clone)]

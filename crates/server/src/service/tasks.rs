@@ -5,11 +5,13 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::domain::{PageSize, RunId, RunKey, Tenant};
-use crate::error::{Error, Result};
-use crate::queue::{NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition};
-use crate::store::RetentionStore;
-use crate::store::retention::approval_pin;
+use checkpointd_core::domain::{PageSize, RunId, RunKey, Tenant};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_core::retention::approval_pin;
+use checkpointd_storage::queue::{
+    NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition,
+};
+use checkpointd_storage::store::RetentionStore;
 
 /// Most tasks one Claim may take.
 pub const MAX_CLAIM_BATCH: u32 = 100;
@@ -240,8 +242,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::queue::MemoryQueue;
-    use crate::store::{CheckpointStore, MemoryStore};
+    use checkpointd_storage::queue::MemoryQueue;
+    use checkpointd_storage::store::{CheckpointStore, MemoryStore};
 
     struct Fixture {
         store: Arc<MemoryStore>,
@@ -273,9 +275,9 @@ mod tests {
         let run = RunKey::new(tenant.clone(), RunId::parse("run-1").unwrap());
         for step in 1..=2 {
             store
-                .save(&crate::domain::NewCheckpoint {
+                .save(&checkpointd_core::domain::NewCheckpoint {
                     run: run.clone(),
-                    step: crate::domain::Step::new(step),
+                    step: checkpointd_core::domain::Step::new(step),
                     content_type: "application/json".into(),
                     state: b"{}".to_vec(),
                     messages: Vec::new(),
@@ -446,8 +448,8 @@ mod tests {
     #[tokio::test]
     async fn other_pins_on_the_run_outlive_an_approval() {
         let (fixture, task) = claimed_task().await;
-        let operator = crate::store::retention::OPERATOR_PIN;
-        let step = Some(crate::domain::Step::new(2));
+        let operator = checkpointd_core::retention::OPERATOR_PIN;
+        let step = Some(checkpointd_core::domain::Step::new(2));
         fixture
             .store
             .pin(&fixture.run, step, operator)

@@ -1,4 +1,4 @@
-//! The checkpoint-store behaviour suite ([`crate::store::tests`]) against the Redis cache
+//! The checkpoint-store behaviour suite ([`checkpointd_storage::store::tests`]) against the Redis cache
 //! wrapped around a store: once with the cache writer caught up after every call, so reads hit,
 //! and once racing it, so reads see whatever the writer has reached.
 
@@ -11,9 +11,9 @@ use std::time::Duration;
 use settled::Settled;
 
 use super::{CacheSettings, CachedStore, RunKeys};
-use crate::domain::{RunKey, Step};
-use crate::store::tests::TestBackend;
-use crate::store::{CheckpointStore, RetentionStore};
+use checkpointd_core::domain::{RunKey, Step};
+use checkpointd_storage::store::tests::TestBackend;
+use checkpointd_storage::store::{CheckpointStore, RetentionStore};
 
 /// The Redis cache around another backend's store, on the Redis at `TEST_REDIS_URL` under a
 /// key prefix of its own. Without Redis it fails: a cache that is never reached would let the
@@ -112,15 +112,15 @@ impl<B: TestBackend, const SETTLED: bool> Cached<B, SETTLED> {
 }
 
 mod cached_sqlite {
-    crate::store::tests::store_behaviours!(crate::cache::tests::Cached<
-        crate::store::tests::backends::Sqlite,
+    checkpointd_storage::store_behaviours!(crate::cache::tests::Cached<
+        checkpointd_sqlite::testing::SqliteBackend,
         true,
     >);
 }
 
 mod cached_memory_racing_the_writer {
-    crate::store::tests::store_behaviours!(crate::cache::tests::Cached<
-        crate::store::tests::backends::Memory,
+    checkpointd_storage::store_behaviours!(crate::cache::tests::Cached<
+        checkpointd_storage::store::tests::MemoryBackend,
         false,
     >);
 }

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 
 use crate::cache::CachedStore;
-use crate::domain::{
+use checkpointd_core::domain::{
     CheckpointSummary, ListQuery, MessageChain, NewCheckpoint, NewToolResult, RunId, RunInfo,
     RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
 };
-use crate::error::Result;
-use crate::store::{CheckpointStore, LatestHead, Snapshot, Which};
+use checkpointd_core::error::Result;
+use checkpointd_storage::store::{CheckpointStore, LatestHead, Snapshot, Which};
 
 /// Forwards to the cache, then waits on its flush barrier before answering.
 pub(super) struct Settled(pub(super) Arc<CachedStore>);
@@ -45,19 +45,22 @@ impl CheckpointStore for Settled {
 
     async fn record_tool_intent(
         &self,
-        intent: &crate::domain::NewToolIntent,
-    ) -> Result<crate::domain::IntentOutcome> {
+        intent: &checkpointd_core::domain::NewToolIntent,
+    ) -> Result<checkpointd_core::domain::IntentOutcome> {
         self.settle(self.0.record_tool_intent(intent)).await
     }
 
     async fn rewrite_journal(
         &self,
-        rewrite: &crate::store::plan::JournalRewrite,
+        rewrite: &checkpointd_core::plan::JournalRewrite,
     ) -> Result<Vec<Step>> {
         self.settle(self.0.rewrite_journal(rewrite)).await
     }
 
-    async fn journal_actions(&self, run: &RunKey) -> Result<Vec<crate::domain::JournalAction>> {
+    async fn journal_actions(
+        &self,
+        run: &RunKey,
+    ) -> Result<Vec<checkpointd_core::domain::JournalAction>> {
         self.settle(self.0.journal_actions(run)).await
     }
 
@@ -65,7 +68,7 @@ impl CheckpointStore for Settled {
         &self,
         run: &RunKey,
         which: Which,
-        window: crate::domain::MessageWindow,
+        window: checkpointd_core::domain::MessageWindow,
     ) -> Result<Option<Snapshot>> {
         self.settle(self.0.load_window(run, which, window)).await
     }
@@ -126,7 +129,7 @@ impl CheckpointStore for Settled {
         run: &RunKey,
         epoch: Option<u64>,
         steps: &[Step],
-    ) -> Result<crate::store::DeletedCheckpoints> {
+    ) -> Result<checkpointd_storage::store::DeletedCheckpoints> {
         self.settle(self.0.delete_checkpoints(run, epoch, steps))
             .await
     }

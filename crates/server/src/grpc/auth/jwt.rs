@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::RwLock;
 
 use super::jwks_fetch;
-use crate::domain::{Identity, Role, Tenant, TenantScope};
+use checkpointd_core::domain::{Identity, Role, Tenant, TenantScope};
 
 /// Where the verification keys come from.
 #[derive(Clone, Debug, PartialEq, Eq)]

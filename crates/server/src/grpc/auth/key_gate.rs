@@ -24,9 +24,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::domain::{ApiKey, PresentedKey};
-use crate::error::Error;
-use crate::store::ApiKeyStore;
+use checkpointd_core::domain::{ApiKey, PresentedKey};
+use checkpointd_core::error::Error;
+use checkpointd_storage::keys::ApiKeyStore;
 
 /// How long an unknown id is remembered, and the period of the read budget for unknown ids.
 pub const WINDOW: Duration = Duration::from_secs(5);
@@ -279,7 +279,7 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::NewApiKey;
+    use checkpointd_core::domain::NewApiKey;
 
     fn state() -> State {
         State::default()
@@ -369,13 +369,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_known_id_with_a_wrong_secret_is_refused_from_memory() {
-        let store = Arc::new(crate::store::MemoryKeys::new());
+        let store = Arc::new(checkpointd_storage::keys::MemoryKeys::new());
         let fresh = NewApiKey::generate().unwrap();
         let key = ApiKey {
             id: fresh.id.clone(),
             secret_hash: fresh.secret_hash.clone(),
-            tenant: crate::domain::TenantScope::All,
-            role: crate::domain::Role::Admin,
+            tenant: checkpointd_core::domain::TenantScope::All,
+            role: checkpointd_core::domain::Role::Admin,
             name: "k".into(),
             created_at: std::time::SystemTime::now(),
             revoked_at: None,

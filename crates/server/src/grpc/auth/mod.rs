@@ -13,22 +13,22 @@ pub mod jwt;
 pub mod key_gate;
 pub mod roles;
 
+use crate::grpc::status::to_status;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::SystemTime;
 
-use tonic::Status;
 use tonic::codegen::Service;
 use tonic::codegen::http::{HeaderMap, Request, Response};
 
 pub use jwt::{JwtKeys, JwtSettings, JwtVerifier};
 pub use roles::{Access, access, allows};
 
-use crate::domain::{Identity, PresentedKey, Tenant};
-use crate::error::Error;
-use crate::store::ApiKeyStore;
+use checkpointd_core::domain::{Identity, PresentedKey, Tenant};
+use checkpointd_core::error::Error;
 use checkpointd_protocol::TENANT_HEADER;
+use checkpointd_storage::keys::ApiKeyStore;
 use key_gate::{Found, KeyGate};
 
 /// How callers prove who they are; `serve --auth`.
@@ -203,7 +203,7 @@ where
                     request.extensions_mut().insert(context);
                     inner.call(request).await
                 }
-                Err(error) => Ok(Status::from(error).into_http()),
+                Err(error) => Ok(to_status(error).into_http()),
             }
         })
     }

@@ -1,7 +1,7 @@
 //! Which role each RPC needs: one table, a match over the full method path, that denies any
 //! method it does not name.
 
-use crate::domain::Role;
+use checkpointd_core::domain::Role;
 
 /// What a call to one method path requires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,15 +1,11 @@
 //! The journal RPCs of `CheckpointService`: RecordToolResults, RecordToolIntent, GetJournal and
 //! RepairJournal.
 
+use crate::grpc::status::to_status;
 use std::time::SystemTime;
 
 use tonic::{Request, Status};
 
-use crate::domain::check_label;
-use crate::domain::{
-    CallId, Epoch, JournalRepair, NewToolIntent, NewToolResult, Repair, RunKey, Step,
-};
-use crate::error::{Error, Result};
 use crate::grpc::convert::{
     in_doubt_to_wire, intent_to_wire, journal_action_to_wire, journal_entry_to_wire,
 };
@@ -17,12 +13,17 @@ use crate::grpc::tenant::{identity_of, run_key};
 use crate::proto;
 use crate::service::Engine;
 use crate::wire::tool_to_wire;
+use checkpointd_core::domain::check_label;
+use checkpointd_core::domain::{
+    CallId, Epoch, JournalRepair, NewToolIntent, NewToolResult, Repair, RunKey, Step,
+};
+use checkpointd_core::error::{Error, Result};
 
 pub async fn record_tool_results(
     engine: &Engine,
     request: Request<proto::RecordToolResultsRequest>,
 ) -> Result<proto::RecordToolResultsResponse, Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
     let request = request.into_inner();
     let epoch = Epoch::from_wire(request.epoch).get();
     let results = request
@@ -37,8 +38,12 @@ pub async fn record_tool_results(
                 other => other,
             })
         })
-        .collect::<Result<Vec<_>>>()?;
-    let answers = engine.record_tool_results(&results).await?;
+        .collect::<Result<Vec<_>>>()
+        .map_err(to_status)?;
+    let answers = engine
+        .record_tool_results(&results)
+        .await
+        .map_err(to_status)?;
     Ok(proto::RecordToolResultsResponse {
         results: answers
             .into_iter()
@@ -78,20 +83,25 @@ pub async fn record_tool_intent(
     engine: &Engine,
     request: Request<proto::RecordToolIntentRequest>,
 ) -> Result<proto::RecordToolIntentResponse, Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
     let request = request.into_inner();
     if request.tool_name.is_empty() {
-        return Err(Error::InvalidArgument("tool_name must not be empty".into()).into());
+        return Err(to_status(Error::InvalidArgument(
+            "tool_name must not be empty".into(),
+        )));
     }
-    check_label("tool_name", &request.tool_name)?;
+    check_label("tool_name", &request.tool_name).map_err(to_status)?;
     let intent = NewToolIntent {
         run: run.clone(),
-        call_id: CallId::parse(&request.call_id)?,
+        call_id: CallId::parse(&request.call_id).map_err(to_status)?,
         tool_name: request.tool_name,
-        step: Step::parse(request.step)?,
+        step: Step::parse(request.step).map_err(to_status)?,
         epoch: Epoch::from_wire(request.epoch).get(),
     };
-    let outcome = engine.record_tool_intent(&intent).await?;
+    let outcome = engine
+        .record_tool_intent(&intent)
+        .await
+        .map_err(to_status)?;
     Ok(proto::RecordToolIntentResponse {
         intent: outcome.intent.map(|record| intent_to_wire(&run, record)),
         already_recorded: outcome.already_recorded,
@@ -103,8 +113,8 @@ pub async fn get_journal(
     engine: &Engine,
     request: Request<proto::GetJournalRequest>,
 ) -> Result<proto::GetJournalResponse, Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-    let view = engine.journal(&run).await?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
+    let view = engine.journal(&run).await.map_err(to_status)?;
     let corrupt_call_ids = view.diagnosis.corrupt_call_ids();
     let corrupt = &view.diagnosis.corrupt;
     Ok(proto::GetJournalResponse {
@@ -135,35 +145,42 @@ pub async fn repair_journal(
     engine: &Engine,
     request: Request<proto::RepairJournalRequest>,
 ) -> Result<proto::RepairJournalResponse, Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-    let identity = identity_of(request.extensions())?.clone();
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
+    let identity = identity_of(request.extensions())
+        .map_err(to_status)?
+        .clone();
     let mut request = request.into_inner();
     if identity.authenticated {
         // Who repaired is the credential, never what the caller writes.
         request.actor = identity.subject;
     }
     if request.actor.is_empty() {
-        return Err(Error::InvalidArgument("actor must not be empty".into()).into());
+        return Err(to_status(Error::InvalidArgument(
+            "actor must not be empty".into(),
+        )));
     }
-    check_label("actor", &request.actor)?;
+    check_label("actor", &request.actor).map_err(to_status)?;
     let repair = match request.repair {
         Some(proto::repair_journal_request::Repair::MarkDoneOutput(output)) => {
             Repair::MarkDone(output)
         }
         Some(proto::repair_journal_request::Repair::Drop(true)) => Repair::Drop,
         Some(proto::repair_journal_request::Repair::Drop(false)) | None => {
-            return Err(
-                Error::InvalidArgument("say what to do: mark_done_output or drop".into()).into(),
-            );
+            return Err(to_status(Error::InvalidArgument(
+                "say what to do: mark_done_output or drop".into(),
+            )));
         }
     };
     let repair = JournalRepair {
         run,
-        call_id: CallId::parse(&request.call_id)?,
+        call_id: CallId::parse(&request.call_id).map_err(to_status)?,
         actor: request.actor,
         repair,
     };
-    let (action, quarantined) = engine.repair_journal(&repair, SystemTime::now()).await?;
+    let (action, quarantined) = engine
+        .repair_journal(&repair, SystemTime::now())
+        .await
+        .map_err(to_status)?;
     Ok(proto::RepairJournalResponse {
         action: Some(journal_action_to_wire(action)),
         quarantined_steps: quarantined.iter().map(|step| step.as_i64()).collect(),

@@ -2,13 +2,9 @@
 //! ListCheckpoints, GetRun and ListRuns. Each parses its request once, calls the engine and
 //! converts the answer.
 
+use crate::grpc::status::to_status;
 use tonic::{Request, Response, Status};
 
-use crate::domain::{
-    JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, StoredCheckpoint, ToolRecord,
-    check_label, check_text,
-};
-use crate::error::{Error, Result};
 use crate::grpc::answer_budget::{AnswerBudget, Reservation};
 use crate::grpc::answers::{self, AnswerLimits, answer_bytes};
 use crate::grpc::convert::{
@@ -20,6 +16,11 @@ use crate::proto;
 use crate::service::Engine;
 use crate::service::checkpoints::{ListRequest, ResumeOptions};
 use crate::wire::timestamp;
+use checkpointd_core::domain::{
+    JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, StoredCheckpoint, ToolRecord,
+    check_label, check_text,
+};
+use checkpointd_core::error::{Error, Result};
 
 /// A wire `JournalScope`; a number the proto does not define is refused, not guessed at.
 fn journal_scope(raw: i32) -> Result<JournalScope> {
@@ -44,7 +45,10 @@ impl Answers<'_> {
     /// Room for an answer, reserved before it is read: a page's worth (the most a paged answer's
     /// messages take), fitted to the answer once read.
     async fn reserve(&self, caller: Caller<ConnectionId>) -> Result<Reservation, Status> {
-        Ok(self.budget.reserve(caller, self.limits.page_bytes).await?)
+        self.budget
+            .reserve(caller, self.limits.page_bytes)
+            .await
+            .map_err(to_status)
     }
 
     /// The continuation of an answer carrying `checkpoint` and `journal`, and its size.
@@ -54,7 +58,10 @@ impl Answers<'_> {
         journal: &[ToolRecord],
         capabilities: &[i32],
     ) -> Result<(Vec<u8>, usize), Status> {
-        let continuation = self.limits.continuation(checkpoint, capabilities)?;
+        let continuation = self
+            .limits
+            .continuation(checkpoint, capabilities)
+            .map_err(to_status)?;
         Ok((continuation, answer_bytes(checkpoint, journal)))
     }
 
@@ -65,7 +72,7 @@ impl Answers<'_> {
         bytes: usize,
         message: T,
     ) -> Result<Response<T>, Status> {
-        let share = reservation.settle(bytes).await?;
+        let share = reservation.settle(bytes).await.map_err(to_status)?;
         let mut response = Response::new(message);
         response.extensions_mut().insert(share);
         Ok(response)
@@ -77,15 +84,18 @@ pub async fn load_latest(
     answers: &Answers<'_>,
     request: Request<proto::LoadLatestRequest>,
 ) -> Result<Response<proto::LoadLatestResponse>, Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
     let reservation = answers.reserve(Caller::of(request.extensions())).await?;
     let capabilities = &request.get_ref().capabilities;
     let options = LoadOptions {
         message_offset: request.get_ref().message_offset,
-        journal: journal_scope(request.get_ref().journal)?,
+        journal: journal_scope(request.get_ref().journal).map_err(to_status)?,
         max_message_bytes: answers.limits.window_bytes(capabilities),
     };
-    let restored = engine.load_latest_with(&run, options).await?;
+    let restored = engine
+        .load_latest_with(&run, options)
+        .await
+        .map_err(to_status)?;
     let (continuation, bytes) =
         answers.measure(&restored.checkpoint, &restored.tool_results, capabilities)?;
     let (tool_results, tool_intents) = journal_to_wire(&run, restored.tool_results);
@@ -104,16 +114,17 @@ pub async fn load_at_step(
     answers: &Answers<'_>,
     request: Request<proto::LoadAtStepRequest>,
 ) -> Result<Response<proto::LoadAtStepResponse>, Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
     let reservation = answers.reserve(Caller::of(request.extensions())).await?;
     let request = request.into_inner();
     let capabilities = &request.capabilities;
     let max_message_bytes = answers.limits.window_bytes(capabilities);
     if !request.continuation.is_empty() {
-        let page = answers::decode(&request.continuation)?;
+        let page = answers::decode(&request.continuation).map_err(to_status)?;
         let restored = engine
             .load_next_page(&run, &page, max_message_bytes)
-            .await?;
+            .await
+            .map_err(to_status)?;
         let mut checkpoint = restored.checkpoint;
         // The first page carried them; a page carries only its messages.
         checkpoint.state = Vec::new();
@@ -129,15 +140,21 @@ pub async fn load_at_step(
     }
     let options = LoadOptions {
         message_offset: request.message_offset,
-        journal: journal_scope(request.journal)?,
+        journal: journal_scope(request.journal).map_err(to_status)?,
         max_message_bytes,
     };
     let restored = if request.label.is_empty() {
-        let step = Step::parse(request.step)?;
-        engine.load_at_step_with(&run, step, options).await?
+        let step = Step::parse(request.step).map_err(to_status)?;
+        engine
+            .load_at_step_with(&run, step, options)
+            .await
+            .map_err(to_status)?
     } else {
-        check_label("label", &request.label)?;
-        engine.load_labelled(&run, &request.label, options).await?
+        check_label("label", &request.label).map_err(to_status)?;
+        engine
+            .load_labelled(&run, &request.label, options)
+            .await
+            .map_err(to_status)?
     };
     let (continuation, bytes) =
         answers.measure(&restored.checkpoint, &restored.tool_results, capabilities)?;
@@ -156,7 +173,7 @@ pub async fn resume(
     answers: &Answers<'_>,
     request: Request<proto::ResumeRequest>,
 ) -> Result<Response<proto::ResumeResponse>, Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
     let reservation = answers.reserve(Caller::of(request.extensions())).await?;
     let capabilities = &request.get_ref().capabilities;
     let options = ResumeOptions {
@@ -166,7 +183,7 @@ pub async fn resume(
         // Unknown values are ignored: a newer client may declare more than this server offers.
         in_doubt_calls: capabilities.contains(&(proto::ClientCapability::InDoubtCalls as i32)),
     };
-    let resumed = engine.resume_with(&run, options).await?;
+    let resumed = engine.resume_with(&run, options).await.map_err(to_status)?;
     // A Resume too large for an older client has still fenced and rewound the run; refusing
     // now only withholds a history the client would have taken as whole.
     let (continuation, bytes) = match &resumed.checkpoint {
@@ -231,9 +248,9 @@ pub async fn list_checkpoints(
     engine: &Engine,
     request: &Request<proto::ListCheckpointsRequest>,
 ) -> Result<(Vec<proto::CheckpointSummary>, String), Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-    let parsed = list_request(request.get_ref())?;
-    let (page, next) = engine.list(&run, &parsed).await?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
+    let parsed = list_request(request.get_ref()).map_err(to_status)?;
+    let (page, next) = engine.list(&run, &parsed).await.map_err(to_status)?;
     Ok((
         page.into_iter().map(summary_to_wire).collect(),
         next.map(|step| step.to_string()).unwrap_or_default(),
@@ -257,8 +274,8 @@ pub async fn get_run(
     engine: &Engine,
     request: Request<proto::GetRunRequest>,
 ) -> Result<proto::GetRunResponse, Status> {
-    let run = run_key(request.extensions(), &request.get_ref().run_id)?;
-    let info = engine.run_info(&run).await?;
+    let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
+    let info = engine.run_info(&run).await.map_err(to_status)?;
     Ok(proto::GetRunResponse {
         run: Some(run_info_to_wire(info)),
     })
@@ -268,21 +285,23 @@ pub async fn list_runs(
     engine: &Engine,
     request: Request<proto::ListRunsRequest>,
 ) -> Result<proto::ListRunsResponse, Status> {
-    let tenant = tenant_of(request.extensions())?;
+    let tenant = tenant_of(request.extensions()).map_err(to_status)?;
     let request = request.into_inner();
-    let page_size = PageSize::parse(request.page_size)?;
-    check_label("run_id_prefix", &request.run_id_prefix)?;
+    let page_size = PageSize::parse(request.page_size).map_err(to_status)?;
+    check_label("run_id_prefix", &request.run_id_prefix).map_err(to_status)?;
     // The token is the last run id of the previous page, so it parses like one.
-    let after =
-        match request.page_token.as_str() {
-            "" => None,
-            token => Some(RunId::parse(token).map_err(|_| {
-                Error::invalid("page_token", format!("invalid page_token {token:?}"))
-            })?),
-        };
+    let after = match request.page_token.as_str() {
+        "" => None,
+        token => Some(
+            RunId::parse(token)
+                .map_err(|_| Error::invalid("page_token", format!("invalid page_token {token:?}")))
+                .map_err(to_status)?,
+        ),
+    };
     let (page, next) = engine
         .list_runs(&tenant, &request.run_id_prefix, after.as_ref(), page_size)
-        .await?;
+        .await
+        .map_err(to_status)?;
     Ok(proto::ListRunsResponse {
         runs: page.into_iter().map(run_info_to_wire).collect(),
         next_page_token: next

@@ -3,9 +3,9 @@
 
 mod sqlite_damaged_rows;
 
-use crate::domain::Step;
 use crate::service::Engine;
-use crate::store::tests::{TestBackend, checkpoint, load_at, run, steps, texts};
+use checkpointd_core::domain::Step;
+use checkpointd_storage::store::tests::{TestBackend, checkpoint, load_at, run, steps, texts};
 
 pub(crate) async fn resume_skips_a_damaged_checkpoint_and_rewinds_to_the_one_before(
     backend: &impl TestBackend,
@@ -43,7 +43,7 @@ macro_rules! engine_behaviours {
             mod $module {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn resume_skips_a_damaged_checkpoint_and_rewinds_to_the_one_before() {
-                    let backend = <$backend as crate::store::tests::TestBackend>::create().await;
+                    let backend = <$backend as checkpointd_storage::store::tests::TestBackend>::create().await;
                     super::resume_skips_a_damaged_checkpoint_and_rewinds_to_the_one_before(&backend)
                         .await;
                 }
@@ -53,9 +53,9 @@ macro_rules! engine_behaviours {
 }
 
 engine_behaviours!(
-    memory: crate::store::tests::backends::Memory,
-    sqlite: crate::store::tests::backends::Sqlite,
-    postgres: crate::store::tests::backends::Postgres,
-    instrumented_memory: crate::store::tests::backends::Instrumented<crate::store::tests::backends::Memory>,
-    cached_sqlite: crate::cache::tests::Cached<crate::store::tests::backends::Sqlite, true>,
+    memory: checkpointd_storage::store::tests::MemoryBackend,
+    sqlite: checkpointd_sqlite::testing::SqliteBackend,
+    postgres: checkpointd_postgres::testing::PostgresBackend,
+    instrumented_memory: crate::instrumented::store_tests::Instrumented<checkpointd_storage::store::tests::MemoryBackend>,
+    cached_sqlite: crate::cache::tests::Cached<checkpointd_sqlite::testing::SqliteBackend, true>,
 );

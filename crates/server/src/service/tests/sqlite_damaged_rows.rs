@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use crate::domain::Step;
 use crate::service::Engine;
-use crate::store::sqlite::tests::{Db, checkpoint};
-use crate::store::tests::{message, run};
+use checkpointd_core::domain::Step;
+use checkpointd_sqlite::testing::{Db, checkpoint};
+use checkpointd_storage::store::tests::{message, run};
 
 #[tokio::test]
 async fn damaged_digests_and_metadata_fall_back_instead_of_failing_the_read() {

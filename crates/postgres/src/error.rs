@@ -1,0 +1,116 @@
+//! Maps driver and pool failures to [`Error`] by SQLSTATE, in one place.
+//!
+//! Driver text only ever lands in `Unavailable` and `Internal`, whose details are logged and
+//! never sent to clients; the variants clients do read get a message written here.
+
+use std::error::Error as _;
+
+use deadpool_postgres::PoolError;
+use tokio_postgres::error::SqlState;
+
+use checkpointd_core::error::Error;
+
+/// The SQLSTATE of a unique violation, which the fast paths treat as "take the slow path".
+pub(super) fn is_unique_violation(error: &tokio_postgres::Error) -> bool {
+    error.code() == Some(&SqlState::UNIQUE_VIOLATION)
+}
+
+/// Classifies a driver error.
+pub(crate) fn db(error: tokio_postgres::Error) -> Error {
+    let Some(code) = error.code() else {
+        return without_sqlstate(&error);
+    };
+    let code = code.code();
+    match code {
+        // A concurrent writer won a race the run lock did not cover (or rows were edited behind
+        // checkpointd's back); the caller may retry and will then see the winner.
+        "23505" => Error::Conflict(
+            "a concurrent write to the same run got there first; retry the request".to_owned(),
+        ),
+        // Serialization failures and deadlocks are transient by definition.
+        "40001" | "40P01" => Error::Unavailable(format!("transient conflict in postgres: {error}")),
+        _ if is_unavailable(code) => Error::Unavailable(describe(&error)),
+        _ => Error::Internal(describe(&error)),
+    }
+}
+
+/// SQLSTATEs that mean "the database cannot serve us right now", so clients should retry.
+fn is_unavailable(code: &str) -> bool {
+    // 08: connection exceptions. 53: insufficient resources (too many connections, disk full).
+    // 57P0x: admin/crash shutdown, cannot connect now, database dropped. 57014: a statement
+    // timeout. 55P03: lock timeout. 25006: a read-only transaction, i.e. we reached a standby
+    // during a failover. 28 and 3D000: bad credentials or a missing database; an operator must
+    // act, but for a client this is still "storage unavailable", not a bug.
+    code.starts_with("08")
+        || code.starts_with("53")
+        || code.starts_with("57P0")
+        || code.starts_with("28")
+        || matches!(code, "57014" | "55P03" | "25006" | "3D000")
+}
+
+/// Errors without a SQLSTATE: I/O, a closed connection, timeouts, or our own type mismatch.
+fn without_sqlstate(error: &tokio_postgres::Error) -> Error {
+    // The driver's error kind is private; its Display text for the connection-level kinds is
+    // stable within tokio-postgres 0.7, and an I/O source is unambiguous.
+    let text = error.to_string();
+    let io = error
+        .source()
+        .is_some_and(|source| source.is::<std::io::Error>());
+    let connection_level = [
+        "error communicating with the server",
+        "error connecting to server",
+        "timeout waiting for server",
+        "error performing TLS handshake",
+        "authentication error",
+    ]
+    .iter()
+    .any(|prefix| text.starts_with(prefix));
+    if error.is_closed() || io || connection_level {
+        Error::Unavailable(text)
+    } else {
+        Error::Internal(text)
+    }
+}
+
+/// The driver's error with the server's message, for logs.
+fn describe(error: &tokio_postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{} ({}): {}", db.severity(), db.code().code(), db.message()),
+        None => error.to_string(),
+    }
+}
+
+/// Classifies a failure to get a connection from the pool.
+pub(super) fn pool(error: PoolError) -> Error {
+    match error {
+        PoolError::Backend(error) => db(error),
+        PoolError::Timeout(kind) => Error::Unavailable(format!(
+            "no postgres connection within the pool's {kind:?} timeout"
+        )),
+        PoolError::Closed => Error::Unavailable("the postgres pool is closed".to_owned()),
+        other => Error::Internal(format!("postgres pool: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_sqlstates_are_unavailable_and_the_rest_internal() {
+        for code in [
+            "08006", "08001", "57P01", "57P03", "53300", "28P01", "3D000", "57014",
+        ] {
+            assert!(is_unavailable(code), "{code}");
+        }
+        for code in ["42P01", "22P02", "23502", "XX000", "25P02"] {
+            assert!(!is_unavailable(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn pool_timeouts_are_unavailable() {
+        let error = pool(PoolError::Timeout(deadpool_postgres::TimeoutType::Wait));
+        assert!(matches!(error, Error::Unavailable(_)), "{error:?}");
+    }
+}

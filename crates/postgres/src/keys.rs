@@ -1,0 +1,109 @@
+//! API keys in the Postgres database, on the store's pool.
+
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use tokio_postgres::Row;
+
+use crate::PostgresStore;
+use crate::error::db;
+use checkpointd_core::domain::ApiKey;
+use checkpointd_core::error::{Error, Result};
+use checkpointd_core::time::whole_micros;
+use checkpointd_storage::keys::{ApiKeyStore, decode_binding, scope_text};
+
+const COLUMNS: &str = "id, secret_hash, tenant, role, name, created_at, revoked_at";
+
+#[async_trait]
+impl ApiKeyStore for PostgresStore {
+    async fn create_key(&self, key: &ApiKey) -> Result<()> {
+        let client = self.client().await?;
+        let inserted = client
+            .execute(
+                "INSERT INTO api_keys (id, secret_hash, tenant, role, name, created_at, \
+                 revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
+                &[
+                    &key.id,
+                    &key.secret_hash,
+                    &scope_text(&key.tenant),
+                    &key.role.as_str(),
+                    &key.name,
+                    &whole_micros(key.created_at),
+                    &key.revoked_at.map(whole_micros),
+                ],
+            )
+            .await
+            .map_err(db)?;
+        if inserted == 0 {
+            return Err(Error::Conflict(format!("api key {} exists", key.id)));
+        }
+        Ok(())
+    }
+
+    async fn find_key(&self, id: &str) -> Result<Option<ApiKey>> {
+        let client = self.client().await?;
+        let row = client
+            .query_opt(
+                &format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1"),
+                &[&id],
+            )
+            .await
+            .map_err(db)?;
+        row.as_ref().map(decode).transpose()
+    }
+
+    async fn list_keys(&self) -> Result<Vec<ApiKey>> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!("SELECT {COLUMNS} FROM api_keys ORDER BY created_at, id"),
+                &[],
+            )
+            .await
+            .map_err(db)?;
+        rows.iter().map(decode).collect()
+    }
+
+    async fn revoke_key(&self, id: &str, at: SystemTime) -> Result<bool> {
+        let client = self.client().await?;
+        let found = client
+            .execute(
+                "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1",
+                &[&id, &whole_micros(at)],
+            )
+            .await
+            .map_err(db)?;
+        Ok(found > 0)
+    }
+}
+
+fn decode(row: &Row) -> Result<ApiKey> {
+    let column = |error: tokio_postgres::Error| Error::Internal(format!("api key row: {error}"));
+    let tenant: Option<String> = row.try_get("tenant").map_err(column)?;
+    let role: String = row.try_get("role").map_err(column)?;
+    let (tenant, role) = decode_binding(tenant, &role)?;
+    Ok(ApiKey {
+        id: row.try_get("id").map_err(column)?,
+        secret_hash: row.try_get("secret_hash").map_err(column)?,
+        tenant,
+        role,
+        name: row.try_get("name").map_err(column)?,
+        created_at: row.try_get("created_at").map_err(column)?,
+        revoked_at: row.try_get("revoked_at").map_err(column)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use checkpointd_storage::keys::ApiKeyStore;
+
+    use crate::testing::TestSchema;
+
+    checkpointd_storage::key_behaviours!(postgres, async {
+        let schema = TestSchema::create().await;
+        let store = schema.store().await;
+        (Arc::new(store) as Arc<dyn ApiKeyStore>, schema)
+    });
+}

@@ -1,0 +1,20 @@
+//! checkpointd on Postgres, the source of truth in production: the checkpoint store, the task
+//! queue and the API keys on one pool, with the migrations, SQLSTATE mapping and TLS settings
+//! they share.
+//!
+//! - `store`: [`PostgresStore`], both store contracts.
+//! - `queue`: [`PostgresQueue`], the task queue on the store's pool and schema.
+//! - `keys`: the API key contract on the same pool.
+//! - `error`: driver errors classified by SQLSTATE; [`tls`]: `sslmode` and certificates from
+//!   the database URL; [`testing`] (feature `testing`): a schema per test.
+
+mod error;
+mod keys;
+mod queue;
+mod store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+pub mod tls;
+
+pub use queue::PostgresQueue;
+pub use store::PostgresStore;

@@ -1,0 +1,296 @@
+//! The task queue on Postgres: same pool, same schema search path as the checkpoint store.
+//!
+//! A claim is one statement (`FOR UPDATE SKIP LOCKED` + `UPDATE ... RETURNING`, see
+//! [`sql::CLAIM`]) that mirrors [`rules::claimable`] and [`rules::claim`] in SQL, so concurrent
+//! claimers skip each other's rows instead of queueing. Every other write is one short
+//! transaction: the rows `FOR UPDATE`, [`rules`] in Rust, and a write-back fenced on the
+//! attempt it read. Time is always the caller's `now`, never the database clock.
+
+#[cfg(test)]
+mod migration_tests;
+mod sql;
+mod task_row;
+#[cfg(test)]
+pub(super) mod tests;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use deadpool_postgres::Transaction;
+
+use self::task_row::{TaskParams, decode, signed, stored_time};
+use crate::PostgresStore;
+use crate::error::db;
+use checkpointd_core::domain::Tenant;
+use checkpointd_core::error::{Error, Result};
+use checkpointd_storage::queue::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+
+/// The task queue in a [`PostgresStore`]'s database, on the store's pool.
+pub struct PostgresQueue {
+    db: Arc<PostgresStore>,
+}
+
+impl PostgresQueue {
+    /// The queue in `db`'s schema; the store's migrations created its table.
+    pub fn new(db: Arc<PostgresStore>) -> Self {
+        Self { db }
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Client> {
+        self.db.client().await
+    }
+}
+
+/// Commits a transaction whose work succeeded, or rolls it back. The rollback is awaited, so
+/// no row lock outlives the answer the caller hears.
+async fn finish<T>(tx: Transaction<'_>, outcome: Result<T>) -> Result<T> {
+    match outcome {
+        Ok(done) => {
+            tx.commit().await.map_err(db)?;
+            Ok(done)
+        }
+        Err(refused) => {
+            // A rollback that fails too means the connection, and with it the transaction, is
+            // gone; the first error is the one worth reporting.
+            let _ = tx.rollback().await;
+            Err(refused)
+        }
+    }
+}
+
+/// How often enqueue retries when its key's holder vanished between the insert and the read;
+/// tasks are never deleted, so a second round only happens if an operator deletes rows.
+const ENQUEUE_ROUNDS: usize = 3;
+
+#[async_trait]
+impl TaskQueue for PostgresQueue {
+    async fn enqueue(&self, tenant: &Tenant, task: NewTask) -> Result<(Task, bool)> {
+        // The trait gives enqueue no `now`; like SQLite, the service's clock stamps the task.
+        let task = Task::new(task, SystemTime::now());
+        let params = TaskParams::new(tenant, &task)?;
+        let client = self.client().await?;
+        let (insert, by_key) = tokio::try_join!(
+            client.prepare_cached(sql::INSERT_TASK),
+            client.prepare_cached(sql::TASK_BY_KEY),
+        )
+        .map_err(db)?;
+        for _ in 0..ENQUEUE_ROUNDS {
+            if let Some(row) = client
+                .query_opt(&insert, &params.insert())
+                .await
+                .map_err(db)?
+            {
+                return Ok((decode(&row)?, false));
+            }
+            // ON CONFLICT DO NOTHING waited for any in-flight insert of the key to commit, so
+            // this read (a new statement, a new snapshot) sees the row that holds it.
+            let key = task.idempotency_key.as_deref();
+            if let Some(row) = client
+                .query_opt(&by_key, &[&tenant.as_str(), &key])
+                .await
+                .map_err(db)?
+            {
+                return Ok((decode(&row)?, true));
+            }
+        }
+        Err(Error::Unavailable(format!(
+            "idempotency key {:?} kept changing hands; retry the request",
+            task.idempotency_key.as_deref().unwrap_or_default()
+        )))
+    }
+
+    async fn claim(
+        &self,
+        tenant: &Tenant,
+        worker: &str,
+        lease: Duration,
+        batch: usize,
+        now: SystemTime,
+    ) -> Result<Vec<Task>> {
+        if batch == 0 {
+            return Ok(Vec::new());
+        }
+        // The lease end the rules would set, from the caller's exact `now`, then stored.
+        let expires = stored_time(rules::later(now, lease));
+        let now = stored_time(now);
+        let batch = i64::try_from(batch).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::CLAIM).await.map_err(db)?;
+        client
+            .query(
+                &statement,
+                &[&tenant.as_str(), &now, &batch, &worker, &expires],
+            )
+            .await
+            .map_err(db)?
+            .iter()
+            .map(decode)
+            .collect()
+    }
+
+    async fn update(
+        &self,
+        tenant: &Tenant,
+        id: &TaskId,
+        transition: Transition,
+        now: SystemTime,
+    ) -> Result<Task> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(db)?;
+        let outcome = transition_locked(&tx, tenant, id, transition, now).await;
+        finish(tx, outcome).await
+    }
+
+    async fn reap_exhausted(&self, now: SystemTime, limit: usize) -> Result<u64> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(db)?;
+        let outcome = reap_locked(&tx, now, limit).await;
+        finish(tx, outcome).await
+    }
+
+    async fn get(&self, tenant: &Tenant, id: &TaskId) -> Result<Option<Task>> {
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql::TASK).await.map_err(db)?;
+        client
+            .query_opt(&statement, &[&tenant.as_str(), &id.as_str()])
+            .await
+            .map_err(db)?
+            .as_ref()
+            .map(decode)
+            .transpose()
+    }
+
+    async fn list_tasks(
+        &self,
+        tenant: &Tenant,
+        state: Option<TaskState>,
+        after: Option<&TaskId>,
+        limit: usize,
+    ) -> Result<Vec<Task>> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let after = after.map_or("", TaskId::as_str);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        let rows = match state {
+            None => {
+                let statement = client.prepare_cached(sql::LIST_TASKS).await.map_err(db)?;
+                client
+                    .query(&statement, &[&tenant.as_str(), &after, &limit])
+                    .await
+            }
+            Some(state) => {
+                let statement = client
+                    .prepare_cached(sql::LIST_TASKS_IN_STATE)
+                    .await
+                    .map_err(db)?;
+                client
+                    .query(
+                        &statement,
+                        &[&tenant.as_str(), &after, &limit, &state.as_str()],
+                    )
+                    .await
+            }
+        };
+        rows.map_err(db)?.iter().map(decode).collect()
+    }
+
+    async fn depth(&self) -> Result<Vec<(TaskState, u64)>> {
+        let client = self.client().await?;
+        let statement = client
+            .prepare_cached("SELECT state, count(*) FROM tasks GROUP BY state")
+            .await
+            .map_err(db)?;
+        let rows = client.query(&statement, &[]).await.map_err(db)?;
+        rows.iter()
+            .map(|row| {
+                let state: &str = row.try_get(0).map_err(db)?;
+                let count: i64 = row.try_get(1).map_err(db)?;
+                Ok((TaskState::parse(state)?, count.max(0) as u64))
+            })
+            .collect()
+    }
+}
+
+/// Reads the task under a row lock, applies the transition and writes the outcome back fenced
+/// on the attempt it read. Any error leaves the caller to roll back, so nothing changes.
+async fn transition_locked(
+    tx: &Transaction<'_>,
+    tenant: &Tenant,
+    id: &TaskId,
+    transition: Transition,
+    now: SystemTime,
+) -> Result<Task> {
+    let (lock, store) = tokio::try_join!(
+        tx.prepare_cached(sql::LOCK_TASK),
+        tx.prepare_cached(sql::STORE_TASK),
+    )
+    .map_err(db)?;
+    let row = tx
+        .query_opt(&lock, &[&tenant.as_str(), &id.as_str()])
+        .await
+        .map_err(db)?
+        .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))?;
+    let task = decode(&row)?;
+    let next = rules::apply(&task, transition, now)?;
+    store_locked(tx, &store, tenant, task.attempt, &next).await
+}
+
+/// Locks up to `limit` reapable tasks of every tenant (skipping rows another writer holds),
+/// buries each by the rules and writes it back. Reaping is rare and off the hot path, so a
+/// round trip per task buys keeping the decision in Rust.
+async fn reap_locked(tx: &Transaction<'_>, now: SystemTime, limit: usize) -> Result<u64> {
+    let (lock, store) = tokio::try_join!(
+        tx.prepare_cached(sql::LOCK_REAPABLE),
+        tx.prepare_cached(sql::STORE_TASK),
+    )
+    .map_err(db)?;
+    let stale = tx
+        .query(
+            &lock,
+            &[&stored_time(now), &i64::try_from(limit).unwrap_or(i64::MAX)],
+        )
+        .await
+        .map_err(db)?
+        .iter()
+        .map(|row| {
+            let tenant: &str = row.try_get("tenant").map_err(db)?;
+            Ok((Tenant::parse(tenant)?, decode(row)?))
+        })
+        .collect::<Result<Vec<(Tenant, Task)>>>()?;
+    let doomed = rules::select_reaps(stale, now, limit);
+    for (tenant, task) in &doomed {
+        store_locked(tx, &store, tenant, task.attempt, &rules::reap(task, now)).await?;
+    }
+    Ok(doomed.len() as u64)
+}
+
+/// Writes a task's outcome back, fenced on the attempt it was read at, and returns the row as
+/// stored. Under the row lock the fence cannot fail; it is kept so that the write is correct
+/// on its own (contract 5: zero rows updated means the lease was lost).
+async fn store_locked(
+    tx: &Transaction<'_>,
+    store: &tokio_postgres::Statement,
+    tenant: &Tenant,
+    fence: u64,
+    task: &Task,
+) -> Result<Task> {
+    let params = TaskParams::new(tenant, task)?;
+    let fence_param = signed(fence)?;
+    let row = tx
+        .query_opt(store, &params.update(&fence_param))
+        .await
+        .map_err(db)?
+        .ok_or_else(|| {
+            Error::LeaseLost(format!(
+                "lease lost: task {} is no longer at attempt {fence}",
+                task.id
+            ))
+        })?;
+    decode(&row)
+}

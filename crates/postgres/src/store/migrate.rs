@@ -1,0 +1,71 @@
+//! Versioned schema migrations, applied on connect under an advisory lock.
+
+use deadpool_postgres::Client;
+
+use crate::error::db;
+use checkpointd_core::error::Result;
+
+/// Every migration, in order; the version is what `checkpointd_migrations` records.
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../../migrations/0001_initial.sql")),
+    (2, include_str!("../../migrations/0002_tasks.sql")),
+    (3, include_str!("../../migrations/0003_retention.sql")),
+    (4, include_str!("../../migrations/0004_tool_intents.sql")),
+    (
+        5,
+        include_str!("../../migrations/0005_auto_resume_hitl.sql"),
+    ),
+    (6, include_str!("../../migrations/0006_api_keys.sql")),
+    (
+        7,
+        include_str!("../../migrations/0007_labels_and_run_listing.sql"),
+    ),
+];
+
+/// The advisory lock key: one constant for every checkpointd instance ("cpd" + "migr" in ASCII),
+/// so two instances starting at once migrate one after the other. It is deliberately global to
+/// the database rather than per schema: migrations take milliseconds, and serialising instances
+/// that use different schemas costs nothing while ruling out any key collision between schemas.
+const LOCK_KEY: i64 = 0x6370_645f_6d69_6772;
+
+/// Brings the schema in the connection's search_path up to date.
+///
+/// Runs in one transaction holding `pg_advisory_xact_lock`: the transaction-scoped lock is freed
+/// by commit, rollback or a dropped connection, so an interrupted migration can never leave the
+/// lock held on a connection that goes back to the pool. DDL is transactional in Postgres, so a
+/// failed migration leaves the schema exactly as it was.
+pub(super) async fn run(client: &mut Client) -> Result<()> {
+    let tx = client.transaction().await.map_err(db)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
+        .await
+        .map_err(db)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS checkpointd_migrations (
+             version    int PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now()
+         )",
+    )
+    .await
+    .map_err(db)?;
+    let applied: Vec<i32> = tx
+        .query("SELECT version FROM checkpointd_migrations", &[])
+        .await
+        .map_err(db)?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    for (version, sql) in MIGRATIONS {
+        if applied.contains(version) {
+            continue;
+        }
+        tx.batch_execute(sql).await.map_err(db)?;
+        tx.execute(
+            "INSERT INTO checkpointd_migrations (version) VALUES ($1)",
+            &[version],
+        )
+        .await
+        .map_err(db)?;
+        tracing::info!(version, "postgres migration applied");
+    }
+    tx.commit().await.map_err(db)
+}

@@ -1,0 +1,100 @@
+//! For tests in any crate: the testkit's Postgres schema per test, with the store opened on it,
+//! and the Postgres store as a [`TestBackend`] of the behaviour suite.
+//!
+//! Tests using it run on a multi-threaded runtime, so connection tasks keep running while a
+//! schema's Drop blocks a thread: on one thread, a connection still holding a lock (say, a
+//! dropped pool whose connection tasks have not been polled yet) would make DROP SCHEMA wait.
+
+use std::sync::Arc;
+
+use checkpointd_core::domain::{RunKey, Step};
+use checkpointd_storage::store::tests::{DAMAGED_STATE, TestBackend};
+use checkpointd_storage::store::{CheckpointStore, RetentionStore};
+use checkpointd_testkit::PgSchema;
+
+use checkpointd_storage::store::StoreOptions;
+
+use crate::PostgresStore;
+
+pub use checkpointd_testkit::connect_or_panic as raw_client;
+
+/// A schema created for one test, dropped when the test ends (even by panic).
+pub struct TestSchema(PgSchema);
+
+impl TestSchema {
+    pub async fn create() -> Self {
+        Self(PgSchema::create().await)
+    }
+
+    pub fn url(&self) -> String {
+        self.0.url()
+    }
+
+    /// A store connected to this schema, migrated on connect.
+    pub async fn store(&self) -> PostgresStore {
+        PostgresStore::connect(&self.url(), &StoreOptions { pool_size: 4 })
+            .await
+            .unwrap_or_else(|error| panic!("connect to {}: {error}", self.url()))
+    }
+
+    /// Runs statements inside the schema, bypassing the store.
+    pub async fn sql(&self, statement: &str) {
+        self.0.execute(statement).await;
+    }
+}
+
+/// A schema of its own in the Postgres at `TEST_DATABASE_URL`.
+pub struct PostgresBackend {
+    store: Arc<PostgresStore>,
+    schema: TestSchema,
+}
+
+impl TestBackend for PostgresBackend {
+    async fn create() -> Self {
+        let schema = TestSchema::create().await;
+        let store = Arc::new(schema.store().await);
+        Self { store, schema }
+    }
+
+    fn store(&self) -> Arc<dyn CheckpointStore> {
+        self.store.clone()
+    }
+
+    fn retention(&self) -> Arc<dyn RetentionStore> {
+        self.store.clone()
+    }
+
+    async fn damage_state(&self, run: &RunKey, step: Step) {
+        let changed = raw_client(&self.schema.url())
+            .await
+            .execute(
+                "UPDATE checkpoints SET state = $4 WHERE tenant = $1 AND run_id = $2 AND step = $3",
+                &[
+                    &run.tenant.as_str(),
+                    &run.run_id.as_str(),
+                    &step.as_i64(),
+                    &DAMAGED_STATE,
+                ],
+            )
+            .await
+            .expect("damage a checkpoint");
+        assert_eq!(changed, 1, "no checkpoint at step {step} to damage");
+    }
+
+    async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
+        let changed = raw_client(&self.schema.url())
+            .await
+            .execute(
+                "UPDATE tool_results SET output = $4 WHERE tenant = $1 AND run_id = $2 AND seq = $3",
+                &[
+                    &run.tenant.as_str(),
+                    &run.run_id.as_str(),
+                    &(seq as i64),
+                    &DAMAGED_STATE,
+                ],
+            )
+            .await
+            .expect("damage a journal entry");
+        assert_eq!(changed, 1, "no journal entry {seq} to damage");
+    }
+}

@@ -1,0 +1,20 @@
+//! checkpointd on SQLite, the embedded default: one database file holds the checkpoint store,
+//! the task queue and the API keys, with the migrations, driver-error mapping and time codec
+//! they share.
+//!
+//! - `store`: [`SqliteStore`], both store contracts.
+//! - `queue`: [`SqliteQueue`], the task queue on the store's file and connections.
+//! - `keys`: the API key contract on the same file.
+//! - `codec` and `error`: column conversions and driver-error classification, shared by all
+//!   three; [`testing`] (feature `testing`): the store as a behaviour-suite backend.
+
+mod codec;
+mod error;
+mod keys;
+mod queue;
+mod store;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+
+pub use queue::SqliteQueue;
+pub use store::SqliteStore;

@@ -1,0 +1,550 @@
+//! Queries that only read: each is a primary-key or index lookup scoped by (tenant, run_id).
+//!
+//! They take a `&Connection` so the write path can call them inside its own transaction
+//! (`Transaction` derefs to `Connection`) and see exactly what it is about to change.
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::codec::{self, bytes, decode_metadata, digest, optional_text, text, unsigned};
+use crate::error::DbResultExt;
+use checkpointd_core::domain::{
+    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, ListQuery, Message, MessageChain,
+    MessageWindow, Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, Tenant, ToolChain,
+    ToolRecord, WindowChains, prefix_upper_bound,
+};
+use checkpointd_core::error::{Error, Result};
+use checkpointd_core::plan::{ExistingCheckpoint, RunHead};
+use checkpointd_storage::store::{CheckpointHead, LatestHead, Snapshot, Which};
+
+/// The run's write-side head, or `None` when the run does not exist.
+pub(super) fn run_head(conn: &Connection, run: &RunKey) -> Result<Option<RunHead>> {
+    conn.prepare_cached(
+        "SELECT epoch, message_count, message_head, tool_count, tool_head
+           FROM runs WHERE tenant = ?1 AND run_id = ?2",
+    )
+    .db()?
+    .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
+        Ok(RunHead {
+            epoch: unsigned(row, 0)?,
+            messages: MessageChain {
+                len: unsigned(row, 1)?,
+                head: digest(row, 2)?,
+            },
+            tools: ToolChain {
+                len: unsigned(row, 3)?,
+                head: digest(row, 4)?,
+            },
+        })
+    })
+    .optional()
+    .db()
+}
+
+/// Whether the run has a row.
+pub(super) fn run_exists(conn: &Connection, run: &RunKey) -> Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM runs WHERE tenant = ?1 AND run_id = ?2")
+        .db()?
+        .exists(params![run.tenant.as_str(), run.run_id.as_str()])
+        .db()
+}
+
+/// The checkpoint already at `step`, as much of it as a Save needs to plan.
+pub(super) fn existing_checkpoint(
+    conn: &Connection,
+    run: &RunKey,
+    step: i64,
+) -> Result<Option<ExistingCheckpoint>> {
+    conn.prepare_cached(
+        "SELECT id, epoch, checksum, created_at, quarantine_reason IS NOT NULL, label
+           FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step = ?3",
+    )
+    .db()?
+    .query_row(
+        params![run.tenant.as_str(), run.run_id.as_str(), step],
+        |row| {
+            Ok(ExistingCheckpoint {
+                id: text(row, 0)?,
+                epoch: unsigned(row, 1)?,
+                checksum: Checksum::from_bytes(digest(row, 2)?),
+                created_at: codec::from_micros(row.get(3)?),
+                quarantined: row.get(4)?,
+                label: optional_text(row, 5)?,
+            })
+        },
+    )
+    .optional()
+    .db()
+}
+
+/// The step of the checkpoint labelled `label`, through the partial unique index.
+pub(super) fn label_step(conn: &Connection, run: &RunKey, label: &str) -> Result<Option<Step>> {
+    conn.prepare_cached(
+        "SELECT step FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND label = ?3",
+    )
+    .db()?
+    .query_row(
+        params![run.tenant.as_str(), run.run_id.as_str(), label],
+        |row| unsigned(row, 0).map(Step::new),
+    )
+    .optional()
+    .db()
+}
+
+/// The highest step whose checkpoint is not quarantined.
+pub(super) fn latest_restorable_step(conn: &Connection, run: &RunKey) -> Result<Option<Step>> {
+    conn.prepare_cached(
+        "SELECT step FROM checkpoints
+          WHERE tenant = ?1 AND run_id = ?2 AND quarantine_reason IS NULL
+          ORDER BY step DESC LIMIT 1",
+    )
+    .db()?
+    .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
+        unsigned(row, 0).map(Step::new)
+    })
+    .optional()
+    .db()
+}
+
+/// The chain value stored with message `seq`, or `None` when that row is missing.
+pub(super) fn message_chain_at(
+    conn: &Connection,
+    run: &RunKey,
+    seq: i64,
+) -> Result<Option<Digest32>> {
+    conn.prepare_cached("SELECT chain FROM messages WHERE tenant = ?1 AND run_id = ?2 AND seq = ?3")
+        .db()?
+        .query_row(
+            params![run.tenant.as_str(), run.run_id.as_str(), seq],
+            |row| digest(row, 0),
+        )
+        .optional()
+        .db()
+}
+
+/// The chain value stored with tool journal entry `seq` (1-based), if the entry exists.
+pub(super) fn tool_chain_at(conn: &Connection, run: &RunKey, seq: i64) -> Result<Option<Digest32>> {
+    conn.prepare_cached(
+        "SELECT chain FROM tool_results WHERE tenant = ?1 AND run_id = ?2 AND seq = ?3",
+    )
+    .db()?
+    .query_row(
+        params![run.tenant.as_str(), run.run_id.as_str(), seq],
+        |row| digest(row, 0),
+    )
+    .optional()
+    .db()
+}
+
+/// The columns of a full checkpoint row, in the order [`checkpoint_row`] reads them.
+const CHECKPOINT_COLUMNS: &str = "step, id, epoch, content_type, metadata, message_count, \
+     tool_count, checksum, created_at, quarantine_reason, state, label";
+
+/// One checkpoint with its messages and the run's tool journal. The caller runs this inside a
+/// transaction so the three reads see one snapshot.
+pub(super) fn snapshot(
+    conn: &Connection,
+    run: &RunKey,
+    which: Which,
+    window: MessageWindow,
+) -> Result<Option<Snapshot>> {
+    let scope = "tenant = ?1 AND run_id = ?2";
+    let (sql, step) = match which {
+        Which::LatestBelow(None) => (
+            format!(
+                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} \
+                 AND quarantine_reason IS NULL ORDER BY step DESC LIMIT 1"
+            ),
+            None,
+        ),
+        Which::LatestBelow(Some(below)) => (
+            format!(
+                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} \
+                 AND quarantine_reason IS NULL AND step < ?3 ORDER BY step DESC LIMIT 1"
+            ),
+            Some(below),
+        ),
+        Which::At(at) => (
+            format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} AND step = ?3"),
+            Some(at),
+        ),
+    };
+    let step = step
+        .map(|step| codec::signed(step.get(), "step"))
+        .transpose()?;
+    let mut statement = conn.prepare_cached(&sql).db()?;
+    let read = |row: &Row<'_>| checkpoint_row(row, run);
+    let found = match step {
+        None => statement.query_row(params![run.tenant.as_str(), run.run_id.as_str()], read),
+        Some(step) => statement.query_row(
+            params![run.tenant.as_str(), run.run_id.as_str(), step],
+            read,
+        ),
+    }
+    .optional()
+    .db()?;
+    let Some(mut checkpoint) = found else {
+        return Ok(None);
+    };
+    read_window(conn, run, &mut checkpoint, window)?;
+    Ok(Some(Snapshot {
+        checkpoint,
+        tools: tools(conn, run)?,
+        verified: false,
+    }))
+}
+
+fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpoint> {
+    let reason = optional_text(row, 9)?;
+    Ok(StoredCheckpoint {
+        id: text(row, 1)?,
+        run_id: run.run_id.clone(),
+        step: Step::new(unsigned(row, 0)?),
+        epoch: unsigned(row, 2)?,
+        content_type: text(row, 3)?,
+        state: bytes(row, 10)?,
+        metadata: decode_metadata(&bytes(row, 4)?),
+        messages: Vec::new(),
+        messages_from: 0,
+        messages_end: 0,
+        chains: WindowChains::default(),
+        message_count: unsigned(row, 5)?,
+        tool_count: unsigned(row, 6)?,
+        checksum: Checksum::from_bytes(digest(row, 7)?),
+        created_at: codec::from_micros(row.get(8)?),
+        quarantine: reason.map(|reason| Quarantine { reason }),
+        label: optional_text(row, 11)?,
+    })
+}
+
+/// Reads `window` of the checkpoint's messages, ascending, with the chain digests stored
+/// around it; fewer messages than the window spans when rows are missing, which the engine's
+/// verification reports.
+fn read_window(
+    conn: &Connection,
+    run: &RunKey,
+    checkpoint: &mut StoredCheckpoint,
+    window: MessageWindow,
+) -> Result<()> {
+    let count = checkpoint.message_count;
+    let from = window.offset.min(count);
+    // A tampered count past i64::MAX simply means "all of them".
+    let below = i64::try_from(count).unwrap_or(i64::MAX);
+    let start = i64::try_from(from).unwrap_or(i64::MAX);
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT seq, role, content FROM messages
+              WHERE tenant = ?1 AND run_id = ?2 AND seq >= ?3 AND seq < ?4 ORDER BY seq",
+        )
+        .db()?;
+    let mut rows = statement
+        .query(params![
+            run.tenant.as_str(),
+            run.run_id.as_str(),
+            start,
+            below
+        ])
+        .db()?;
+    let mut cut = window.cut();
+    let mut end = count;
+    let mut messages = Vec::new();
+    while let Some(row) = rows.next().db()? {
+        // The size first, from SQLite's own buffer: the body of the message past the window is
+        // never copied out.
+        let size = row.get_ref(2).db()?.as_bytes().map_or(0, <[u8]>::len);
+        if !cut.admit(size) {
+            end = unsigned(row, 0).db()?;
+            break;
+        }
+        messages.push(Message {
+            role: text(row, 1).db()?,
+            content: bytes(row, 2).db()?,
+        });
+    }
+    let chain_at = |seq: u64| match seq.checked_sub(1) {
+        Some(seq) => message_chain_at(conn, run, codec::signed(seq, "seq")?),
+        None => Ok(None),
+    };
+    checkpoint.chains = WindowChains {
+        before: chain_at(from)?,
+        after: if end < count { chain_at(end)? } else { None },
+        head: if end < count { chain_at(count)? } else { None },
+    };
+    checkpoint.messages = messages;
+    checkpoint.messages_from = from;
+    checkpoint.messages_end = end;
+    Ok(())
+}
+
+/// The columns of a tool journal row, in the order [`tool_row`] reads them.
+pub(super) const TOOL_COLUMNS: &str =
+    "seq, call_id, tool_name, step, is_error, chain, recorded_at, intent, output";
+
+/// The run's whole tool journal, ascending by seq.
+pub(super) fn tools(conn: &Connection, run: &RunKey) -> Result<Vec<ToolRecord>> {
+    let mut statement = conn
+        .prepare_cached(&format!(
+            "SELECT {TOOL_COLUMNS} FROM tool_results WHERE tenant = ?1 AND run_id = ?2 ORDER BY seq"
+        ))
+        .db()?;
+    let rows = statement
+        .query_map(params![run.tenant.as_str(), run.run_id.as_str()], tool_row)
+        .db()?;
+    let mut records = Vec::new();
+    for row in rows {
+        records.push(row.db()?.into_record()?);
+    }
+    Ok(records)
+}
+
+/// A tool journal row whose call id has not been validated yet; that needs our error type,
+/// which a rusqlite row callback cannot return.
+pub(super) struct RawTool {
+    call_id: String,
+    record: ToolRecordFields,
+}
+
+struct ToolRecordFields {
+    seq: u64,
+    tool_name: String,
+    step: Step,
+    output: Vec<u8>,
+    is_error: bool,
+    recorded_at: std::time::SystemTime,
+    chain: Digest32,
+    kind: EntryKind,
+}
+
+/// Reads a row selected with [`TOOL_COLUMNS`].
+pub(super) fn tool_row(row: &Row<'_>) -> rusqlite::Result<RawTool> {
+    Ok(RawTool {
+        call_id: text(row, 1)?,
+        record: ToolRecordFields {
+            seq: unsigned(row, 0)?,
+            tool_name: text(row, 2)?,
+            step: Step::new(unsigned(row, 3)?),
+            is_error: row.get::<_, i64>(4)? != 0,
+            chain: digest(row, 5)?,
+            recorded_at: codec::from_micros(row.get(6)?),
+            kind: if row.get::<_, i64>(7)? != 0 {
+                EntryKind::Intent
+            } else {
+                EntryKind::Result
+            },
+            output: bytes(row, 8)?,
+        },
+    })
+}
+
+impl RawTool {
+    pub(super) fn into_record(self) -> Result<ToolRecord> {
+        let fields = self.record;
+        // A journal entry cannot be skipped like a checkpoint (its tool might run twice), so a
+        // damaged call id fails the read, as the engine fails any damaged journal.
+        let call_id = CallId::parse(&self.call_id).map_err(|_| {
+            Error::DataLoss(format!(
+                "tool journal entry {} has a damaged call_id",
+                fields.seq
+            ))
+        })?;
+        Ok(ToolRecord {
+            kind: fields.kind,
+            call_id,
+            tool_name: fields.tool_name,
+            step: fields.step,
+            output: fields.output,
+            is_error: fields.is_error,
+            seq: fields.seq,
+            recorded_at: fields.recorded_at,
+            chain: fields.chain,
+        })
+    }
+}
+
+/// Every step that has a checkpoint, ascending.
+pub(super) fn steps(conn: &Connection, run: &RunKey) -> Result<Vec<Step>> {
+    let mut statement = conn
+        .prepare_cached(
+            "SELECT step FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 ORDER BY step",
+        )
+        .db()?;
+    let rows = statement
+        .query_map(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
+            unsigned(row, 0).map(Step::new)
+        })
+        .db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
+
+/// Up to `query.limit` summaries within the query's bounds, in its order: an index range scan
+/// on the primary key either way.
+pub(super) fn list(
+    conn: &Connection,
+    run: &RunKey,
+    query: &ListQuery,
+) -> Result<Vec<CheckpointSummary>> {
+    // Steps are never negative, so "above -1" is "from the start" and "below i64::MAX" is "to
+    // the end" (no step reaches it): one statement per direction serves every query.
+    let above = match query.above {
+        Some(step) => codec::signed(step.get(), "step")?,
+        None => -1,
+    };
+    let below = match query.below {
+        Some(step) => codec::signed(step.get(), "step")?,
+        None => i64::MAX,
+    };
+    let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+    let order = if query.descending { "DESC" } else { "ASC" };
+    let mut statement = conn
+        .prepare_cached(&format!(
+            "SELECT step, length(state), quarantine_reason, created_at, checksum, epoch,
+                    message_count, label, metadata
+               FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step > ?3 AND step < ?4
+              ORDER BY step {order} LIMIT ?5"
+        ))
+        .db()?;
+    let rows = statement
+        .query_map(
+            params![
+                run.tenant.as_str(),
+                run.run_id.as_str(),
+                above,
+                below,
+                limit
+            ],
+            |row| {
+                let reason = optional_text(row, 2)?;
+                Ok(CheckpointSummary {
+                    step: Step::new(unsigned(row, 0)?),
+                    size_bytes: unsigned(row, 1)?,
+                    quarantine: reason.map(|reason| Quarantine { reason }),
+                    created_at: codec::from_micros(row.get(3)?),
+                    checksum: Checksum::from_bytes(digest(row, 4)?),
+                    epoch: unsigned(row, 5)?,
+                    message_count: unsigned(row, 6)?,
+                    label: optional_text(row, 7)?,
+                    metadata: decode_metadata(&bytes(row, 8)?),
+                })
+            },
+        )
+        .db()?;
+    rows.collect::<rusqlite::Result<_>>().db()
+}
+
+/// The head columns of a run row with its checkpoint figures, as [`run_info_row`] reads them.
+const RUN_INFO: &str = "SELECT r.run_id, r.epoch, r.message_count, r.tool_count, r.updated_at,
+        (SELECT max(step) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id),
+        (SELECT max(step) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id
+            AND quarantine_reason IS NULL),
+        (SELECT count(*) FROM checkpoints c WHERE c.tenant = r.tenant AND c.run_id = r.run_id)
+   FROM runs r";
+
+/// A row of [`RUN_INFO`]; the run id is checked like wire input, since a damaged one must not
+/// reach a client as if it were valid.
+fn run_info_row(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
+    let raw: String = text(row, 0)?;
+    let run_id = RunId::parse(&raw).map_err(|error| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(error))
+    })?;
+    let step = |index| -> rusqlite::Result<Option<Step>> {
+        Ok(match row.get::<_, Option<i64>>(index)? {
+            None => None,
+            Some(_) => Some(Step::new(unsigned(row, index)?)),
+        })
+    };
+    Ok(RunInfo {
+        run_id,
+        epoch: unsigned(row, 1)?,
+        message_count: unsigned(row, 2)?,
+        tool_count: unsigned(row, 3)?,
+        updated_at: codec::from_micros(row.get(4)?),
+        latest_step: step(5)?,
+        latest_valid_step: step(6)?,
+        checkpoint_count: unsigned(row, 7)?,
+    })
+}
+
+/// The run's [`RunInfo`], or `None` when the run does not exist.
+pub(super) fn run_info(conn: &Connection, run: &RunKey) -> Result<Option<RunInfo>> {
+    conn.prepare_cached(&format!("{RUN_INFO} WHERE r.tenant = ?1 AND r.run_id = ?2"))
+        .db()?
+        .query_row(
+            params![run.tenant.as_str(), run.run_id.as_str()],
+            run_info_row,
+        )
+        .optional()
+        .db()
+}
+
+/// One keyset page of the tenant's runs whose id starts with `prefix`, after `after`: a range
+/// on the primary key, whose BINARY collation is byte order.
+pub(super) fn list_runs(
+    conn: &Connection,
+    tenant: &Tenant,
+    prefix: &str,
+    after: Option<&RunId>,
+    limit: usize,
+) -> Result<Vec<RunInfo>> {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    // The empty string sorts before every run id, so "after nothing" needs no statement of its own.
+    let after = after.map_or("", RunId::as_str);
+    match prefix_upper_bound(prefix) {
+        Some(bound) => conn
+            .prepare_cached(&format!(
+                "{RUN_INFO} WHERE r.tenant = ?1 AND r.run_id >= ?2 AND r.run_id < ?3
+                   AND r.run_id > ?4 ORDER BY r.run_id LIMIT ?5"
+            ))
+            .db()?
+            .query_map(
+                params![tenant.as_str(), prefix, bound, after, limit],
+                run_info_row,
+            )
+            .db()?
+            .collect::<rusqlite::Result<_>>()
+            .db(),
+        None => conn
+            .prepare_cached(&format!(
+                "{RUN_INFO} WHERE r.tenant = ?1 AND r.run_id >= ?2 AND r.run_id > ?3
+                  ORDER BY r.run_id LIMIT ?4"
+            ))
+            .db()?
+            .query_map(params![tenant.as_str(), prefix, after, limit], run_info_row)
+            .db()?
+            .collect::<rusqlite::Result<_>>()
+            .db(),
+    }
+}
+
+/// The run's [`LatestHead`]: one statement over the run row and the latest valid checkpoint.
+pub(super) fn latest_head(conn: &Connection, run: &RunKey) -> Result<Option<LatestHead>> {
+    conn.prepare_cached(
+        "SELECT r.tool_count, r.tool_head, c.step, c.id, c.epoch, c.checksum
+           FROM runs r
+           LEFT JOIN checkpoints c
+             ON c.tenant = r.tenant AND c.run_id = r.run_id
+            AND c.step = (SELECT max(step) FROM checkpoints
+                           WHERE tenant = r.tenant AND run_id = r.run_id
+                             AND quarantine_reason IS NULL)
+          WHERE r.tenant = ?1 AND r.run_id = ?2",
+    )
+    .db()?
+    .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
+        let checkpoint = match row.get::<_, Option<i64>>(2)? {
+            None => None,
+            Some(_) => Some(CheckpointHead {
+                step: Step::new(unsigned(row, 2)?),
+                id: text(row, 3)?,
+                epoch: unsigned(row, 4)?,
+                checksum: Checksum::from_bytes(digest(row, 5)?),
+            }),
+        };
+        Ok(LatestHead {
+            checkpoint,
+            tools: ToolChain {
+                len: unsigned(row, 0)?,
+                head: digest(row, 1)?,
+            },
+        })
+    })
+    .optional()
+    .db()
+}

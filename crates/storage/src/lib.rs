@@ -1,0 +1,18 @@
+//! checkpointd's storage contracts and the memory backend that implements them all.
+//!
+//! - [`store`]: the `CheckpointStore` and `RetentionStore` contracts, `MemoryStore`, and
+//!   `wrap_checkpoint_store!` for wrappers that forward to a store.
+//! - [`queue`]: the `TaskQueue` contract and `MemoryQueue`.
+//! - [`keys`]: the `ApiKeyStore` contract and `MemoryKeys`.
+//!
+//! With the `testsuite` feature, each contract's behaviour suite (`store::tests`,
+//! `queue::tests`, `keys::tests`) is public, so the database crates and the server's wrappers
+//! run the same behaviours from their own tests.
+
+pub mod keys;
+pub mod queue;
+pub mod store;
+
+/// The core crate, for the paths `wrap_checkpoint_store!` expands to in other crates.
+#[doc(hidden)]
+pub use checkpointd_core as __core;
