@@ -6,8 +6,8 @@
 //!
 //! # Layout
 //!
-//! - [`app`]: the composition root: the one place a server is built and run, with its
-//!   [`shutdown::Shutdown`].
+//! - [`app`]: the composition root: the one place a server is built (the database, the
+//!   wrappers around it, every service) and run, with its [`shutdown::Shutdown`].
 //! - [`database`]: opens the database a URL names (SQLite, Postgres or memory, from their
 //!   crates), as each storage contract it serves.
 //! - [`service`]: the rules callers go through: the checkpoint engine (verification, fallback
@@ -17,6 +17,8 @@
 //! - [`cache`]: the Redis hot cache, a wrapper around the checkpoint store contract.
 //! - [`maintenance`]: the retention pruner and the integrity scrub, which page through the
 //!   whole store, and the reaper, which buries stale tasks on their final attempt as dead letters.
+//! - [`transport`]: the accept loop, connection limits and TLS (reloaded on change) under the
+//!   gRPC services.
 //! - [`grpc`]: one thin adapter per service, health and reflection, as one router; the only
 //!   place an error becomes a gRPC status ([`grpc::status`]).
 //! - [`wire`]: domain records as `checkpoint.v1` messages, shared by the edge and the cache.
@@ -36,6 +38,7 @@ pub mod maintenance;
 pub mod service;
 pub mod shutdown;
 pub mod telemetry;
+pub mod transport;
 pub mod wire;
 
 /// The generated `checkpoint.v1` code and descriptor set, from the protocol crate.

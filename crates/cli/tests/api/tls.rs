@@ -7,9 +7,9 @@ use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 
-use checkpointd::app::TlsSettings;
 use checkpointd::config::ServeConfig;
 use checkpointd::proto::ClaimRequest;
+use checkpointd::transport::TlsSettings;
 use checkpointd_runner::api::RunnerApi;
 use checkpointd_runner::client::Clients;
 use checkpointd_runner::dial::{Dial, DialArgs};

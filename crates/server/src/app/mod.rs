@@ -6,12 +6,9 @@
 
 mod admin;
 mod background;
-mod incoming;
 mod queue_depth;
-mod served;
-mod tls;
 
-pub use tls::{DEFAULT_RELOAD_INTERVAL, TlsReloader, TlsSettings};
+use crate::transport::TlsReloader;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -25,9 +22,10 @@ use crate::cache::CachedStore;
 use crate::config::ServeConfig;
 use crate::database;
 use crate::grpc::auth::{AuthLayer, Authenticator};
-use crate::grpc::{self, Backends, ServerSettings};
-use crate::service::Engine;
+use crate::grpc::{self, ServerSettings};
+use crate::service::{Engine, RetentionService, Services, TaskService};
 use crate::shutdown::Shutdown;
+use crate::transport;
 use checkpointd_core::secret::ExposeSecret;
 use checkpointd_core::secret::redact_url;
 use checkpointd_storage::keys::ApiKeyStore;
@@ -185,16 +183,19 @@ impl App {
         if !healthy {
             tracing::warn!("store unreachable at startup; health is NOT_SERVING");
         }
-        let router = grpc::router(
-            Backends {
-                engine: engine.clone(),
-                retention: retention.clone(),
-                queue: Some(queue.clone()),
-            },
-            &settings,
-            health.clone(),
-            AuthLayer::new(auth),
-        )?;
+        let tasks = TaskService::new(
+            queue.clone(),
+            settings.retry_defaults,
+            settings.stale_threshold,
+        )
+        .with_approval_pins(retention.clone())
+        .with_auto_resume_hitl(settings.auto_resume_hitl);
+        let services = Services {
+            engine: engine.clone(),
+            retention: RetentionService::new(retention.clone()),
+            tasks: Some(tasks),
+        };
+        let router = grpc::router(services, &settings, health.clone(), AuthLayer::new(auth))?;
         shutdown.spawn(begin_on(signal, shutdown.clone()));
         background::watch_health(
             &shutdown,
@@ -207,10 +208,10 @@ impl App {
         background::serve_admin(&shutdown, admin_listener, metrics, engine.clone());
         background::run_maintenance(&shutdown, engine, retention, queue, &settings);
         if let Some(tls) = &tls {
-            tls::watch(&shutdown, tls.clone());
+            transport::tls::watch(&shutdown, tls.clone());
         }
-        let incoming = served::ServedIncoming::new(
-            incoming::GuardedIncoming::new(listener, settings.connections),
+        let incoming = transport::served::ServedIncoming::new(
+            transport::incoming::GuardedIncoming::new(listener, settings.connections),
             tls,
             settings.connections.header_read_timeout,
         );

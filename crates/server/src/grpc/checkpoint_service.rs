@@ -2,7 +2,6 @@
 //! service), convert the answer.
 
 use crate::grpc::status::to_status;
-use std::sync::Arc;
 
 use tonic::{Request, Response, Status};
 
@@ -18,7 +17,6 @@ use checkpointd_core::domain::{
     Checksum, Epoch, NewCheckpoint, NewToolResult, RunKey, Step, check_label, check_text,
 };
 use checkpointd_core::error::{Error, Result};
-use checkpointd_storage::store::RetentionStore;
 
 mod journal_api;
 mod reads_api;
@@ -28,24 +26,18 @@ mod reads_api;
 pub struct CheckpointApi {
     engine: Engine,
     retention: RetentionService,
-    /// What ValidateTenant's scrub pages through.
-    scrub_listing: Arc<dyn RetentionStore>,
     max_request_bytes: usize,
     answers: AnswerLimits,
     answer_budget: AnswerBudget,
 }
 
 impl CheckpointApi {
-    /// `retention` is the store itself, never a cache: pins, policies and the scrub's listing.
-    pub fn new(
-        engine: Engine,
-        retention: Arc<dyn RetentionStore>,
-        max_request_bytes: usize,
-    ) -> Self {
+    /// `retention` works on the store itself, never a cache: pins, policies and the scrub's
+    /// listing.
+    pub fn new(engine: Engine, retention: RetentionService, max_request_bytes: usize) -> Self {
         Self {
             engine,
-            retention: RetentionService::new(retention.clone()),
-            scrub_listing: retention,
+            retention,
             max_request_bytes,
             answers: AnswerLimits::default(),
             answer_budget: AnswerBudget::new(AnswerLimits::default().max_inflight_bytes),
@@ -82,7 +74,7 @@ impl CheckpointApi {
     /// Fills in who pins each listed checkpoint, from the retention facts of the caller's own
     /// run (pins live beside retention, not in the checkpoint rows the listing reads).
     async fn add_pins(&self, run: &RunKey, page: &mut [proto::CheckpointSummary]) -> Result<()> {
-        let Some(facts) = self.scrub_listing.retention_facts(run).await? else {
+        let Some(facts) = self.retention.store().retention_facts(run).await? else {
             return Ok(());
         };
         let mut pins: std::collections::HashMap<i64, Vec<String>> = facts
@@ -447,7 +439,7 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::ValidateTenantRequest>,
     ) -> Result<Response<VerdictStream>, Status> {
         Ok(Response::new(
-            retention_api::validate_tenant(&self.engine, &self.scrub_listing, request)
+            retention_api::validate_tenant(&self.engine, self.retention.store(), request)
                 .map_err(to_status)?,
         ))
     }

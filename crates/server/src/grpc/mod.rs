@@ -19,7 +19,6 @@ pub mod tenant;
 pub mod tls_settings;
 mod wire_status;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use tonic::transport::Server;
@@ -38,25 +37,13 @@ pub use task_service::TaskApi;
 use crate::maintenance::RetentionSettings;
 use crate::proto::checkpoint_service_server::CheckpointServiceServer;
 use crate::proto::task_service_server::TaskServiceServer;
-use crate::service::{Engine, TaskService};
+use crate::service::Services;
 use crate::telemetry::rpc_layer::RpcLayer;
 use auth::AuthLayer;
-use checkpointd_storage::queue::{RetryPolicy, TaskQueue};
-use checkpointd_storage::store::RetentionStore;
+use checkpointd_storage::queue::RetryPolicy;
 use connection::ActivityLayer;
 use request_limits::RequestLimitsLayer;
 use wire_status::WireStatusLayer;
-
-/// What the server serves: checkpoints always, the task queue when one is configured.
-#[derive(Clone)]
-pub struct Backends {
-    /// The checkpoint engine over the store, with the cache in front when there is one.
-    pub engine: Engine,
-    /// The same database's retention contract, reached around any cache: operator pins and
-    /// policies, approval pins, the pruner and the scrub.
-    pub retention: Arc<dyn RetentionStore>,
-    pub queue: Option<Arc<dyn TaskQueue>>,
-}
 
 /// How the server treats requests and shutdown.
 #[derive(Clone, Debug)]
@@ -130,18 +117,19 @@ pub type ServerRouter = Router<
 >;
 
 /// The server's services behind the RPC and auth layers: health (whose statuses `health`
-/// sets), reflection, checkpoints, and tasks when a queue is configured.
+/// sets), reflection, checkpoints, and tasks when the services include them. The services
+/// come built from the composition root; this only puts them on the wire.
 pub fn router(
-    backends: Backends,
+    services: Services,
     settings: &ServerSettings,
     health: HealthReporter,
     auth: AuthLayer,
 ) -> Result<ServerRouter, tonic_reflection::server::Error> {
-    let Backends {
+    let Services {
         engine,
         retention,
-        queue,
-    } = backends;
+        tasks,
+    } = services;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
@@ -153,14 +141,11 @@ pub fn router(
         .saturating_mul(2)
         .max(settings.max_request_bytes.saturating_add(1 << 20));
     let checkpoints = CheckpointServiceServer::new(
-        CheckpointApi::new(engine, retention.clone(), settings.max_request_bytes)
+        CheckpointApi::new(engine, retention, settings.max_request_bytes)
             .with_answer_limits(settings.answers),
     )
     .max_decoding_message_size(decode_ceiling);
-    let tasks = queue.map(|queue| {
-        let tasks = TaskService::new(queue, settings.retry_defaults, settings.stale_threshold)
-            .with_approval_pins(retention)
-            .with_auto_resume_hitl(settings.auto_resume_hitl);
+    let tasks = tasks.map(|tasks| {
         TaskServiceServer::new(TaskApi::new(tasks)).max_decoding_message_size(decode_ceiling)
     });
     let connections = settings.connections;

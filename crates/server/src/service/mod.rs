@@ -20,5 +20,16 @@ pub use journal::JournalView;
 pub use retention::RetentionService;
 pub use tasks::{EnqueueTask, RetryOverrides, TaskService};
 
+/// Every service the transports serve, built once, by the composition root ([`crate::app`]).
+#[derive(Clone)]
+pub struct Services {
+    /// The checkpoint engine over the store, with the cache in front when there is one.
+    pub engine: Engine,
+    /// Operator retention on the same database, reached around any cache.
+    pub retention: RetentionService,
+    /// The task queue's rules, when the server serves a queue.
+    pub tasks: Option<TaskService>,
+}
+
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,11 @@ impl RetentionService {
         Self { store }
     }
 
+    /// The retention contract underneath, for the scrub's listing of a tenant's checkpoints.
+    pub fn store(&self) -> &Arc<dyn RetentionStore> {
+        &self.store
+    }
+
     /// Sets the run's policy (`None`: back to the server default), stored in its canonical
     /// text form so every reader parses it the same way.
     pub async fn set_policy(&self, run: &RunKey, policy: Option<RetentionPolicy>) -> Result<()> {

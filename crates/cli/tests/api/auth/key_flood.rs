@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
+use checkpointd::grpc::ServerSettings;
 use checkpointd::grpc::auth::key_gate::{MISSES_PER_WINDOW, WINDOW};
 use checkpointd::grpc::auth::{AuthLayer, Authenticator};
-use checkpointd::grpc::{Backends, ServerSettings};
 use checkpointd::proto::LoadLatestRequest;
+use checkpointd::service::{RetentionService, Services};
 use checkpointd_core::domain::{ApiKey, Role};
 use checkpointd_core::error::Result;
 use checkpointd_storage::keys::ApiKeyStore;
@@ -74,10 +75,10 @@ async fn counted_server(app: &TestApp) -> (SocketAddr, Arc<CountingKeys>) {
         .unwrap();
     let (health, _) = tonic_health::server::health_reporter();
     let router = checkpointd::grpc::router(
-        Backends {
+        Services {
             engine: app.engine.clone(),
-            retention: app.retention.clone(),
-            queue: None,
+            retention: RetentionService::new(app.retention.clone()),
+            tasks: None,
         },
         &ServerSettings::default(),
         health,
