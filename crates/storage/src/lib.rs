@@ -4,12 +4,14 @@
 //!   `wrap_checkpoint_store!` for wrappers that forward to a store.
 //! - [`queue`]: the `TaskQueue` contract and `MemoryQueue`.
 //! - [`keys`]: the `ApiKeyStore` contract and `MemoryKeys`.
+//! - [`migrations`]: the schema versions every SQL backend applies, named once.
 //!
 //! With the `testsuite` feature, each contract's behaviour suite (`store::tests`,
 //! `queue::tests`, `keys::tests`) is public, so the database crates and the server's wrappers
 //! run the same behaviours from their own tests.
 
 pub mod keys;
+pub mod migrations;
 pub mod queue;
 pub mod store;
 

@@ -5,22 +5,16 @@ use deadpool_postgres::Client;
 use crate::error::db;
 use checkpointd_core::error::Result;
 
-/// Every migration, in order; the version is what `checkpointd_migrations` records.
-const MIGRATIONS: &[(i32, &str)] = &[
-    (1, include_str!("../../migrations/0001_initial.sql")),
-    (2, include_str!("../../migrations/0002_tasks.sql")),
-    (3, include_str!("../../migrations/0003_retention.sql")),
-    (4, include_str!("../../migrations/0004_tool_intents.sql")),
-    (
-        5,
-        include_str!("../../migrations/0005_auto_resume_hitl.sql"),
-    ),
-    (6, include_str!("../../migrations/0006_api_keys.sql")),
-    (
-        7,
-        include_str!("../../migrations/0007_labels_and_run_listing.sql"),
-    ),
-];
+/// Embeds each schema version's file from this crate's `migrations/`.
+macro_rules! embed {
+    ($($version:literal => $name:literal),* $(,)?) => {
+        &[$(($version, include_str!(concat!("../../migrations/", $name, ".sql")))),*]
+    };
+}
+
+/// Every migration, in order; the version is what the database records as applied. A version
+/// is never edited once released; changes go in a new version.
+const MIGRATIONS: &[(i32, &str)] = checkpointd_storage::schema_versions!(embed);
 
 /// The advisory lock key: one constant for every checkpointd instance ("cpd" + "migr" in ASCII),
 /// so two instances starting at once migrate one after the other. It is deliberately global to

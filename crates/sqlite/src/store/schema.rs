@@ -1,5 +1,5 @@
 //! Opening connections with the PRAGMAs durability needs, and applying the versioned migrations
-//! embedded from `migrations/sqlite/`.
+//! embedded from the crate's `migrations/`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,22 +10,16 @@ use crate::codec;
 use crate::error::DbResultExt;
 use checkpointd_core::error::{Error, Result};
 
-/// Every migration, in order. A version is never edited once released; changes go in a new file.
-const MIGRATIONS: &[(i64, &str)] = &[
-    (1, include_str!("../../migrations/0001_initial.sql")),
-    (2, include_str!("../../migrations/0002_tasks.sql")),
-    (3, include_str!("../../migrations/0003_retention.sql")),
-    (4, include_str!("../../migrations/0004_tool_intents.sql")),
-    (
-        5,
-        include_str!("../../migrations/0005_auto_resume_hitl.sql"),
-    ),
-    (6, include_str!("../../migrations/0006_api_keys.sql")),
-    (
-        7,
-        include_str!("../../migrations/0007_labels_and_run_listing.sql"),
-    ),
-];
+/// Embeds each schema version's file from this crate's `migrations/`.
+macro_rules! embed {
+    ($($version:literal => $name:literal),* $(,)?) => {
+        &[$(($version, include_str!(concat!("../../migrations/", $name, ".sql")))),*]
+    };
+}
+
+/// Every migration, in order; the version is what the database records as applied. A version
+/// is never edited once released; changes go in a new version.
+const MIGRATIONS: &[(i64, &str)] = checkpointd_storage::schema_versions!(embed);
 
 /// How long a statement waits for another process's lock before failing as `Unavailable`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
