@@ -8,7 +8,7 @@
 //! - [`queue`]: task records and every queue transition as pure functions.
 //! - [`secret`]: secrets in configuration and the one way a URL is shown.
 //! - [`time`]: stored time, whole microseconds since the epoch, written once.
-//! - [`testing`] (feature `testing`): builders of domain values for tests in any crate.
+//! - `testing` (feature `testing`): builders of domain values for tests in any crate.
 
 pub mod domain;
 pub mod error;

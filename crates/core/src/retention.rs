@@ -1,8 +1,8 @@
 //! The rules of retention as pure functions, shared by every backend: which checkpoints a
 //! policy lets go, and which are protected whatever the policy says.
 //!
-//! Backends only fetch the facts ([`super::RetentionFacts`]) and delete what the pruner asks,
-//! so every store keeps exactly the same checkpoints.
+//! Backends only fetch the facts (the storage crate's `RetentionFacts`) and delete what the
+//! pruner asks, so every store keeps exactly the same checkpoints.
 
 use std::fmt;
 use std::str::FromStr;

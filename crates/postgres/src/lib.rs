@@ -6,7 +6,7 @@
 //! - `queue`: [`PostgresQueue`], the task queue on the store's pool and schema.
 //! - `keys`: the API key contract on the same pool.
 //! - `error`: driver errors classified by SQLSTATE; [`tls`]: `sslmode` and certificates from
-//!   the database URL; [`testing`] (feature `testing`): a schema per test.
+//!   the database URL; `testing` (feature `testing`): a schema per test.
 
 mod error;
 mod keys;

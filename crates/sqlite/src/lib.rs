@@ -6,7 +6,7 @@
 //! - `queue`: [`SqliteQueue`], the task queue on the store's file and connections.
 //! - `keys`: the API key contract on the same file.
 //! - `codec` and `error`: column conversions and driver-error classification, shared by all
-//!   three; [`testing`] (feature `testing`): the store as a behaviour-suite backend.
+//!   three; `testing` (feature `testing`): the store as a behaviour-suite backend.
 
 mod codec;
 mod error;

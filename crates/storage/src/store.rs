@@ -62,7 +62,7 @@ pub struct CheckpointHead {
 ///
 /// Every method is scoped to one tenant's run and never reads across tenants. Backends store
 /// and fetch; the rules (what a Save may do, what counts as valid) live in [`plan`] and in
-/// [`crate::service::checkpoints`], so every backend keeps them identically. Retention, pins
+/// the server's checkpoint engine, so every backend keeps them identically. Retention, pins
 /// and the store-wide listings of maintenance are apart, in [`RetentionStore`]: a wrapper
 /// such as the cache wraps this contract alone.
 #[async_trait]

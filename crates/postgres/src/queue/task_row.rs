@@ -177,7 +177,7 @@ impl<'a> TaskParams<'a> {
     }
 }
 
-/// Reads one row selected with [`task_columns`].
+/// Reads one row selected with [`checkpointd_storage::task_columns`].
 pub(super) fn decode(row: &Row) -> Result<Task> {
     let id: String = column(row, "id")?;
     let run_id: String = column(row, "run_id")?;

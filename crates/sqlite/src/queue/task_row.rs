@@ -128,7 +128,7 @@ fn mutable_params(task: &Task) -> Result<Vec<Param<'_>>> {
     ])
 }
 
-/// Reads one row selected with [`task_columns`].
+/// Reads one row selected with [`checkpointd_storage::task_columns`].
 pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Task> {
     let id: String = row.get("id")?;
     let run_id: String = row.get("run_id")?;
