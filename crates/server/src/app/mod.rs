@@ -11,7 +11,7 @@ mod queue_depth;
 mod served;
 mod tls;
 
-pub use tls::{DEFAULT_RELOAD_INTERVAL, TlsReloader, TlsSettings};
+pub use tls::{TlsReloader, TlsSettings};
 
 use std::future::Future;
 use std::net::SocketAddr;
