@@ -22,10 +22,10 @@ use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
 use crate::cache::CachedStore;
-use crate::config::ServeConfig;
+use crate::config::{ServeConfig, ServerSettings};
 use crate::database;
 use crate::grpc::auth::{AuthLayer, Authenticator};
-use crate::grpc::{self, Backends, ServerSettings};
+use crate::grpc::{self, Backends};
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
 use checkpointd_core::secret::ExposeSecret;
