@@ -7,4 +7,4 @@ pub(crate) mod incoming;
 pub(crate) mod served;
 pub mod tls;
 
-pub use tls::{DEFAULT_RELOAD_INTERVAL, TlsReloader, TlsSettings};
+pub use tls::{TlsReloader, TlsSettings};

@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
 use super::{admin, queue_depth};
-use crate::grpc::ServerSettings;
+use crate::config::ServerSettings;
 use crate::grpc::health;
 use crate::maintenance::{Pruner, Reaper};
 use crate::service::Engine;

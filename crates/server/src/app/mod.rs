@@ -19,10 +19,10 @@ use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
 use crate::cache::CachedStore;
-use crate::config::ServeConfig;
+use crate::config::{ServeConfig, ServerSettings};
 use crate::database;
+use crate::grpc;
 use crate::grpc::auth::{AuthLayer, Authenticator};
-use crate::grpc::{self, ServerSettings};
 use crate::service::{Engine, RetentionService, Services, TaskService};
 use crate::shutdown::Shutdown;
 use crate::transport;

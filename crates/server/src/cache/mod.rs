@@ -16,12 +16,11 @@ mod stats;
 pub(crate) mod tests;
 mod writer;
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::watch;
 
+pub use crate::config::CacheSettings;
 pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 
@@ -31,44 +30,13 @@ use checkpointd_core::domain::{
 };
 use checkpointd_core::error::Result;
 use checkpointd_core::plan::JournalRewrite;
-use checkpointd_core::secret::{ExposeSecret, SecretString};
+use checkpointd_core::secret::ExposeSecret;
 use checkpointd_storage::store::{
     CheckpointStore, DeletedCheckpoints, LatestHead, Snapshot, Which,
 };
 use checkpointd_storage::wrap_checkpoint_store;
 use link::RedisLink;
 use writer::{CacheWrite, CacheWriter};
-
-/// How the cache behaves; see the `--cache-*` flags.
-#[derive(Clone, Debug)]
-pub struct CacheSettings {
-    /// `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS; secret, as it may hold
-    /// a password.
-    pub url: SecretString,
-    /// PEM CA bundle for a `rediss://` server's certificate; `None`: the system's roots.
-    pub ca_cert: Option<PathBuf>,
-    /// Prepended to every key, so several deployments can share one Redis.
-    pub prefix: String,
-    /// How long an entry lives after its last write.
-    pub ttl: Duration,
-    /// Checkpoints whose state and messages exceed this many bytes are not cached.
-    pub max_entry_bytes: usize,
-    /// How long a Redis call may take before Redis counts as down for a while.
-    pub timeout: Duration,
-}
-
-impl CacheSettings {
-    pub fn new(url: impl Into<SecretString>) -> Self {
-        Self {
-            url: url.into(),
-            ca_cert: None,
-            prefix: "checkpointd".to_owned(),
-            ttl: Duration::from_secs(3600),
-            max_entry_bytes: 1024 * 1024,
-            timeout: Duration::from_millis(250),
-        }
-    }
-}
 
 /// A [`CheckpointStore`] with a Redis cache in front of its latest-checkpoint reads.
 pub struct CachedStore {

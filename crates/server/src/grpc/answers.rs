@@ -8,6 +8,7 @@
 //! not (an older client) gets the whole history up to `max_unpaged_bytes` and beyond that
 //! `RESOURCE_EXHAUSTED`/`ANSWER_TOO_LARGE`, never a history silently cut short.
 
+pub use crate::config::AnswerLimits;
 use crate::proto;
 use crate::service::checkpoints::NextPage;
 use checkpointd_core::domain::{Checksum, Step, StoredCheckpoint, ToolRecord};
@@ -17,27 +18,6 @@ use checkpointd_core::error::{Error, Result};
 const TOKEN_VERSION: u8 = 1;
 /// Version, step, offset, checksum and the digest before the page, then the checkpoint id.
 const TOKEN_FIXED_BYTES: usize = 1 + 8 + 8 + 32 + 32;
-
-/// The answer sizes of `checkpointd serve`; each is a flag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AnswerLimits {
-    /// Message bytes per page for a client that follows continuations.
-    pub page_bytes: usize,
-    /// Message bytes of a whole answer for a client that does not.
-    pub max_unpaged_bytes: usize,
-    /// Answer bytes all loads in flight may hold at once (see [`super::answer_budget`]).
-    pub max_inflight_bytes: usize,
-}
-
-impl Default for AnswerLimits {
-    fn default() -> Self {
-        Self {
-            page_bytes: 4 * 1024 * 1024,
-            max_unpaged_bytes: 16 * 1024 * 1024,
-            max_inflight_bytes: 64 * 1024 * 1024,
-        }
-    }
-}
 
 impl AnswerLimits {
     /// The message bytes one answer carries for a client that declares `capabilities`.

@@ -9,41 +9,11 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tonic::codegen::http::{Request, Response};
 use tonic::codegen::{Body, Service};
 use tonic::transport::server::TcpConnectInfo;
-
-/// Limits on client connections; each is a `serve` flag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConnectionSettings {
-    /// A new connection must send the HTTP/2 connection preface within this; zero: no limit.
-    pub header_read_timeout: Duration,
-    /// A connection with no call in flight for this long is closed; zero: never.
-    pub idle_timeout: Duration,
-    /// The server pings an HTTP/2 connection this often; zero: no pings.
-    pub keepalive_interval: Duration,
-    /// A ping unanswered for this long closes the connection.
-    pub keepalive_timeout: Duration,
-    /// Concurrent calls (HTTP/2 streams) one connection may have open.
-    pub max_concurrent_streams: u32,
-    /// Open client connections; more are closed as soon as they are accepted.
-    pub max_connections: usize,
-}
-
-impl Default for ConnectionSettings {
-    fn default() -> Self {
-        Self {
-            header_read_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(300),
-            keepalive_interval: Duration::from_secs(30),
-            keepalive_timeout: Duration::from_secs(10),
-            max_concurrent_streams: 200,
-            max_connections: 4096,
-        }
-    }
-}
 
 /// Calls in flight on one connection and when it last had none.
 #[derive(Debug)]

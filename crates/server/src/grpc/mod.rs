@@ -16,7 +16,6 @@ pub mod status;
 mod task_convert;
 mod task_service;
 pub mod tenant;
-pub mod tls_settings;
 mod wire_status;
 
 use std::time::Duration;
@@ -27,73 +26,19 @@ use tonic_health::pb::health_server::HealthServer;
 use tonic_health::server::{HealthReporter, HealthService};
 use tower_layer::{Identity, Stack};
 
+pub use crate::config::{AnswerLimits, ConnectionSettings, RequestLimits, ServerSettings};
 pub use answer_budget::AnswerShareLayer;
-pub use answers::AnswerLimits;
 pub use checkpoint_service::CheckpointApi;
-pub use connection::ConnectionSettings;
-pub use request_limits::RequestLimits;
 pub use task_service::TaskApi;
 
-use crate::maintenance::RetentionSettings;
 use crate::proto::checkpoint_service_server::CheckpointServiceServer;
 use crate::proto::task_service_server::TaskServiceServer;
 use crate::service::Services;
 use crate::telemetry::rpc_layer::RpcLayer;
 use auth::AuthLayer;
-use checkpointd_storage::queue::RetryPolicy;
 use connection::ActivityLayer;
 use request_limits::RequestLimitsLayer;
 use wire_status::WireStatusLayer;
-
-/// How the server treats requests and shutdown.
-#[derive(Clone, Debug)]
-pub struct ServerSettings {
-    /// Largest request accepted; larger ones get `RESOURCE_EXHAUSTED`.
-    pub max_request_bytes: usize,
-    /// How long in-flight calls may run after shutdown begins.
-    pub drain_timeout: Duration,
-    /// How often the store is pinged to drive the health status.
-    pub health_interval: Duration,
-    /// The retry policy of tasks enqueued without one.
-    pub retry_defaults: RetryPolicy,
-    /// The lease of claims that name none.
-    pub stale_threshold: Duration,
-    /// Retention policy default and the background pruner's schedule.
-    pub retention: RetentionSettings,
-    /// Time between two passes of the reaper, which buries stale tasks on their final
-    /// attempt; zero turns it off.
-    pub reap_interval: Duration,
-    /// Whether an approval decision makes a task claimable at once, for tasks enqueued
-    /// without a say; `false` parks decided tasks until `ResumeTask`.
-    pub auto_resume_hitl: bool,
-    /// Timeouts, keepalive and caps of client connections.
-    pub connections: ConnectionSettings,
-    /// How callers authenticate; the default is none.
-    pub auth: auth::AuthSettings,
-    /// Caps on a Save's repeated fields and on the request bytes all calls hold at once.
-    pub limits: RequestLimits,
-    /// How many message bytes one load answers with.
-    pub answers: AnswerLimits,
-}
-
-impl Default for ServerSettings {
-    fn default() -> Self {
-        Self {
-            max_request_bytes: 16 * 1024 * 1024,
-            drain_timeout: Duration::from_secs(10),
-            health_interval: Duration::from_secs(1),
-            retry_defaults: RetryPolicy::default(),
-            stale_threshold: Duration::from_secs(30),
-            retention: RetentionSettings::default(),
-            reap_interval: Duration::from_secs(5),
-            auto_resume_hitl: true,
-            connections: ConnectionSettings::default(),
-            auth: auth::AuthSettings::default(),
-            limits: RequestLimits::default(),
-            answers: AnswerLimits::default(),
-        }
-    }
-}
 
 /// The fully qualified name health checks use for the checkpoint service.
 pub const CHECKPOINT_SERVICE_NAME: &str = "checkpoint.v1.CheckpointService";

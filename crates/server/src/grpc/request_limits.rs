@@ -42,6 +42,7 @@ use super::save_scan::{SaveCaps, SaveScan, scan_for};
 use checkpointd_core::error::Error;
 
 use super::status::status_with_reason;
+pub use crate::config::RequestLimits;
 use crate::heap;
 use crate::telemetry::metrics;
 
@@ -58,46 +59,6 @@ fn exempt_from_budget(path: &str) -> bool {
     path.starts_with("/grpc.health.v1.Health/")
         || path.starts_with("/grpc.reflection.v1.ServerReflection/")
         || path.starts_with("/grpc.reflection.v1alpha.ServerReflection/")
-}
-
-/// What one request and all requests together may hold; each is a `serve` flag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RequestLimits {
-    /// Messages one Save may append.
-    pub max_messages_per_save: usize,
-    /// Metadata entries one Save may carry.
-    pub max_metadata_entries: usize,
-    /// Request bytes all calls in flight may hold at once; `None`: four of the largest
-    /// requests (see [`RequestLimits::inflight_budget`]).
-    pub max_inflight_request_bytes: Option<usize>,
-    /// How long a request waits for room in that budget before it is refused.
-    pub budget_wait: Duration,
-    /// Request bytes the calls of one tenant may hold at once; `None`: half the budget (see
-    /// [`RequestLimits::budget_sizes`]).
-    pub max_tenant_request_bytes: Option<usize>,
-    /// Request bytes the calls on one connection may hold at once; `None`: one largest
-    /// request.
-    pub max_connection_request_bytes: Option<usize>,
-    /// How long a request's body may take to arrive once it holds its bytes (and its prefix
-    /// to arrive before that); a slower one is refused and gives its bytes back.
-    pub body_timeout: Duration,
-}
-
-impl Default for RequestLimits {
-    fn default() -> Self {
-        Self {
-            max_messages_per_save: 10_000,
-            max_metadata_entries: 1_000,
-            max_inflight_request_bytes: None,
-            budget_wait: Duration::from_secs(5),
-            max_tenant_request_bytes: None,
-            max_connection_request_bytes: None,
-            // A largest (16 MiB) request arrives in 30 s at 0.5 MiB/s, far slower than any
-            // client in the same cluster or region; a stalled body holds its tenant's share
-            // for no longer than that.
-            body_timeout: Duration::from_secs(30),
-        }
-    }
 }
 
 impl RequestLimits {

@@ -1,38 +1,18 @@
 //! The retention pruner: plans each run with [`checkpointd_core::retention`] and deletes in small
 //! fenced batches, once (`checkpointd prune`) or periodically inside the server.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
 use std::sync::Arc;
 
+pub use crate::config::RetentionSettings;
 use crate::service::Engine;
 use checkpointd_core::domain::{RunKey, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::retention::{self, Protected, RetentionPolicy};
 use checkpointd_storage::store::RetentionStore;
-
-/// How the server retains checkpoints.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RetentionSettings {
-    /// The policy of runs that set none.
-    pub default_policy: RetentionPolicy,
-    /// Time between two background passes; zero turns the background pruner off.
-    pub prune_interval: Duration,
-    /// Most runs read per page and most checkpoints deleted per transaction.
-    pub batch_size: usize,
-}
-
-impl Default for RetentionSettings {
-    fn default() -> Self {
-        Self {
-            default_policy: RetentionPolicy::All,
-            prune_interval: Duration::from_secs(60),
-            batch_size: 500,
-        }
-    }
-}
 
 /// What a pass decided for one run.
 #[derive(Clone, Debug, PartialEq, Eq)]

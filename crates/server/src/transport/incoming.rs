@@ -20,7 +20,7 @@ use tokio::time::Sleep;
 use tokio_stream::Stream;
 use tonic::transport::server::Connected;
 
-use crate::grpc::ConnectionSettings;
+use crate::config::ConnectionSettings;
 use crate::grpc::connection::{ConnectionActivity, ConnectionInfo};
 
 /// First and longest wait after an accept error that is not the peer's doing.

@@ -19,7 +19,7 @@ use rustls::server::{ServerConfig, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
 use tokio_rustls::TlsAcceptor;
 
-pub use crate::grpc::tls_settings::{DEFAULT_RELOAD_INTERVAL, TlsSettings};
+pub use crate::config::TlsSettings;
 use crate::shutdown::Shutdown;
 
 /// What identifies one version of the files: modification time and size of each.

@@ -10,6 +10,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tonic::codegen::http::Uri;
 
+use crate::config::check_url;
+
 /// The whole exchange, connect to last byte, must fit in this.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// A JWKS is a few kilobytes; anything much larger is not one.
@@ -20,20 +22,6 @@ pub async fn get(url: &str) -> Result<Vec<u8>, String> {
     tokio::time::timeout(FETCH_TIMEOUT, fetch(url))
         .await
         .map_err(|_| format!("fetching the JWKS from {url} took over {FETCH_TIMEOUT:?}"))?
-}
-
-/// Checks that a `--jwt-jwks-url` is one this fetcher can reach.
-pub fn check_url(url: &str) -> Result<(), String> {
-    let uri: Uri = url
-        .parse()
-        .map_err(|error| format!("invalid --jwt-jwks-url {url:?}: {error}"))?;
-    match uri.scheme_str() {
-        Some("http") if uri.host().is_some() => Ok(()),
-        _ => Err(format!(
-            "--jwt-jwks-url {url:?}: only http:// URLs are supported; serve the JWKS from a \
-             sidecar or use --jwt-jwks-file"
-        )),
-    }
 }
 
 async fn fetch(url: &str) -> Result<Vec<u8>, String> {

@@ -2,7 +2,6 @@
 //! URL refetched, every `jwks_refresh` and on an unknown `kid`), with issuer, audience, expiry
 //! and not-before checked; the tenant and role come from configurable claims.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::JwkSet;
@@ -11,34 +10,8 @@ use serde_json::Value;
 use tokio::sync::RwLock;
 
 use super::jwks_fetch;
+pub use crate::config::{JwtKeys, JwtSettings};
 use checkpointd_core::domain::{Identity, Role, Tenant, TenantScope};
-
-/// Where the verification keys come from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum JwtKeys {
-    /// A file holding the HS256 shared secret (surrounding whitespace ignored).
-    SecretFile(PathBuf),
-    /// A JWKS document on disk, re-read on refresh.
-    JwksFile(PathBuf),
-    /// A JWKS document served over `http://`, refetched on refresh.
-    JwksUrl(String),
-}
-
-/// How JWTs are verified; each field is a `serve` flag.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JwtSettings {
-    pub keys: JwtKeys,
-    /// Required `iss`, when set.
-    pub issuer: Option<String>,
-    /// Required `aud`, when set.
-    pub audience: Option<String>,
-    /// The claim naming the tenant; absent or `*` means every tenant (admins only).
-    pub tenant_claim: String,
-    /// The claim naming the role: `agent`, `operator` or `admin`.
-    pub role_claim: String,
-    /// How old a JWKS may get before it is read again.
-    pub jwks_refresh: Duration,
-}
 
 /// A token that does not verify; why is logged at debug level, never sent.
 #[derive(Debug)]

@@ -22,6 +22,7 @@ use std::time::SystemTime;
 use tonic::codegen::Service;
 use tonic::codegen::http::{HeaderMap, Request, Response};
 
+pub use crate::config::AuthSettings;
 pub use jwt::{JwtKeys, JwtSettings, JwtVerifier};
 pub use roles::{Access, access, allows};
 
@@ -30,38 +31,6 @@ use checkpointd_core::error::Error;
 use checkpointd_protocol::TENANT_HEADER;
 use checkpointd_storage::keys::ApiKeyStore;
 use key_gate::{Found, KeyGate};
-
-/// How callers prove who they are; `serve --auth`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AuthSettings {
-    /// `api-key`: bearer tokens may be API keys from the database.
-    pub api_keys: bool,
-    /// `jwt`: bearer tokens may be JWTs, verified as configured here.
-    pub jwt: Option<JwtSettings>,
-    /// Serve without authentication on a non-loopback address anyway.
-    pub allow_unauthenticated: bool,
-}
-
-impl AuthSettings {
-    /// Auth `none`: every call is allowed, the tenant comes from `x-tenant-id`.
-    pub fn is_none(&self) -> bool {
-        !self.api_keys && self.jwt.is_none()
-    }
-
-    /// Refuses to serve every tenant's data to anyone who can reach `listen`.
-    pub fn check_listener(&self, listen: std::net::SocketAddr) -> Result<(), String> {
-        if self.is_none() && !listen.ip().is_loopback() && !self.allow_unauthenticated {
-            return Err(format!(
-                "refusing to listen on {listen} without authentication: any client that can \
-                 reach it could read and change every tenant's data. Set --auth api-key and/or \
-                 jwt (CHECKPOINTD_AUTH), listen on a loopback address, or pass \
-                 --allow-unauthenticated (CHECKPOINTD_ALLOW_UNAUTHENTICATED=true) to run \
-                 insecurely on purpose"
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// What the auth layer established about a call, for the services to read.
 #[derive(Clone, Debug)]

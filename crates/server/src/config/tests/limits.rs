@@ -1,0 +1,90 @@
+//! The request memory settings: caps, the budget and its shares, the body timeout.
+
+use std::time::Duration;
+
+use super::{config_file, serve_args};
+use crate::config::{LimitArgs, ServeConfig, SettingsArgs};
+
+fn resolve(file: &str, args: LimitArgs) -> Result<ServeConfig, String> {
+    let (_dir, path) = config_file(&format!("database = \"memory://\"\n{file}"));
+    ServeConfig::resolve(serve_args(
+        Some(&path),
+        SettingsArgs {
+            limits: args,
+            ..SettingsArgs::default()
+        },
+    ))
+}
+
+#[test]
+fn limits_come_from_the_flag_over_the_file_over_the_defaults() {
+    let config = resolve("", LimitArgs::default()).unwrap();
+    assert_eq!(config.server.limits.max_messages_per_save, 10_000);
+    assert_eq!(config.server.limits.max_metadata_entries, 1_000);
+    assert_eq!(
+        config
+            .server
+            .limits
+            .inflight_budget(config.server.max_request_bytes),
+        64 << 20
+    );
+    let config = resolve(
+        "max_messages_per_save = 5\nmax_metadata_entries = 6\nmax_inflight_request_bytes = 99999999\n",
+        LimitArgs {
+            max_messages_per_save: Some(7),
+            ..LimitArgs::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(config.server.limits.max_messages_per_save, 7);
+    assert_eq!(config.server.limits.max_metadata_entries, 6);
+    assert_eq!(
+        config.server.limits.max_inflight_request_bytes,
+        Some(99_999_999)
+    );
+}
+
+#[test]
+fn shares_and_the_body_timeout_come_from_the_flag_over_the_file_over_the_defaults() {
+    let config = resolve("", LimitArgs::default()).unwrap();
+    let limits = config.server.limits;
+    let sizes = limits.budget_sizes(config.server.max_request_bytes);
+    assert_eq!(
+        (sizes.server, sizes.tenant, sizes.connection),
+        (64 << 20, 32 << 20, 16 << 20)
+    );
+    assert_eq!(limits.body_timeout, Duration::from_secs(30));
+    let config = resolve(
+        "max_request_bytes = 1000\nmax_tenant_request_bytes = 3000\n\
+         max_connection_request_bytes = 2000\nrequest_body_timeout = \"7s\"\n",
+        LimitArgs {
+            max_tenant_request_bytes: Some(2500),
+            ..LimitArgs::default()
+        },
+    )
+    .unwrap();
+    let limits = config.server.limits;
+    assert_eq!(limits.max_tenant_request_bytes, Some(2500));
+    assert_eq!(limits.max_connection_request_bytes, Some(2000));
+    assert_eq!(limits.body_timeout, Duration::from_secs(7));
+}
+
+#[test]
+fn a_share_below_the_largest_request_is_refused() {
+    let error = resolve(
+        "max_request_bytes = 1000\nmax_connection_request_bytes = 999\n",
+        LimitArgs::default(),
+    )
+    .unwrap_err();
+    assert!(error.contains("max_connection_request_bytes"), "{error}");
+}
+
+#[test]
+fn a_budget_below_the_largest_request_is_refused() {
+    let error = resolve(
+        "max_request_bytes = 1000\nmax_inflight_request_bytes = 999\n",
+        LimitArgs::default(),
+    )
+    .unwrap_err();
+    assert!(error.contains("max_inflight_request_bytes"), "{error}");
+}
