@@ -14,6 +14,7 @@ use crate::cache::CacheSettings;
 pub use crate::grpc::tls_settings::TlsSettings;
 use crate::grpc::{ConnectionSettings, ServerSettings};
 use crate::maintenance::RetentionSettings;
+use crate::serve_error::ServeError;
 use checkpointd_core::retention::RetentionPolicy;
 use checkpointd_core::secret::{ExposeSecret, SecretString, parse_secret};
 use checkpointd_storage::queue::RetryPolicy;
@@ -323,7 +324,7 @@ pub fn parse_duration(raw: &str) -> Result<Duration, String> {
 impl ServeConfig {
     /// Applies the layers: flags and environment (already merged by clap) over the file over
     /// the defaults.
-    pub fn resolve(args: ServeArgs) -> Result<Self, String> {
+    pub fn resolve(args: ServeArgs) -> Result<Self, ServeError> {
         let file = match &args.config {
             Some(path) => read_file(path)?,
             None => FileConfig::default(),
@@ -702,7 +703,8 @@ mod tests {
             config: Some(path),
             ..ServeArgs::default()
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(error.contains("databse"), "{error}");
     }
 }

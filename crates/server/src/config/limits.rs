@@ -117,8 +117,9 @@ mod tests {
     use std::path::PathBuf;
 
     use crate::config::{ServeArgs, ServeConfig};
+    use crate::serve_error::ServeError;
 
-    fn resolve(file: &str, args: super::LimitArgs) -> Result<ServeConfig, String> {
+    fn resolve(file: &str, args: super::LimitArgs) -> Result<ServeConfig, ServeError> {
         let dir = tempfile::tempdir().unwrap();
         let path: PathBuf = dir.path().join("c.toml");
         std::fs::write(&path, format!("database = \"memory://\"\n{file}")).unwrap();
@@ -193,7 +194,8 @@ max_connection_request_bytes = 999
 ",
             super::LimitArgs::default(),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(error.contains("max_connection_request_bytes"), "{error}");
     }
 
@@ -203,7 +205,8 @@ max_connection_request_bytes = 999
             "max_request_bytes = 1000\nmax_inflight_request_bytes = 999\n",
             super::LimitArgs::default(),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(error.contains("max_inflight_request_bytes"), "{error}");
     }
 }
