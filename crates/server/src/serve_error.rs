@@ -6,6 +6,8 @@ use std::net::SocketAddr;
 
 use checkpointd_core::error::{Error, failure};
 
+use crate::grpc::tls_error::TlsError;
+
 /// A startup or serving failure. Each variant keeps the error under it as its source; the
 /// message already shows that error's chain, since the binary prints the message alone.
 #[derive(Debug, thiserror::Error)]
@@ -14,6 +16,9 @@ pub enum ServeError {
     /// the message names it and says how to fix it.
     #[error("{0}")]
     Setting(String),
+    /// The TLS certificate, key or client CA cannot be used.
+    #[error("{0}")]
+    Tls(#[from] TlsError),
     /// The database the configuration names cannot be opened.
     #[error("cannot open {url}: {}", detail(source))]
     Database { url: String, source: Error },

@@ -16,6 +16,7 @@ pub mod status;
 mod task_convert;
 mod task_service;
 pub mod tenant;
+pub mod tls_error;
 pub mod tls_settings;
 mod wire_status;
 
