@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use checkpointd_core::error::{Error, failure};
 
+use crate::grpc::auth::AuthSetupError;
 use crate::grpc::tls_error::TlsError;
 
 /// A startup or serving failure. Each variant keeps the error under it as its source; the
@@ -16,6 +17,9 @@ pub enum ServeError {
     /// the message names it and says how to fix it.
     #[error("{0}")]
     Setting(String),
+    /// An auth configuration the server refuses to start with.
+    #[error("{0}")]
+    Auth(#[from] AuthSetupError),
     /// The TLS certificate, key or client CA cannot be used.
     #[error("{0}")]
     Tls(#[from] TlsError),

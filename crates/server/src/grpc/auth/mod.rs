@@ -12,6 +12,7 @@ pub mod jwks_fetch;
 pub mod jwt;
 pub mod key_gate;
 pub mod roles;
+pub mod setup_error;
 
 use crate::grpc::status::to_status;
 use std::pin::Pin;
@@ -24,6 +25,7 @@ use tonic::codegen::http::{HeaderMap, Request, Response};
 
 pub use jwt::{JwtKeys, JwtSettings, JwtVerifier};
 pub use roles::{Access, access, allows};
+pub use setup_error::AuthSetupError;
 
 use checkpointd_core::domain::{Identity, PresentedKey, Tenant};
 use checkpointd_core::error::Error;
@@ -49,15 +51,9 @@ impl AuthSettings {
     }
 
     /// Refuses to serve every tenant's data to anyone who can reach `listen`.
-    pub fn check_listener(&self, listen: std::net::SocketAddr) -> Result<(), String> {
+    pub fn check_listener(&self, listen: std::net::SocketAddr) -> Result<(), AuthSetupError> {
         if self.is_none() && !listen.ip().is_loopback() && !self.allow_unauthenticated {
-            return Err(format!(
-                "refusing to listen on {listen} without authentication: any client that can \
-                 reach it could read and change every tenant's data. Set --auth api-key and/or \
-                 jwt (CHECKPOINTD_AUTH), listen on a loopback address, or pass \
-                 --allow-unauthenticated (CHECKPOINTD_ALLOW_UNAUTHENTICATED=true) to run \
-                 insecurely on purpose"
-            ));
+            return Err(AuthSetupError::Unauthenticated { listen });
         }
         Ok(())
     }
@@ -86,7 +82,7 @@ impl Authenticator {
     pub async fn new(
         settings: &AuthSettings,
         keys: Arc<dyn ApiKeyStore>,
-    ) -> Result<Option<Arc<Self>>, String> {
+    ) -> Result<Option<Arc<Self>>, AuthSetupError> {
         if settings.is_none() {
             return Ok(None);
         }
