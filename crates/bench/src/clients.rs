@@ -15,6 +15,7 @@ use checkpointd::app::App;
 use checkpointd::cache::CacheSettings;
 use checkpointd::config::ServeConfig;
 use checkpointd::grpc::ServerSettings;
+use checkpointd::serve_error::ServeError;
 use checkpointd::shutdown::Shutdown;
 use checkpointd_core::secret::redact_url;
 use checkpointd_protocol::v1::checkpoint_service_client::CheckpointServiceClient;
@@ -44,7 +45,7 @@ pub trait BenchClient: Send + 'static {
 pub struct InProcessServer {
     pub addr: SocketAddr,
     shutdown: Shutdown,
-    task: tokio::task::JoinHandle<Result<(), BoxError>>,
+    task: tokio::task::JoinHandle<Result<(), ServeError>>,
     /// A server dropped without [`InProcessServer::stop`] (an error cut the scenario short)
     /// still shuts down.
     _stop_on_drop: DropGuard,
@@ -104,7 +105,7 @@ impl InProcessServer {
 
     pub async fn stop(self) -> Result<(), BoxError> {
         self.shutdown.begin();
-        self.task.await?
+        Ok(self.task.await??)
     }
 }
 

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 use checkpointd::app::App;
 use checkpointd::config::{ServeArgs, ServeConfig};
+use checkpointd::serve_error::ServeError;
 use checkpointd::telemetry;
 use checkpointd_core::secret::redact_url;
 
@@ -53,7 +54,7 @@ async fn main() -> ExitCode {
         commands::end_quietly_on_broken_pipe();
     }
     let outcome = match cli.command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(args).await.map_err(Into::into),
         Command::Worker(args) => checkpointd_runner::worker_command::run(args).await,
         Command::Demo(args) => demo::run(args).await,
         Command::Tasks(args) => commands::tasks(args).await,
@@ -73,7 +74,7 @@ async fn main() -> ExitCode {
 }
 
 /// `checkpointd serve`: telemetry for the process, then the app until SIGINT or SIGTERM.
-async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
+async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let config = ServeConfig::resolve(args)?;
     checkpointd::heap::configure();
     let telemetry = telemetry::init(&config.telemetry)?;
@@ -83,8 +84,7 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     ));
     let tls = config.tls.is_some();
     let app = App::build(config)
-        .await
-        .map_err(|error| error.to_string())?
+        .await?
         .with_metrics_registry(telemetry.prometheus_registry().unwrap_or_default());
     // Plain lines on stdout tell scripts and tests the bound addresses (useful with port 0),
     // the admin port's first.
@@ -93,7 +93,7 @@ async fn serve(args: ServeArgs) -> Result<(), Box<dyn std::error::Error>> {
     tracing::info!(listen = %app.addr()?, %database, tls, "checkpointd serving");
     let served = app.run(checkpointd_runner::shutdown::signal()).await;
     telemetry.shutdown().await;
-    served.map_err(|error| error.to_string())?;
+    served?;
     tracing::info!("checkpointd stopped");
     Ok(())
 }

@@ -1,5 +1,16 @@
 //! One error type for the whole service, classified by what the caller should do, with no
 //! transport in it: the server's gRPC adapters map each [`ErrorCode`] and reason to a status.
+//!
+//! - [`missing`]: what a not-found error names, with the wording clients read.
+//! - [`failure`]: the source a driver or internal failure keeps, and its detail for logs.
+
+pub mod failure;
+pub mod missing;
+
+use std::error::Error as StdError;
+
+pub use failure::Source;
+pub use missing::Missing;
 
 /// What kind of failure an [`Error`] is, in the caller's terms. A closed set, so every layer
 /// below the transport can classify a failure without knowing gRPC; the server maps each to
@@ -33,14 +44,9 @@ pub enum Error {
     /// A client checksum that differs from the server's.
     #[error("{0}")]
     ChecksumMismatch(String),
+    /// A run, checkpoint or task the call named that does not exist.
     #[error("{0}")]
-    NotFound(String),
-    #[error("{0}")]
-    RunNotFound(String),
-    #[error("{0}")]
-    CheckpointNotFound(String),
-    #[error("{0}")]
-    TaskNotFound(String),
+    NotFound(Missing),
     /// A conflict with no more precise reason, such as a concurrent write; retry.
     #[error("{0}")]
     Conflict(String),
@@ -113,16 +119,24 @@ pub enum Error {
     /// Every checkpoint of the run failed its checksum.
     #[error("{0}")]
     AllCheckpointsCorrupt(String),
-    /// The database cannot be reached; the detail is logged, never sent to clients.
-    #[error("storage unavailable: {0}")]
-    Unavailable(String),
+    /// The database cannot be reached; the context and the driver's error are logged, never
+    /// sent to clients.
+    #[error("storage unavailable: {context}")]
+    Unavailable {
+        context: String,
+        source: Option<Source>,
+    },
     /// The server has no room for the call right now (its request budget is spent); the caller
     /// may retry. Not logged per call: an overload would flood the log.
     #[error("{0}")]
     Overloaded(String),
-    /// A bug or an unexpected driver failure; the detail is logged, never sent to clients.
-    #[error("internal error: {0}")]
-    Internal(String),
+    /// A bug or an unexpected driver failure; the context and the driver's error are logged,
+    /// never sent to clients.
+    #[error("internal error: {context}")]
+    Internal {
+        context: String,
+        source: Option<Source>,
+    },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -134,6 +148,75 @@ impl Error {
             field: field.into(),
             message: message.into(),
         }
+    }
+
+    /// The database cannot serve the call, for a reason of ours with no error under it.
+    pub fn unavailable(context: impl Into<String>) -> Self {
+        Self::Unavailable {
+            context: context.into(),
+            source: None,
+        }
+    }
+
+    /// The database cannot serve the call: `source` is the driver's error, `context` what we
+    /// were doing.
+    pub fn unavailable_from(
+        context: impl Into<String>,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        Self::Unavailable {
+            context: context.into(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+
+    /// A bug: something that cannot happen did, with no error under it.
+    pub fn internal(context: impl Into<String>) -> Self {
+        Self::Internal {
+            context: context.into(),
+            source: None,
+        }
+    }
+
+    /// An unexpected failure of a driver or the system: `source` is its error, `context` what
+    /// we were doing.
+    pub fn internal_from(
+        context: impl Into<String>,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        Self::Internal {
+            context: context.into(),
+            source: Some(std::sync::Arc::new(source)),
+        }
+    }
+
+    /// No run `run_id` in the tenant.
+    pub fn run_not_found(run_id: impl ToString) -> Self {
+        Self::NotFound(Missing::Run {
+            run_id: run_id.to_string(),
+        })
+    }
+
+    /// No checkpoint at `step` of run `run_id`.
+    pub fn checkpoint_not_found(run_id: impl ToString, step: u64) -> Self {
+        Self::NotFound(Missing::CheckpointAt {
+            run_id: run_id.to_string(),
+            step,
+        })
+    }
+
+    /// No checkpoint at all in run `run_id`.
+    pub fn no_checkpoints(run_id: impl ToString) -> Self {
+        Self::NotFound(Missing::Checkpoints {
+            run_id: run_id.to_string(),
+        })
+    }
+
+    /// No task `task_id` in the tenant.
+    pub fn task_not_found(task_id: impl ToString) -> Self {
+        Self::NotFound(Missing::Task {
+            task_id: task_id.to_string(),
+        })
     }
 
     /// Names `field` as the request field a bad input came from, keeping the message (which
@@ -153,10 +236,7 @@ impl Error {
                 (ErrorCode::InvalidArgument, "INVALID_ARGUMENT")
             }
             Self::ChecksumMismatch(_) => (ErrorCode::InvalidArgument, "CHECKSUM_MISMATCH"),
-            Self::NotFound(_) => (ErrorCode::NotFound, "NOT_FOUND"),
-            Self::RunNotFound(_) => (ErrorCode::NotFound, "RUN_NOT_FOUND"),
-            Self::CheckpointNotFound(_) => (ErrorCode::NotFound, "CHECKPOINT_NOT_FOUND"),
-            Self::TaskNotFound(_) => (ErrorCode::NotFound, "TASK_NOT_FOUND"),
+            Self::NotFound(missing) => (ErrorCode::NotFound, missing.reason()),
             Self::Conflict(_) => (ErrorCode::AlreadyExists, "CONFLICT"),
             Self::StepConflict(_) => (ErrorCode::AlreadyExists, "STEP_CONFLICT"),
             Self::LabelTaken(_) => (ErrorCode::AlreadyExists, "LABEL_TAKEN"),
@@ -180,9 +260,9 @@ impl Error {
             Self::TenantMismatch(_) => (ErrorCode::PermissionDenied, "TENANT_MISMATCH"),
             Self::DataLoss(_) => (ErrorCode::DataLoss, "CHECKPOINT_CORRUPT"),
             Self::AllCheckpointsCorrupt(_) => (ErrorCode::DataLoss, "ALL_CHECKPOINTS_CORRUPT"),
-            Self::Unavailable(_) => (ErrorCode::Unavailable, "UNAVAILABLE"),
+            Self::Unavailable { .. } => (ErrorCode::Unavailable, "UNAVAILABLE"),
             Self::Overloaded(_) => (ErrorCode::Unavailable, "OVERLOADED"),
-            Self::Internal(_) => (ErrorCode::Internal, "INTERNAL"),
+            Self::Internal { .. } => (ErrorCode::Internal, "INTERNAL"),
         }
     }
 

@@ -1,7 +1,8 @@
 //! Maps driver and pool failures to [`Error`] by SQLSTATE, in one place.
 //!
-//! Driver text only ever lands in `Unavailable` and `Internal`, whose details are logged and
-//! never sent to clients; the variants clients do read get a message written here.
+//! The driver's error only ever lands, whole, as the source of `Unavailable` and `Internal`,
+//! whose chains are logged and never sent to clients; the variants clients do read get a
+//! message written here.
 
 use std::error::Error as _;
 
@@ -18,7 +19,7 @@ pub(super) fn is_unique_violation(error: &tokio_postgres::Error) -> bool {
 /// Classifies a driver error.
 pub(crate) fn db(error: tokio_postgres::Error) -> Error {
     let Some(code) = error.code() else {
-        return without_sqlstate(&error);
+        return without_sqlstate(error);
     };
     let code = code.code();
     match code {
@@ -28,9 +29,10 @@ pub(crate) fn db(error: tokio_postgres::Error) -> Error {
             "a concurrent write to the same run got there first; retry the request".to_owned(),
         ),
         // Serialization failures and deadlocks are transient by definition.
-        "40001" | "40P01" => Error::Unavailable(format!("transient conflict in postgres: {error}")),
-        _ if is_unavailable(code) => Error::Unavailable(describe(&error)),
-        _ => Error::Internal(describe(&error)),
+        "40001" | "40P01" => Error::unavailable_from("transient conflict in postgres", error),
+        // The SQLSTATE in the context: the driver's own text names only the severity.
+        _ if is_unavailable(code) => Error::unavailable_from(format!("postgres {code}"), error),
+        _ => Error::internal_from(format!("postgres {code}"), error),
     }
 }
 
@@ -49,7 +51,7 @@ fn is_unavailable(code: &str) -> bool {
 }
 
 /// Errors without a SQLSTATE: I/O, a closed connection, timeouts, or our own type mismatch.
-fn without_sqlstate(error: &tokio_postgres::Error) -> Error {
+fn without_sqlstate(error: tokio_postgres::Error) -> Error {
     // The driver's error kind is private; its Display text for the connection-level kinds is
     // stable within tokio-postgres 0.7, and an I/O source is unambiguous.
     let text = error.to_string();
@@ -66,17 +68,9 @@ fn without_sqlstate(error: &tokio_postgres::Error) -> Error {
     .iter()
     .any(|prefix| text.starts_with(prefix));
     if error.is_closed() || io || connection_level {
-        Error::Unavailable(text)
+        Error::unavailable_from("postgres", error)
     } else {
-        Error::Internal(text)
-    }
-}
-
-/// The driver's error with the server's message, for logs.
-fn describe(error: &tokio_postgres::Error) -> String {
-    match error.as_db_error() {
-        Some(db) => format!("{} ({}): {}", db.severity(), db.code().code(), db.message()),
-        None => error.to_string(),
+        Error::internal_from("postgres", error)
     }
 }
 
@@ -84,11 +78,11 @@ fn describe(error: &tokio_postgres::Error) -> String {
 pub(super) fn pool(error: PoolError) -> Error {
     match error {
         PoolError::Backend(error) => db(error),
-        PoolError::Timeout(kind) => Error::Unavailable(format!(
+        PoolError::Timeout(kind) => Error::unavailable(format!(
             "no postgres connection within the pool's {kind:?} timeout"
         )),
-        PoolError::Closed => Error::Unavailable("the postgres pool is closed".to_owned()),
-        other => Error::Internal(format!("postgres pool: {other}")),
+        PoolError::Closed => Error::unavailable("the postgres pool is closed"),
+        other => Error::internal_from("postgres pool", other),
     }
 }
 
@@ -111,6 +105,6 @@ mod tests {
     #[test]
     fn pool_timeouts_are_unavailable() {
         let error = pool(PoolError::Timeout(deadpool_postgres::TimeoutType::Wait));
-        assert!(matches!(error, Error::Unavailable(_)), "{error:?}");
+        assert!(matches!(error, Error::Unavailable { .. }), "{error:?}");
     }
 }

@@ -78,7 +78,7 @@ impl ApiKeyStore for PostgresStore {
 }
 
 fn decode(row: &Row) -> Result<ApiKey> {
-    let column = |error: tokio_postgres::Error| Error::Internal(format!("api key row: {error}"));
+    let column = |error: tokio_postgres::Error| Error::internal_from("api key row", error);
     let tenant: Option<String> = row.try_get("tenant").map_err(column)?;
     let role: String = row.try_get("role").map_err(column)?;
     let (tenant, role) = decode_binding(tenant, &role)?;

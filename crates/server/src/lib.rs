@@ -23,6 +23,7 @@
 //!   place an error becomes a gRPC status ([`grpc::status`]).
 //! - [`wire`]: domain records as `checkpoint.v1` messages, shared by the edge and the cache.
 //! - [`config`]: layered configuration and the `serve` flags.
+//! - [`serve_error`]: why `serve` could not start or stopped: one error for every step.
 //! - [`telemetry`]: the shared telemetry crate (logs, OTLP, metrics, `traceparent`, the admin
 //!   port) plus the server's RPC layer.
 //! - [`heap`]: allocator tuning that gives large requests' memory back to the OS.
@@ -35,6 +36,7 @@ pub mod grpc;
 pub mod heap;
 pub mod instrumented;
 pub mod maintenance;
+pub mod serve_error;
 pub mod service;
 pub mod shutdown;
 pub mod telemetry;

@@ -6,5 +6,6 @@
 pub(crate) mod incoming;
 pub(crate) mod served;
 pub mod tls;
+pub mod tls_error;
 
 pub use tls::{TlsReloader, TlsSettings};

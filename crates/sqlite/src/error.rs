@@ -12,7 +12,7 @@ use checkpointd_core::error::{Error, Result};
 pub(super) fn map(error: rusqlite::Error) -> Error {
     let Some(failure) = error.sqlite_error() else {
         // Conversion, binding and API errors: bugs on our side or a damaged value.
-        return Error::Internal(format!("sqlite: {error}"));
+        return Error::internal_from("sqlite", error);
     };
     match failure.code {
         // Another process holds the lock past busy_timeout, or the disk/file misbehaves:
@@ -25,7 +25,7 @@ pub(super) fn map(error: rusqlite::Error) -> Error {
         | ErrorCode::ReadOnly
         | ErrorCode::PermissionDenied
         | ErrorCode::FileLockingProtocolFailed
-        | ErrorCode::OutOfMemory => Error::Unavailable(format!("sqlite: {error}")),
+        | ErrorCode::OutOfMemory => Error::unavailable_from("sqlite", error),
         // A duplicate key can only come from a writer that got in between our read and our
         // write (another process on the same file): the same situation as a lost race.
         ErrorCode::ConstraintViolation
@@ -37,7 +37,7 @@ pub(super) fn map(error: rusqlite::Error) -> Error {
             Error::Conflict("a concurrent write to the same run got there first; retry".into())
         }
         ErrorCode::TooBig => Error::TooLarge("a value exceeds the database's size limit".into()),
-        _ => Error::Internal(format!("sqlite: {error}")),
+        _ => Error::internal_from("sqlite", error),
     }
 }
 
@@ -64,15 +64,15 @@ mod tests {
     fn busy_and_io_errors_are_unavailable() {
         assert!(matches!(
             map(failure(ffi::SQLITE_BUSY)),
-            Error::Unavailable(_)
+            Error::Unavailable { .. }
         ));
         assert!(matches!(
             map(failure(ffi::SQLITE_IOERR)),
-            Error::Unavailable(_)
+            Error::Unavailable { .. }
         ));
         assert!(matches!(
             map(failure(ffi::SQLITE_LOCKED)),
-            Error::Unavailable(_)
+            Error::Unavailable { .. }
         ));
     }
 
@@ -88,11 +88,11 @@ mod tests {
     fn other_constraint_and_unknown_errors_are_internal() {
         assert!(matches!(
             map(failure(ffi::SQLITE_CONSTRAINT_NOTNULL)),
-            Error::Internal(_)
+            Error::Internal { .. }
         ));
         assert!(matches!(
             map(rusqlite::Error::QueryReturnedNoRows),
-            Error::Internal(_)
+            Error::Internal { .. }
         ));
     }
 }

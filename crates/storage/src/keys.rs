@@ -48,11 +48,11 @@ pub fn decode_binding(tenant: Option<String>, role: &str) -> Result<(TenantScope
         None => TenantScope::All,
         Some(text) => TenantScope::One(
             Tenant::parse(&text)
-                .map_err(|_| Error::Internal(format!("api key row holds tenant {text:?}")))?,
+                .map_err(|_| Error::internal(format!("api key row holds tenant {text:?}")))?,
         ),
     };
     let role = role
         .parse()
-        .map_err(|_| Error::Internal(format!("api key row holds role {role:?}")))?;
+        .map_err(|_| Error::internal(format!("api key row holds role {role:?}")))?;
     Ok((scope, role))
 }

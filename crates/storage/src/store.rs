@@ -173,7 +173,7 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// Deletes the listed checkpoints of a run now: the `DeleteCheckpoints` RPC, whose
     /// comment in checkpoint.proto is the contract.
     ///
-    /// In one transaction that locks the run. `RunNotFound` for an unknown run. With an
+    /// In one transaction that locks the run. `NotFound` for an unknown run. With an
     /// `epoch`, fenced as Save is (`StaleEpoch`, `EpochNotIssued`) and nothing is deleted.
     /// Every listed step that holds a checkpoint goes, quarantined or not and the latest
     /// included, with its label; a step that any source pins is kept and reported instead; a

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::time::Duration;
 
-pub(super) use checkpointd_client::error_chain;
+use checkpointd_client::error_chain;
 use checkpointd_client::{
     CallHeaders, Checkpoints, ConnectError, InvalidTenant, Patience, Tasks, checkpoints, tasks,
 };
@@ -19,25 +19,46 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one call may take; operator calls are single reads or transitions.
 const CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What an operator command reports when it fails; printed by `main` as `checkpointd: ...`.
+/// What an operator command reports when it fails; printed by `main` as `checkpointd: ...`,
+/// so a message shows the chain of any error it keeps as its source.
 #[derive(Debug)]
 pub enum CliError {
     /// The server answered with a gRPC status.
     Status { code: Code, message: String },
-    /// Anything else: bad flags, no connection.
+    /// No connection to the server at `url`; `hint` says what to check.
+    Unreachable {
+        url: String,
+        hint: &'static str,
+        source: tonic::transport::Error,
+    },
+    /// Anything else: bad flags, an answer missing what it should hold.
     Other(String),
 }
+
+/// The hint of an operator command that cannot reach its server.
+const SERVE_HINT: &str =
+    " (is `checkpointd serve` running there? set --server or CHECKPOINTD_SERVER)";
 
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Status { code, message } => write!(f, "{}: {message}", code_name(*code)),
+            Self::Unreachable { url, hint, source } => {
+                write!(f, "cannot connect to {url}: {}{hint}", error_chain(source))
+            }
             Self::Other(message) => f.write_str(message),
         }
     }
 }
 
-impl std::error::Error for CliError {}
+impl std::error::Error for CliError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Unreachable { source, .. } => Some(source),
+            Self::Status { .. } | Self::Other(_) => None,
+        }
+    }
+}
 
 /// The canonical upper-case name of a gRPC code, as `grpcurl` and `buf curl` print it.
 pub fn code_name(code: Code) -> &'static str {
@@ -86,11 +107,11 @@ impl Client {
             ConnectError::Settings(message) => {
                 CliError::Other(format!("{message} (expected e.g. http://127.0.0.1:50051)"))
             }
-            ConnectError::Unreachable { source, .. } => CliError::Other(format!(
-                "cannot connect to checkpointd at {server}: {} \
-                 (is `checkpointd serve` running there? set --server or CHECKPOINTD_SERVER)",
-                error_chain(&source)
-            )),
+            ConnectError::Unreachable { source, .. } => CliError::Unreachable {
+                url: format!("checkpointd at {server}"),
+                hint: SERVE_HINT,
+                source,
+            },
         })?;
         Ok(Self {
             channel,

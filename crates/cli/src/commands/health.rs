@@ -13,7 +13,7 @@ use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-use super::client::{CliError, code_name, error_chain, server_url};
+use super::client::{CliError, code_name, server_url};
 use checkpointd::config::parse_duration;
 
 /// Flags of `checkpointd health`.
@@ -66,9 +66,14 @@ pub async fn health(args: HealthArgs) -> Result<(), Box<dyn std::error::Error>> 
 async fn check(dial: &Dial, service: &str) -> Result<ServingStatus, CliError> {
     let url = dial.url();
     let endpoint = dial.endpoint().map_err(CliError::Other)?;
-    let channel = endpoint.connect().await.map_err(|error| {
-        CliError::Other(format!("cannot connect to {url}: {}", error_chain(&error)))
-    })?;
+    let channel = endpoint
+        .connect()
+        .await
+        .map_err(|source| CliError::Unreachable {
+            url: url.to_owned(),
+            hint: "",
+            source,
+        })?;
     let mut request = tonic::Request::new(HealthCheckRequest {
         service: service.to_owned(),
     });

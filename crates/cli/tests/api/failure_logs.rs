@@ -64,12 +64,12 @@ async fn many_requests_failing_while_postgres_is_down_log_a_few_lines() {
         assert_eq!(error.code(), Code::Unavailable, "{error:?}");
     }
     let lines = logs.lines();
-    // The requests' errors are logged by `checkpointd_core::error`; the background jobs (pruner,
+    // The requests' errors are logged by `checkpointd::grpc::status`; the background jobs (pruner,
     // reaper, queue-depth poll) log their own failed pass once per interval, not per request.
     let unavailable = lines
         .iter()
         .filter(|line| {
-            line.contains("checkpointd_core::error") && line.contains("storage unavailable")
+            line.contains("checkpointd::grpc::status") && line.contains("storage unavailable")
         })
         .count();
     // One line per cause (a closed connection, then refused reconnects) at most; other tests

@@ -119,7 +119,7 @@ impl NewApiKey {
         let mut secret = [0u8; SECRET_BYTES];
         getrandom::fill(&mut id)
             .and_then(|()| getrandom::fill(&mut secret))
-            .map_err(|error| Error::Internal(format!("no randomness for a new key: {error}")))?;
+            .map_err(|error| Error::internal_from("no randomness for a new key", error))?;
         let (id, secret) = (hex::encode(id), hex::encode(secret));
         Ok(Self {
             token: format!("{KEY_PREFIX}{id}_{secret}"),

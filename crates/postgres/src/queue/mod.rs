@@ -94,7 +94,7 @@ impl TaskQueue for PostgresQueue {
                 return Ok((decode(&row)?, true));
             }
         }
-        Err(Error::Unavailable(format!(
+        Err(Error::unavailable(format!(
             "idempotency key {:?} kept changing hands; retry the request",
             task.idempotency_key.as_deref().unwrap_or_default()
         )))
@@ -235,7 +235,7 @@ async fn transition_locked(
         .query_opt(&lock, &[&tenant.as_str(), &id.as_str()])
         .await
         .map_err(db)?
-        .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))?;
+        .ok_or_else(|| Error::task_not_found(id))?;
     let task = decode(&row)?;
     let next = rules::apply(&task, transition, now)?;
     store_locked(tx, &store, tenant, task.attempt, &next).await

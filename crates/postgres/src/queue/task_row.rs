@@ -226,7 +226,7 @@ pub(super) fn decode(row: &Row) -> Result<Task> {
 /// One column by name; a type or NULL mismatch (a schema we did not create) is `Internal`.
 fn column<'r, T: FromSql<'r>>(row: &'r Row, name: &str) -> Result<T> {
     row.try_get(name)
-        .map_err(|error| Error::Internal(format!("tasks.{name} cannot be read: {error}")))
+        .map_err(|error| Error::internal_from(format!("tasks.{name} cannot be read"), error))
 }
 
 fn text_or_empty(row: &Row, name: &str) -> Result<String> {
@@ -241,7 +241,7 @@ fn in_range<T: TryFrom<i64>>(row: &Row, name: &str) -> Result<T> {
 
 /// A value no code path writes.
 fn damaged(name: &str, value: &str) -> Error {
-    Error::Internal(format!(
+    Error::internal(format!(
         "tasks.{name} holds {value:?}, which is not a valid value"
     ))
 }

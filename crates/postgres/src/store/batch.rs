@@ -84,7 +84,7 @@ impl SaveBatcher {
                 outcome = &mut answered => return received(outcome),
                 turn = self.turn.clone().acquire_owned() => {
                     let Ok(turn) = turn else {
-                        return Err(Error::Internal("the save batcher is closed".to_owned()));
+                        return Err(Error::internal("the save batcher is closed"));
                     };
                     let batch = self.take_batch();
                     if batch.is_empty() {
@@ -138,11 +138,7 @@ impl SaveBatcher {
 }
 
 fn received(outcome: Result<Outcome, oneshot::error::RecvError>) -> Outcome {
-    outcome.unwrap_or_else(|_| {
-        Err(Error::Internal(
-            "a batched save was dropped unanswered".to_owned(),
-        ))
-    })
+    outcome.unwrap_or_else(|_| Err(Error::internal("a batched save was dropped unanswered")))
 }
 
 /// Writes a batch and answers every Save in it.
@@ -226,7 +222,7 @@ async fn write_together(pool: &Pool, batch: &[Pending]) -> Result<Vec<Option<Wri
             .ok()
             .and_then(|ord| outcomes.get_mut(ord))
             .ok_or_else(|| {
-                Failure::Failed(Error::Internal(format!(
+                Failure::Failed(Error::internal(format!(
                     "the batch statement answered for save {ord} of {}",
                     batch.len()
                 )))

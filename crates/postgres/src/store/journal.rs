@@ -27,7 +27,7 @@ impl PostgresStore {
             .query_opt(sql::LOCK_RUN, &run_params)
             .await
             .map_err(db)?
-            .ok_or_else(|| Error::Unavailable(format!("run {run} was deleted meanwhile")))?;
+            .ok_or_else(|| Error::unavailable(format!("run {run} was deleted meanwhile")))?;
         let head = RunRow::decode(&locked, run)?.head;
         let entries = tx
             .query(sql::JOURNAL_BY_CALL_ID, &[&tenant, &run_id, &call_id])
@@ -76,7 +76,7 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(db)?;
         let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
         let Some(locked) = tx.query_opt(sql::LOCK_RUN, &run_params).await.map_err(db)? else {
-            return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
+            return Err(Error::run_not_found(&run.run_id));
         };
         let head = RunRow::decode(&locked, run)?.head;
         if let Err(error) = plan::check_journal_unchanged(&rewrite.expected, &head.tools) {

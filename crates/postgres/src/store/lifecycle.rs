@@ -113,7 +113,7 @@ async fn delete_listed_under_lock(
     let lock = tx.prepare_cached(sql::LOCK_RUN).await.map_err(db)?;
     let Some(locked) = tx.query_opt(&lock, &[&tenant, &run_id]).await.map_err(db)? else {
         return Ok(Locked::Release(
-            Err(Error::RunNotFound(format!("run {} not found", run.run_id))),
+            Err(Error::run_not_found(&run.run_id)),
             None,
         ));
     };
@@ -175,7 +175,7 @@ async fn rewind_under_lock(
     .map_err(db)?;
     let Some(locked) = tx.query_opt(&lock, &[&tenant, &run_id]).await.map_err(db)? else {
         return Ok(Locked::Release(
-            Err(Error::RunNotFound(format!("run {} not found", run.run_id))),
+            Err(Error::run_not_found(&run.run_id)),
             None,
         ));
     };
@@ -231,7 +231,7 @@ async fn delete_under_lock(tx: &Transaction<'_>, run: &RunKey) -> Result<Locked<
     )
     .map_err(db)?;
     if runs + checkpoints + messages + tools == 0 {
-        let absent = Error::RunNotFound(format!("run {} not found", run.run_id));
+        let absent = Error::run_not_found(&run.run_id);
         return Ok(Locked::Release(Err(absent), None));
     }
     Ok(Locked::Commit(checkpoints, None))

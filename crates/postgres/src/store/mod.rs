@@ -110,12 +110,12 @@ impl PostgresStore {
             .create_timeout(Some(CONNECT_TIMEOUT))
             .recycle_timeout(Some(CONNECT_TIMEOUT))
             .build()
-            .map_err(|error| Error::Internal(format!("cannot build the postgres pool: {error}")))?;
+            .map_err(|error| Error::internal_from("cannot build the postgres pool", error))?;
         let mut client = pool.get().await.map_err(|error| {
-            Error::Unavailable(format!(
-                "cannot reach postgres at {}: {error}",
-                redact_url(url)
-            ))
+            Error::unavailable_from(
+                format!("cannot reach postgres at {}", redact_url(url)),
+                error,
+            )
         })?;
         migrate::run(&mut client).await?;
         drop(client);
@@ -286,7 +286,7 @@ impl CheckpointStore for PostgresStore {
         tokio::time::timeout(PING_TIMEOUT, check)
             .await
             .unwrap_or_else(|_| {
-                Err(Error::Unavailable(format!(
+                Err(Error::unavailable(format!(
                     "postgres did not answer within {PING_TIMEOUT:?}"
                 )))
             })

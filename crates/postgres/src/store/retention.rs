@@ -132,10 +132,7 @@ impl PostgresStore {
                 .map_err(db)?
                 .is_none()
         {
-            return Err(Error::CheckpointNotFound(format!(
-                "run {} has no checkpoint at step {step}",
-                run.run_id
-            )));
+            return Err(Error::checkpoint_not_found(&run.run_id, step.get()));
         }
         Ok(Some(step))
     }

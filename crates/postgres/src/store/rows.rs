@@ -262,9 +262,7 @@ fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
     ];
     // The arrays come from one aggregate over the same rows, so this only guards the indexing.
     if lengths.iter().any(|length| *length != count) {
-        return Err(Error::Internal(
-            "tool journal arrays differ in length".to_owned(),
-        ));
+        return Err(Error::internal("tool journal arrays differ in length"));
     }
     let mut tool_names = tool_names.into_iter();
     let mut outputs = outputs.into_iter();

@@ -341,7 +341,7 @@ async fn save_under_lock(
     .map_err(db)?;
     let Some(locked) = locked else {
         // Only a DeleteRun that committed while we waited for the lock gets here.
-        return Err(Error::Unavailable(format!(
+        return Err(Error::unavailable(format!(
             "run {run} was deleted while a save waited for it"
         )));
     };
@@ -432,7 +432,7 @@ async fn save_under_lock(
         }
     };
     let written =
-        written.ok_or_else(|| Error::Internal(format!("run {run} changed under its row lock")))?;
+        written.ok_or_else(|| Error::internal(format!("run {run} changed under its row lock")))?;
     let latest_step = latest_step.map_or(request.step, |latest| latest.max(request.step));
     Ok(Locked::Commit(
         SavedCheckpoint {

@@ -46,7 +46,7 @@ impl PostgresStore {
         )
         .map_err(db)?;
         let Some(locked) = locked else {
-            return Err(Error::Unavailable(format!(
+            return Err(Error::unavailable(format!(
                 "run {run} was deleted while tool results waited for it"
             )));
         };

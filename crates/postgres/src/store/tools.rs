@@ -109,7 +109,7 @@ async fn tool_under_lock(
     )
     .map_err(db)?;
     let Some(locked) = locked else {
-        return Err(Error::Unavailable(format!(
+        return Err(Error::unavailable(format!(
             "run {run} was deleted while a tool result waited for it"
         )));
     };
@@ -139,7 +139,7 @@ async fn tool_under_lock(
         .query_opt(&write, &write_params(run, &record, tools, &truth).params())
         .await
         .map_err(db)?
-        .ok_or_else(|| Error::Internal(format!("run {run} changed under its row lock")))?;
+        .ok_or_else(|| Error::internal(format!("run {run} changed under its row lock")))?;
     Ok(Locked::Commit(
         (record, false),
         Some(CachedRun {

@@ -23,6 +23,7 @@ use crate::config::{ServeConfig, ServerSettings};
 use crate::database;
 use crate::grpc;
 use crate::grpc::auth::{AuthLayer, Authenticator};
+use crate::serve_error::ServeError;
 use crate::service::{Engine, RetentionService, Services, TaskService};
 use crate::shutdown::Shutdown;
 use crate::transport;
@@ -31,8 +32,6 @@ use checkpointd_core::secret::redact_url;
 use checkpointd_storage::keys::ApiKeyStore;
 use checkpointd_storage::queue::TaskQueue;
 use checkpointd_storage::store::{CheckpointStore, RetentionStore};
-
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How long the startup health check may wait for the store before reporting NOT_SERVING.
 const STARTUP_PING_TIMEOUT: Duration = Duration::from_secs(2);
@@ -56,7 +55,7 @@ pub struct App {
 impl App {
     /// Opens the store, composes its wrappers and binds both listeners; nothing is served
     /// before [`App::run`].
-    pub async fn build(config: ServeConfig) -> Result<Self, BoxError> {
+    pub async fn build(config: ServeConfig) -> Result<Self, ServeError> {
         config.server.auth.check_listener(config.listen)?;
         // Before the database, so a bad certificate fails startup at once.
         let tls = match config.tls {
@@ -66,7 +65,10 @@ impl App {
         let url = config.database.expose_secret();
         let opened = database::open(url, &config.store)
             .await
-            .map_err(|error| format!("cannot open {}: {error}", redact_url(url)))?
+            .map_err(|source| ServeError::Database {
+                url: redact_url(url),
+                source,
+            })?
             // The wrappers, innermost first. Every store call is timed and traced; the cache
             // sits outside, so a hit costs no store time and only misses show up as store
             // latency. Retention goes around the cache: it is never cached.
@@ -84,7 +86,7 @@ impl App {
                     prefix = %settings.prefix,
                     "redis cache enabled"
                 );
-                let cached = CachedStore::wrap(store, settings)?;
+                let cached = CachedStore::wrap(store, settings).map_err(ServeError::Cache)?;
                 (cached.clone() as Arc<dyn CheckpointStore>, Some(cached))
             }
         };
@@ -162,7 +164,7 @@ impl App {
     pub async fn run(
         self,
         signal: impl Future<Output = ()> + Send + 'static,
-    ) -> Result<(), BoxError> {
+    ) -> Result<(), ServeError> {
         let Self {
             listener,
             admin_listener,
@@ -236,15 +238,14 @@ impl App {
 
 /// Binds one listener; a failure names the address and the setting it came from, since with
 /// two listeners "address already in use" alone does not say which one to change.
-async fn bind(addr: SocketAddr, setting: &str) -> Result<TcpListener, BoxError> {
-    TcpListener::bind(addr).await.map_err(|error| {
-        let reason = match error.kind() {
-            std::io::ErrorKind::AddrInUse => "address already in use".to_owned(),
-            std::io::ErrorKind::AddrNotAvailable => "address not available here".to_owned(),
-            _ => error.to_string(),
-        };
-        format!("cannot listen on {addr} ({setting}): {reason}").into()
-    })
+async fn bind(addr: SocketAddr, setting: &'static str) -> Result<TcpListener, ServeError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Listen {
+            addr,
+            setting,
+            source,
+        })
 }
 
 /// Begins the shutdown when `signal` resolves; ends early if it begins some other way.

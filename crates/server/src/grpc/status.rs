@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use checkpointd_core::error::{Error, ErrorCode};
+use checkpointd_core::error::{Error, ErrorCode, Source, failure};
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
@@ -61,13 +61,17 @@ pub fn to_status(error: Error) -> Status {
             metadata.insert("capability".to_owned(), capability.to_owned());
             message
         }
-        Error::Unavailable(detail) => {
+        Error::Unavailable { context, source } => {
+            // The whole chain is both the log's detail and the throttle's cause, as the
+            // driver's text alone was before it became a source.
+            let detail = detail(&context, source.as_ref());
             if let Some(suppressed) = throttle::admit("unavailable", &detail, Instant::now()) {
                 tracing::warn!(error = %detail, suppressed, "storage unavailable");
             }
             "storage is unavailable; retry later".to_owned()
         }
-        Error::Internal(detail) => {
+        Error::Internal { context, source } => {
+            let detail = detail(&context, source.as_ref());
             if let Some(suppressed) = throttle::admit("internal", &detail, Instant::now()) {
                 tracing::error!(error = %detail, suppressed, "internal error");
             }
@@ -78,18 +82,29 @@ pub fn to_status(error: Error) -> Status {
     status_with_reason(code, message, reason, metadata)
 }
 
+/// `context` and every error in `source`'s chain, for the log.
+fn detail(context: &str, source: Option<&Source>) -> String {
+    failure::detail(
+        context,
+        source.map(|source| &**source as &(dyn std::error::Error + 'static)),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn driver_text_never_reaches_the_client() {
-        let status = to_status(Error::Unavailable("connection refused to 10.0.0.1".into()));
+        let refused = std::io::Error::other("connection refused to 10.0.0.1");
+        let status = to_status(Error::unavailable_from("postgres at 10.0.0.1", refused));
         assert_eq!(status.code(), Code::Unavailable);
         assert!(!status.message().contains("10.0.0.1"));
-        let status = to_status(Error::Internal("relation \"x\" does not exist".into()));
+        let missing = std::io::Error::other("relation \"x\" does not exist");
+        let status = to_status(Error::internal_from("postgres 42P01", missing));
         assert_eq!(status.code(), Code::Internal);
         assert!(!status.message().contains("relation"));
+        assert!(!status.message().contains("42P01"));
     }
 
     #[test]
@@ -109,7 +124,7 @@ mod tests {
             info.metadata.get("field").map(String::as_str),
             Some("checksum")
         );
-        let status = to_status(Error::Unavailable("10.0.0.1 refused".into()));
+        let status = to_status(Error::unavailable("10.0.0.1 refused"));
         assert_eq!(
             status.get_details_error_info().unwrap().reason,
             "UNAVAILABLE"

@@ -14,7 +14,7 @@ fn context(extensions: &Extensions) -> Result<&CallContext> {
     // some default tenant.
     extensions
         .get::<CallContext>()
-        .ok_or_else(|| Error::Internal("a call reached a service without its auth context".into()))
+        .ok_or_else(|| Error::internal("a call reached a service without its auth context"))
 }
 
 /// The tenant the request runs in: the credential's (an all-tenants credential's, or with

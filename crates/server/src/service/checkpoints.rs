@@ -12,7 +12,7 @@ use checkpointd_core::domain::{
     RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict, WindowChains,
     covered_chain, verify_tool_journal,
 };
-use checkpointd_core::error::{Error, Result};
+use checkpointd_core::error::{Error, Missing, Result};
 use checkpointd_storage::store::{CheckpointStore, Snapshot, Which};
 
 /// Message bytes Validate and scrub read at a time: a whole log is verified window by window,
@@ -87,10 +87,7 @@ impl Engine {
                 tool_results: snapshot.tools,
                 skipped_steps,
             }),
-            None if skipped_steps.is_empty() => Err(Error::CheckpointNotFound(format!(
-                "run {} has no checkpoints",
-                run.run_id
-            ))),
+            None if skipped_steps.is_empty() => Err(Error::no_checkpoints(&run.run_id)),
             None => Err(Error::AllCheckpointsCorrupt(format!(
                 "every checkpoint of run {} is corrupt ({} quarantined)",
                 run.run_id,
@@ -120,10 +117,10 @@ impl Engine {
         options: LoadOptions,
     ) -> Result<Restored> {
         let step = self.store.label_step(run, label).await?.ok_or_else(|| {
-            Error::CheckpointNotFound(format!(
-                "run {} has no checkpoint labelled {label:?}",
-                run.run_id
-            ))
+            Error::NotFound(Missing::CheckpointLabelled {
+                run_id: run.run_id.to_string(),
+                label: label.to_owned(),
+            })
         })?;
         self.load_at_step_with(run, step, options).await
     }
@@ -177,12 +174,7 @@ impl Engine {
             .store
             .load_window(run, Which::At(step), window)
             .await?
-            .ok_or_else(|| {
-                Error::CheckpointNotFound(format!(
-                    "run {} has no checkpoint at step {step}",
-                    run.run_id
-                ))
-            })?;
+            .ok_or_else(|| Error::checkpoint_not_found(&run.run_id, step.get()))?;
         self.verified_at(run, step, snapshot).await
     }
 
@@ -215,19 +207,14 @@ impl Engine {
             None => self.store.steps(run).await?,
         };
         if steps.is_empty() {
-            return Err(Error::CheckpointNotFound(format!(
-                "run {} has no checkpoints",
-                run.run_id
-            )));
+            return Err(Error::no_checkpoints(&run.run_id));
         }
         let mut verdicts = Vec::with_capacity(steps.len());
         for step in steps {
-            let verdict = self.verify_step(run, step).await?.ok_or_else(|| {
-                Error::CheckpointNotFound(format!(
-                    "run {} has no checkpoint at step {step}",
-                    run.run_id
-                ))
-            })?;
+            let verdict = self
+                .verify_step(run, step)
+                .await?
+                .ok_or_else(|| Error::checkpoint_not_found(&run.run_id, step.get()))?;
             verdicts.push(verdict);
         }
         Ok(verdicts)
@@ -356,10 +343,9 @@ impl Engine {
     /// before `message_offset` from the answer (never from the rewind).
     pub async fn resume_with(&self, run: &RunKey, options: ResumeOptions) -> Result<Resumed> {
         if options.require_existing && !self.store.run_exists(run).await? {
-            return Err(Error::RunNotFound(format!(
-                "run {} not found; Resume with require_existing starts no new run",
-                run.run_id
-            )));
+            return Err(Error::NotFound(Missing::RunToResume {
+                run_id: run.run_id.to_string(),
+            }));
         }
         let window = MessageWindow::new(options.message_offset, options.max_message_bytes);
         self.resume_verified(run, options.in_doubt_calls, window)
@@ -470,7 +456,7 @@ impl Engine {
             }
         }
         if !scanned_any && request.after.is_none() && !self.store.run_exists(run).await? {
-            return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
+            return Err(Error::run_not_found(&run.run_id));
         }
         let next = (page.len() == limit).then(|| page[page.len() - 1].step);
         Ok((page, next))
@@ -481,7 +467,7 @@ impl Engine {
         self.store
             .run_info(run)
             .await?
-            .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))
+            .ok_or_else(|| Error::run_not_found(&run.run_id))
     }
 
     /// One page of the tenant's runs whose id starts with `prefix`, after `after`; and the run
@@ -630,7 +616,7 @@ impl NextPage {
         // A window cut short was verified to end on this digest; without it the answer could
         // only be a history cut short, which no client may get.
         let before = checkpoint.chains.after.ok_or_else(|| {
-            Error::Internal(format!(
+            Error::internal(format!(
                 "the window of checkpoint {} stops at message {} without its digest",
                 checkpoint.step, checkpoint.messages_end
             ))

@@ -29,7 +29,7 @@ impl Engine {
     /// The run's whole journal with its diagnosis; `NotFound` for an unknown run.
     pub async fn journal(&self, run: &RunKey) -> Result<JournalView> {
         if !self.store.run_exists(run).await? {
-            return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
+            return Err(Error::run_not_found(&run.run_id));
         }
         let entries = self.store.tools(run).await?;
         let diagnosis = JournalDiagnosis::of(&entries);
@@ -53,7 +53,7 @@ impl Engine {
         let entries = self.store.tools(run).await?;
         let head_after = self.store.latest_head(run).await?;
         let (Some(before), Some(after)) = (head_before, head_after) else {
-            return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
+            return Err(Error::run_not_found(&run.run_id));
         };
         // The journal and its head come from two reads; the store applies the rewrite only to
         // the head it was planned from, and this makes sure that head goes with these entries.

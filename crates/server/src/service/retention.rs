@@ -36,7 +36,7 @@ impl RetentionService {
         self.store
             .pin(run, Some(step), OPERATOR_PIN)
             .await?
-            .ok_or_else(|| Error::Internal("pinning a step answered no step".into()))
+            .ok_or_else(|| Error::internal("pinning a step answered no step"))
     }
 
     /// Removes the operator's pin from one checkpoint or, with `every_source`, every pin on

@@ -168,7 +168,7 @@ impl TaskService {
         self.queue
             .get(tenant, id)
             .await?
-            .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))
+            .ok_or_else(|| Error::task_not_found(id))
     }
 
     /// One page of tasks created after `after`, oldest first, and the id to continue after

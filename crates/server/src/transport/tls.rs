@@ -21,6 +21,7 @@ use tokio_rustls::TlsAcceptor;
 
 pub use crate::config::TlsSettings;
 use crate::shutdown::Shutdown;
+use crate::transport::tls_error::TlsError;
 
 /// What identifies one version of the files: modification time and size of each.
 type Stamp = Vec<Option<(SystemTime, u64)>>;
@@ -35,7 +36,7 @@ pub struct TlsReloader {
 
 impl TlsReloader {
     /// Loads the files once; an error here stops startup.
-    pub fn load(settings: TlsSettings) -> Result<Arc<Self>, String> {
+    pub fn load(settings: TlsSettings) -> Result<Arc<Self>, TlsError> {
         let stamp = stamp(&settings);
         let config = build_config(&settings)?;
         Ok(Arc::new(Self {
@@ -142,38 +143,41 @@ fn provider() -> Arc<CryptoProvider> {
 
 /// A rustls server config from the files: HTTP/2 only, client certificates verified against
 /// the client CA when there is one.
-pub fn build_config(settings: &TlsSettings) -> Result<ServerConfig, String> {
+pub fn build_config(settings: &TlsSettings) -> Result<ServerConfig, TlsError> {
     let provider = provider();
     let certs = read_certs(&settings.cert, "--tls-cert")?;
-    let key = PrivateKeyDer::from_pem_file(&settings.key).map_err(|error| {
-        format!(
-            "cannot read a private key from --tls-key {}: {error}",
-            settings.key.display()
-        )
+    let key = PrivateKeyDer::from_pem_file(&settings.key).map_err(|source| TlsError::ReadKey {
+        path: settings.key.clone(),
+        source,
     })?;
     // Checks that the key is the certificate's, so a half-rotated pair is refused.
-    let certified = CertifiedKey::from_der(certs, key, &provider).map_err(|error| {
-        format!(
-            "--tls-key {} does not fit --tls-cert {}: {error}",
-            settings.key.display(),
-            settings.cert.display()
-        )
-    })?;
+    let certified =
+        CertifiedKey::from_der(certs, key, &provider).map_err(|source| TlsError::KeyMismatch {
+            key: settings.key.clone(),
+            cert: settings.cert.clone(),
+            source,
+        })?;
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|error| format!("TLS setup: {error}"))?;
+        .map_err(TlsError::Setup)?;
     let builder = match &settings.client_ca {
         None => builder.with_no_client_auth(),
         Some(path) => {
             let mut roots = RootCertStore::empty();
             for cert in read_certs(path, "--tls-client-ca")? {
-                roots.add(cert).map_err(|error| {
-                    format!("invalid CA in --tls-client-ca {}: {error}", path.display())
-                })?;
+                roots
+                    .add(cert)
+                    .map_err(|source| TlsError::InvalidClientCa {
+                        path: path.clone(),
+                        source,
+                    })?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
-                .map_err(|error| format!("--tls-client-ca {}: {error}", path.display()))?;
+                .map_err(|source| TlsError::ClientVerifier {
+                    path: path.clone(),
+                    source,
+                })?;
             builder.with_client_cert_verifier(verifier)
         }
     };
@@ -183,12 +187,19 @@ pub fn build_config(settings: &TlsSettings) -> Result<ServerConfig, String> {
     Ok(config)
 }
 
-fn read_certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+fn read_certs(path: &Path, flag: &'static str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let certs = CertificateDer::pem_file_iter(path)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|error| format!("cannot read {flag} {}: {error}", path.display()))?;
+        .map_err(|source| TlsError::ReadCertificates {
+            flag,
+            path: path.to_path_buf(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(format!("{flag} {}: no certificate in it", path.display()));
+        return Err(TlsError::NoCertificate {
+            flag,
+            path: path.to_path_buf(),
+        });
     }
     Ok(certs)
 }
@@ -230,7 +241,8 @@ mod tests {
         let cert = ca.server_cert("server", &["localhost"]);
         let other = ca.server_cert("other", &["localhost"]);
         let error = build_config(&TlsSettings::new(&cert.cert, &other.key)).unwrap_err();
-        assert!(error.contains("does not fit"), "{error}");
+        assert!(matches!(error, TlsError::KeyMismatch { .. }), "{error}");
+        assert!(error.to_string().contains("does not fit"), "{error}");
         assert!(build_config(&TlsSettings::new(&cert.cert, "/nonexistent.key")).is_err());
     }
 }

@@ -303,8 +303,7 @@ fn update(
     now: SystemTime,
 ) -> Result<Task> {
     let tx = begin(conn)?;
-    let task = select(&tx, tenant, id)?
-        .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))?;
+    let task = select(&tx, tenant, id)?.ok_or_else(|| Error::task_not_found(id))?;
     let next = rules::apply(&task, transition, now)?;
     let stored = store(&tx, tenant, task.attempt, &next)?;
     tx.commit().db()?;

@@ -153,8 +153,7 @@ pub(super) fn rewrite_journal(
 ) -> Result<Vec<Step>> {
     let run = &rewrite.run;
     let tx = begin(conn)?;
-    let head = read::run_head(&tx, run)?
-        .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))?;
+    let head = read::run_head(&tx, run)?.ok_or_else(|| Error::run_not_found(&run.run_id))?;
     plan::check_journal_unchanged(&rewrite.expected, &head.tools)?;
     tx.prepare_cached("DELETE FROM tool_results WHERE tenant = ?1 AND run_id = ?2 AND seq >= ?3")
         .db()?

@@ -120,7 +120,7 @@ impl SqliteStore {
 
 /// A blocking task that panicked or was cancelled at shutdown.
 fn joined(error: tokio::task::JoinError) -> Error {
-    Error::Internal(format!("sqlite task failed: {error}"))
+    Error::internal_from("sqlite task failed", error)
 }
 
 #[async_trait]

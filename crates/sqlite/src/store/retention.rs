@@ -58,10 +58,7 @@ pub(super) fn pin(
                 .exists(params![tenant, run_id, at])
                 .db()?;
             if !exists {
-                return Err(Error::CheckpointNotFound(format!(
-                    "run {} has no checkpoint at step {step}",
-                    run.run_id
-                )));
+                return Err(Error::checkpoint_not_found(&run.run_id, step.get()));
             }
             step
         }

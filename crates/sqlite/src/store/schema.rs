@@ -39,9 +39,10 @@ pub(super) fn open_writer(path: &str) -> Result<Connection> {
         && !parent.as_os_str().is_empty()
     {
         std::fs::create_dir_all(parent).map_err(|error| {
-            Error::Unavailable(format!(
-                "cannot create the directory of sqlite database {path}: {error}"
-            ))
+            Error::unavailable_from(
+                format!("cannot create the directory of sqlite database {path}"),
+                error,
+            )
         })?;
     }
     let mut conn = Connection::open(path).db()?;
@@ -52,7 +53,7 @@ pub(super) fn open_writer(path: &str) -> Result<Connection> {
         .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
         .db()?;
     if !mode.eq_ignore_ascii_case("wal") && !is_memory(path) {
-        return Err(Error::Internal(format!(
+        return Err(Error::internal(format!(
             "sqlite database {path} refused WAL mode (journal_mode is {mode})"
         )));
     }
@@ -110,7 +111,7 @@ fn migrate(conn: &mut Connection) -> Result<()> {
     let known = MIGRATIONS.last().map_or(0, |(version, _)| *version);
     if current > known {
         // An older binary must not write into a schema it does not understand.
-        return Err(Error::Internal(format!(
+        return Err(Error::internal(format!(
             "sqlite schema is at version {current}, newer than this binary's {known}"
         )));
     }

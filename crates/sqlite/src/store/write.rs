@@ -197,7 +197,7 @@ pub(super) fn begin_resume(conn: &mut Connection, run: &RunKey) -> Result<u64> {
             |row| row.get(0),
         )
         .db()?;
-    u64::try_from(epoch).map_err(|_| Error::Internal(format!("run epoch is negative: {epoch}")))
+    u64::try_from(epoch).map_err(|_| Error::internal(format!("run epoch is negative: {epoch}")))
 }
 
 /// Truncates the message log to `chain.len` and makes `chain` the head, if still at `epoch`.
@@ -209,8 +209,7 @@ pub(super) fn rewind(
 ) -> Result<()> {
     let len = signed(chain.len, "message_count")?;
     let tx = begin(conn)?;
-    let head = read::run_head(&tx, run)?
-        .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))?;
+    let head = read::run_head(&tx, run)?.ok_or_else(|| Error::run_not_found(&run.run_id))?;
     plan::check_epoch(epoch, head.epoch)?;
     tx.prepare_cached("DELETE FROM messages WHERE tenant = ?1 AND run_id = ?2 AND seq >= ?3")
         .db()?
@@ -273,7 +272,7 @@ pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
     let checkpoints = delete("checkpoints")?;
     if delete("runs")? == 0 {
         // Returning drops the transaction, which rolls back the (empty) child deletes.
-        return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
+        return Err(Error::run_not_found(&run.run_id));
     }
     tx.commit().db()?;
     Ok(checkpoints as u64)
@@ -288,7 +287,7 @@ pub(super) fn delete_checkpoints(
 ) -> Result<DeletedCheckpoints> {
     let tx = begin(conn)?;
     let Some(head) = read::run_head(&tx, run)? else {
-        return Err(Error::RunNotFound(format!("run {} not found", run.run_id)));
+        return Err(Error::run_not_found(&run.run_id));
     };
     if let Some(epoch) = epoch {
         plan::check_epoch(epoch, head.epoch)?;

@@ -140,7 +140,7 @@ impl TaskQueue for MemoryQueue {
             let task = tasks
                 .by_id
                 .get_mut(&(tenant.clone(), id.clone()))
-                .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))?;
+                .ok_or_else(|| Error::task_not_found(id))?;
             *task = rules::apply(task, transition, now)?;
             Ok(task.clone())
         })

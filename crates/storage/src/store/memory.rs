@@ -407,7 +407,7 @@ impl CheckpointStore for MemoryStore {
         self.with_runs(|runs| {
             let data = runs
                 .get_mut(run)
-                .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))?;
+                .ok_or_else(|| Error::run_not_found(&run.run_id))?;
             plan::check_epoch(epoch, data.head.epoch)?;
             data.messages.truncate(chain.len as usize);
             data.head.messages = chain;
@@ -445,7 +445,7 @@ impl CheckpointStore for MemoryStore {
     async fn delete_run(&self, run: &RunKey) -> Result<u64> {
         self.with_runs(|runs| match runs.remove(run) {
             Some(data) => Ok(data.checkpoints.len() as u64),
-            None => Err(Error::RunNotFound(format!("run {} not found", run.run_id))),
+            None => Err(Error::run_not_found(&run.run_id)),
         })
     }
 
@@ -458,7 +458,7 @@ impl CheckpointStore for MemoryStore {
         self.with_runs(|runs| {
             let data = runs
                 .get_mut(run)
-                .ok_or_else(|| Error::RunNotFound(format!("run {} not found", run.run_id)))?;
+                .ok_or_else(|| Error::run_not_found(&run.run_id))?;
             if let Some(epoch) = epoch {
                 plan::check_epoch(epoch, data.head.epoch)?;
             }
@@ -643,8 +643,5 @@ fn position(run: &RunKey, step: Step) -> ((&str, &str), Step) {
 }
 
 fn no_checkpoint(run: &RunKey, step: Step) -> Error {
-    Error::CheckpointNotFound(format!(
-        "run {} has no checkpoint at step {step}",
-        run.run_id
-    ))
+    Error::checkpoint_not_found(&run.run_id, step.get())
 }

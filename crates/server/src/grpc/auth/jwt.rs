@@ -10,6 +10,7 @@ use serde_json::Value;
 use tokio::sync::RwLock;
 
 use super::jwks_fetch;
+use super::setup_error::AuthSetupError;
 pub use crate::config::{JwtKeys, JwtSettings};
 use checkpointd_core::domain::{Identity, Role, Tenant, TenantScope};
 
@@ -41,15 +42,18 @@ pub struct JwtVerifier {
 
 impl JwtVerifier {
     /// Reads the secret or the JWKS once, so a bad file or URL stops startup.
-    pub async fn new(settings: JwtSettings) -> Result<Self, String> {
+    pub async fn new(settings: JwtSettings) -> Result<Self, AuthSetupError> {
         let verifier = match &settings.keys {
             JwtKeys::SecretFile(path) => {
-                let text = std::fs::read_to_string(path).map_err(|error| {
-                    format!("cannot read --jwt-secret-file {}: {error}", path.display())
+                let text = std::fs::read_to_string(path).map_err(|source| {
+                    AuthSetupError::ReadJwtSecret {
+                        path: path.clone(),
+                        source,
+                    }
                 })?;
                 let secret = text.trim();
                 if secret.len() < 32 {
-                    return Err("the JWT secret must be at least 32 bytes".into());
+                    return Err(AuthSetupError::ShortJwtSecret);
                 }
                 Self {
                     secret: Some(DecodingKey::from_secret(secret.as_bytes())),
@@ -58,7 +62,7 @@ impl JwtVerifier {
                 }
             }
             JwtKeys::JwksFile(_) | JwtKeys::JwksUrl(_) => {
-                let set = load(&settings.keys).await?;
+                let set = load(&settings.keys).await.map_err(AuthSetupError::Jwks)?;
                 Self {
                     secret: None,
                     jwks: RwLock::new(Some(Jwks {

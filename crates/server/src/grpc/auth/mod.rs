@@ -12,6 +12,7 @@ pub mod jwks_fetch;
 pub mod jwt;
 pub mod key_gate;
 pub mod roles;
+pub mod setup_error;
 
 use crate::grpc::status::to_status;
 use std::pin::Pin;
@@ -25,6 +26,7 @@ use tonic::codegen::http::{HeaderMap, Request, Response};
 pub use crate::config::AuthSettings;
 pub use jwt::{JwtKeys, JwtSettings, JwtVerifier};
 pub use roles::{Access, access, allows};
+pub use setup_error::AuthSetupError;
 
 use checkpointd_core::domain::{Identity, PresentedKey, Tenant};
 use checkpointd_core::error::Error;
@@ -55,7 +57,7 @@ impl Authenticator {
     pub async fn new(
         settings: &AuthSettings,
         keys: Arc<dyn ApiKeyStore>,
-    ) -> Result<Option<Arc<Self>>, String> {
+    ) -> Result<Option<Arc<Self>>, AuthSetupError> {
         if settings.is_none() {
             return Ok(None);
         }

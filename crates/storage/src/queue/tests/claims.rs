@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::{LEASE, TestBackend, at, enqueue, ids, list, new_task, policy, rewrite, tenant};
 use crate::queue::{TaskState, Transition};
-use checkpointd_core::error::Error;
+use checkpointd_core::error::{Error, Missing};
 
 pub async fn enqueue_with_a_known_idempotency_key_returns_the_existing_task<B: TestBackend>() {
     let backend = B::fresh().await;
@@ -263,7 +263,7 @@ pub async fn two_tenants_never_see_each_others_tasks<B: TestBackend>() {
         queue
             .update(&b, &task_a.id, Transition::Cancel, at(0))
             .await,
-        Err(Error::TaskNotFound(_))
+        Err(Error::NotFound(Missing::Task { .. }))
     ));
     assert_eq!(queue.get(&a, &task_a.id).await.unwrap(), Some(task_a));
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::{LEASE, TestBackend, at, claim_one, enqueue, new_task, policy, tenant};
 use crate::queue::{ErrorClass, Task, TaskId, TaskState, Transition};
-use checkpointd_core::error::Error;
+use checkpointd_core::error::{Error, Missing};
 
 fn fail(attempt: u64, class: ErrorClass) -> Transition {
     Transition::Fail {
@@ -198,7 +198,7 @@ pub async fn an_unknown_task_is_not_found<B: TestBackend>() {
     assert_eq!(queue.get(&t, &missing).await.unwrap(), None);
     assert!(matches!(
         queue.update(&t, &missing, Transition::Requeue, at(0)).await,
-        Err(Error::TaskNotFound(_))
+        Err(Error::NotFound(Missing::Task { .. }))
     ));
 }
 

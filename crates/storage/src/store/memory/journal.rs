@@ -39,9 +39,9 @@ impl MemoryStore {
 
     pub(super) fn journal_rewrite(&self, rewrite: &JournalRewrite) -> Result<Vec<Step>> {
         self.with_runs(|runs| {
-            let data = runs.get_mut(&rewrite.run).ok_or_else(|| {
-                Error::RunNotFound(format!("run {} not found", rewrite.run.run_id))
-            })?;
+            let data = runs
+                .get_mut(&rewrite.run)
+                .ok_or_else(|| Error::run_not_found(&rewrite.run.run_id))?;
             plan::check_journal_unchanged(&rewrite.expected, &data.head.tools)?;
             let keep = usize::try_from(rewrite.from_seq - 1).unwrap_or(usize::MAX);
             data.tools.truncate(keep);

@@ -4,7 +4,7 @@
 use super::{TestBackend, checkpoint, load_latest, run, steps, texts, tool};
 use crate::store::{DeletedCheckpoints, Which};
 use checkpointd_core::domain::Step;
-use checkpointd_core::error::Error;
+use checkpointd_core::error::{Error, Missing};
 
 fn outcome(deleted: u64, pinned: &[u64]) -> DeletedCheckpoints {
     DeletedCheckpoints {
@@ -46,11 +46,17 @@ pub async fn deleting_chosen_steps_is_idempotent_and_ignores_unknown_ones(
 
     let unknown = run("default", "never-saved");
     let refused = store.delete_checkpoints(&unknown, None, &listed).await;
-    assert!(matches!(refused, Err(Error::RunNotFound(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(Error::NotFound(Missing::Run { .. }))),
+        "{refused:?}"
+    );
     // Another tenant's run of the same id is another run.
     let elsewhere = run("other", "run-1");
     let refused = store.delete_checkpoints(&elsewhere, None, &listed).await;
-    assert!(matches!(refused, Err(Error::RunNotFound(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(Error::NotFound(Missing::Run { .. }))),
+        "{refused:?}"
+    );
     assert_eq!(store.steps(&key).await.unwrap(), steps(&[2, 4]));
 }
 

@@ -4,7 +4,7 @@
 use super::{TestBackend, checkpoint, load_at, load_latest, run, steps, texts, tool};
 use crate::store::CheckpointStore;
 use checkpointd_core::domain::{MessageChain, RunKey, Step};
-use checkpointd_core::error::Error;
+use checkpointd_core::error::{Error, Missing};
 
 /// Truncates the log to what the checkpoint at `step` covers, as Resume does once it restores it.
 async fn rewind_to_step(store: &dyn CheckpointStore, run: &RunKey, epoch: u64, step: u64) {
@@ -89,7 +89,10 @@ pub async fn rewind_is_fenced_by_epoch_and_needs_the_run(backend: &impl TestBack
         .rewind(&key, 0, MessageChain::EMPTY)
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::RunNotFound(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::NotFound(Missing::Run { .. })),
+        "{error:?}"
+    );
     store.begin_resume(&key).await.unwrap();
     store.begin_resume(&key).await.unwrap();
     let error = store

@@ -4,7 +4,7 @@
 use super::{TestBackend, checkpoint, load_at, load_latest, run, steps, texts, tool};
 use crate::store::{CheckpointStore, Which};
 use checkpointd_core::domain::{ListQuery, RunKey, Step, ToolChain, ToolRecord};
-use checkpointd_core::error::Error;
+use checkpointd_core::error::{Error, Missing};
 
 /// Saves step 1 at message offset 0 and journals call `c1` as new: what only a run with no
 /// history left accepts. Returns the journalled record.
@@ -198,7 +198,10 @@ pub async fn steps_run_exists_and_delete_run_agree(backend: &impl TestBackend) {
     );
     assert!(store.latest_head(&key).await.unwrap().is_none());
     let error = store.delete_run(&key).await.unwrap_err();
-    assert!(matches!(error, Error::RunNotFound(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::NotFound(Missing::Run { .. })),
+        "{error:?}"
+    );
 
     // Nothing of the old run is left: the message log and the journal start again.
     starts_afresh(&*store, &key, "fresh").await;
@@ -277,7 +280,7 @@ pub async fn two_tenants_with_the_same_run_id_never_see_each_others_data(
     assert!(store.latest_head(&b).await.unwrap().is_none());
     assert!(matches!(
         store.delete_run(&b).await,
-        Err(Error::RunNotFound(_))
+        Err(Error::NotFound(Missing::Run { .. }))
     ));
 
     // B's own history starts from scratch: offset 0, its own call ids, its own epochs.

@@ -4,7 +4,7 @@
 use super::{TestBackend, checkpoint, load_latest, run, steps};
 use crate::store::{CheckpointRef, CheckpointStore, RetentionStore};
 use checkpointd_core::domain::{ListQuery, RunKey, Step, Tenant};
-use checkpointd_core::error::Error;
+use checkpointd_core::error::{Error, Missing};
 
 /// Saves `numbers` as the run's steps, with no messages.
 async fn save_steps(store: &dyn CheckpointStore, key: &RunKey, numbers: &[u64]) {
@@ -83,7 +83,10 @@ pub async fn pins_are_per_source_and_default_to_the_latest_valid_step(backend: &
         .pin(&run("default", "ghost"), Some(Step::new(1)), "operator")
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::CheckpointNotFound(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::NotFound(Missing::CheckpointAt { .. })),
+        "{error:?}"
+    );
 
     let mut request = checkpoint(&key, 1, 0, &[]);
     for step in [1, 2, 3] {
@@ -104,7 +107,10 @@ pub async fn pins_are_per_source_and_default_to_the_latest_valid_step(backend: &
         .pin(&key, Some(Step::new(7)), "operator")
         .await
         .unwrap_err();
-    assert!(matches!(error, Error::CheckpointNotFound(_)), "{error:?}");
+    assert!(
+        matches!(error, Error::NotFound(Missing::CheckpointAt { .. })),
+        "{error:?}"
+    );
     // Pinning twice is harmless; a quarantined step may be pinned too.
     for _ in 0..2 {
         assert_eq!(
