@@ -22,7 +22,7 @@ use deadpool_postgres::Transaction;
 use self::task_row::{TaskParams, decode, signed};
 use crate::PostgresStore;
 use crate::error::db;
-use checkpointd_core::domain::Tenant;
+use checkpointd_core::domain::{Attempt, Tenant};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::time::whole_micros;
 use checkpointd_storage::queue::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
@@ -281,7 +281,7 @@ async fn store_locked(
     tx: &Transaction<'_>,
     store: &tokio_postgres::Statement,
     tenant: &Tenant,
-    fence: u64,
+    fence: Attempt,
     task: &Task,
 ) -> Result<Task> {
     let params = TaskParams::new(tenant, task)?;

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use tokio_postgres::Row;
 use tokio_postgres::types::{FromSql, ToSql};
 
-use checkpointd_core::domain::{RunId, Tenant};
+use checkpointd_core::domain::{Attempt, RunId, Tenant};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::time::whole_micros;
 use checkpointd_storage::queue::{Approval, ErrorClass, RetryPolicy, Task, TaskId, TaskState};
@@ -177,7 +177,7 @@ pub(super) fn decode(row: &Row) -> Result<Task> {
         run_id: RunId::parse(&run_id).map_err(|_| damaged("run_id", &run_id))?,
         input: column(row, "input")?,
         state: TaskState::parse(&state).map_err(|_| damaged("state", &state))?,
-        attempt: in_range(row, "attempt")?,
+        attempt: Attempt::new(in_range(row, "attempt")?),
         attempts_used: in_range(row, "attempts_used")?,
         retry_policy: RetryPolicy {
             initial_delay: Duration::from_millis(in_range(row, "initial_delay_ms")?),
@@ -225,8 +225,8 @@ fn damaged(name: &str, value: &str) -> Error {
 }
 
 /// An attempt number as bigint; only a task claimed 2^63 times fails here.
-pub(super) fn signed(attempt: u64) -> Result<i64> {
-    i64::try_from(attempt)
+pub(super) fn signed(attempt: Attempt) -> Result<i64> {
+    i64::try_from(attempt.get())
         .map_err(|_| Error::InvalidArgument(format!("attempt {attempt} is larger than 2^63 - 1")))
 }
 

@@ -242,6 +242,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use checkpointd_core::domain::{Attempt, Epoch};
     use checkpointd_storage::queue::MemoryQueue;
     use checkpointd_storage::store::{CheckpointStore, MemoryStore};
 
@@ -283,7 +284,7 @@ mod tests {
                     messages: Vec::new(),
                     message_offset: 0,
                     metadata: BTreeMap::new(),
-                    epoch: 0,
+                    epoch: Epoch::new(0),
                     client_checksum: None,
                     tool_count: None,
                     label: None,
@@ -331,7 +332,7 @@ mod tests {
         }
     }
 
-    fn request_approval(attempt: u64) -> Transition {
+    fn request_approval(attempt: Attempt) -> Transition {
         Transition::RequestApproval {
             attempt,
             action: "send the email".into(),
@@ -424,7 +425,7 @@ mod tests {
         let (fixture, task) = claimed_task().await;
 
         let stale = fixture
-            .update(&task, request_approval(task.attempt + 1))
+            .update(&task, request_approval(task.attempt.next()))
             .await;
 
         assert!(matches!(stale, Err(Error::LeaseLost(_))), "{stale:?}");

@@ -250,7 +250,7 @@ fn claim(
         .iter()
         .map(|task| {
             let next = rules::claim(task, worker, lease, now);
-            store(&tx, tenant, task.attempt, &next)
+            store(&tx, tenant, task.attempt.get(), &next)
         })
         .collect::<Result<Vec<Task>>>()?;
     tx.commit().db()?;
@@ -285,7 +285,7 @@ fn reap(conn: &mut Connection, now: SystemTime, limit: usize) -> Result<u64> {
         store(
             &tx,
             &Tenant::parse(tenant)?,
-            task.attempt,
+            task.attempt.get(),
             &rules::reap(task, now),
         )?;
     }
@@ -306,7 +306,7 @@ fn update(
     let task = select(&tx, tenant, id)?
         .ok_or_else(|| Error::TaskNotFound(format!("task {id} not found")))?;
     let next = rules::apply(&task, transition, now)?;
-    let stored = store(&tx, tenant, task.attempt, &next)?;
+    let stored = store(&tx, tenant, task.attempt.get(), &next)?;
     tx.commit().db()?;
     Ok(stored)
 }

@@ -19,7 +19,7 @@ pub async fn enqueue_with_a_known_idempotency_key_returns_the_existing_task<B: T
         .unwrap();
     assert!(!existed);
     assert_eq!(
-        (first.state, first.attempt, first.attempts_used),
+        (first.state, first.attempt.get(), first.attempts_used),
         (TaskState::Pending, 0, 0)
     );
     assert_eq!(first.retry_policy, policy());
@@ -91,7 +91,7 @@ pub async fn claim_takes_due_tasks_only_oldest_due_first<B: TestBackend>() {
     assert_eq!(ids(&claimed), vec![early.id.clone(), later.id.clone()]);
     for task in &claimed {
         assert_eq!(task.state, TaskState::Running);
-        assert_eq!((task.attempt, task.attempts_used), (1, 1));
+        assert_eq!((task.attempt.get(), task.attempts_used), (1, 1));
         assert_eq!(task.worker_id.as_deref(), Some("w1"));
         assert_eq!(task.lease_expires_at, Some(at(10) + LEASE));
         assert_eq!(task.updated_at, at(10));
@@ -107,7 +107,7 @@ pub async fn claim_takes_due_tasks_only_oldest_due_first<B: TestBackend>() {
     );
     let untouched = queue.get(&t, &future.id).await.unwrap().unwrap();
     assert_eq!(
-        (untouched.state, untouched.attempt),
+        (untouched.state, untouched.attempt.get()),
         (TaskState::Pending, 0)
     );
 
@@ -168,7 +168,7 @@ pub async fn a_stale_running_task_is_reclaimed_with_the_next_attempt<B: TestBack
         .unwrap();
     assert_eq!(ids(&reclaimed), vec![task.id.clone()]);
     let reclaimed = &reclaimed[0];
-    assert_eq!((reclaimed.attempt, reclaimed.attempts_used), (2, 2));
+    assert_eq!((reclaimed.attempt.get(), reclaimed.attempts_used), (2, 2));
     assert_eq!(reclaimed.worker_id.as_deref(), Some("w2"));
     assert_eq!(reclaimed.lease_expires_at, Some(at(0) + LEASE + LEASE));
     assert_eq!(
@@ -233,7 +233,7 @@ pub async fn concurrent_claimers_take_every_task_exactly_once<B: TestBackend>() 
     assert_eq!(claimed.iter().collect::<HashSet<_>>().len(), TASKS);
     let done = list(&*handles[0], &t, Some(TaskState::Completed), None, 1_000).await;
     assert_eq!(done.len(), TASKS);
-    assert!(done.iter().all(|task| task.attempt == 1));
+    assert!(done.iter().all(|task| task.attempt.get() == 1));
 }
 
 pub async fn two_tenants_never_see_each_others_tasks<B: TestBackend>() {

@@ -93,7 +93,10 @@ pub async fn a_decided_task_without_auto_resume_stays_parked_until_resumed<B: Te
         );
         assert_eq!(resumed.approval, parked.approval);
         let claimed = claim_one(&*queue, at(3)).await;
-        assert_eq!((claimed.attempt, claimed.approval), (2, parked.approval));
+        assert_eq!(
+            (claimed.attempt.get(), claimed.approval),
+            (2, parked.approval)
+        );
     }
 }
 
