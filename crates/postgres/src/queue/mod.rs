@@ -25,7 +25,9 @@ use crate::error::db;
 use checkpointd_core::domain::{Attempt, Tenant};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::time::whole_micros;
-use checkpointd_storage::queue::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+use checkpointd_storage::queue::{
+    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules,
+};
 
 /// The task queue in a [`PostgresStore`]'s database, on the store's pool.
 pub struct PostgresQueue {
@@ -106,16 +108,16 @@ impl TaskQueue for PostgresQueue {
         tenant: &Tenant,
         worker: &str,
         lease: Duration,
-        batch: usize,
+        batch: ClaimBatch,
         now: SystemTime,
     ) -> Result<Vec<Task>> {
-        if batch == 0 {
+        if batch.get() == 0 {
             return Ok(Vec::new());
         }
         // The lease end the rules would set, from the caller's exact `now`, then stored.
         let expires = whole_micros(rules::later(now, lease));
         let now = whole_micros(now);
-        let batch = i64::try_from(batch).unwrap_or(i64::MAX);
+        let batch = i64::from(batch.get());
         let client = self.client().await?;
         let statement = client.prepare_cached(sql::CLAIM).await.map_err(db)?;
         client

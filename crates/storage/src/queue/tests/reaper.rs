@@ -1,6 +1,7 @@
 //! The suite, part three: stale tasks whose attempts are used up are left alone by claims and
 //! buried by `reap_exhausted`, across tenants and in batches.
 
+use crate::queue::ClaimBatch;
 use std::time::Duration;
 
 use super::{LEASE, TestBackend, at, claim_one, enqueue, policy, tenant};
@@ -35,7 +36,7 @@ pub async fn a_stale_task_on_its_final_attempt_is_left_by_claims_and_buried_by_t
     }
     assert!(
         queue
-            .claim(&t, "w", LEASE, 1, now)
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), now)
             .await
             .unwrap()
             .is_empty()
@@ -93,14 +94,23 @@ pub async fn the_reaper_buries_every_tenants_exhausted_tasks_in_batches_and_noth
             .enqueue(owner, one_attempt_task(&format!("doomed-{n}")))
             .await
             .unwrap();
-        queue.claim(owner, "w", LEASE, 1, at(0)).await.unwrap();
+        queue
+            .claim(owner, "w", LEASE, ClaimBatch::up_to(1), at(0))
+            .await
+            .unwrap();
         doomed.push((owner.clone(), task.id));
     }
     // Stale with an attempt left, and on its last attempt but still leased: not the reaper's.
     let retried = enqueue(&*queue, &a, "retried").await;
-    queue.claim(&a, "w", LEASE, 1, at(0)).await.unwrap();
+    queue
+        .claim(&a, "w", LEASE, ClaimBatch::up_to(1), at(0))
+        .await
+        .unwrap();
     let (leased, _) = queue.enqueue(&b, one_attempt_task("leased")).await.unwrap();
-    queue.claim(&b, "w", LEASE * 10, 1, at(0)).await.unwrap();
+    queue
+        .claim(&b, "w", LEASE * 10, ClaimBatch::up_to(1), at(0))
+        .await
+        .unwrap();
 
     let now = at(0) + LEASE;
     assert_eq!(queue.reap_exhausted(now, 0).await.unwrap(), 0);
@@ -116,7 +126,10 @@ pub async fn the_reaper_buries_every_tenants_exhausted_tasks_in_batches_and_noth
         (leased.state, leased.attempt.get()),
         (TaskState::Running, 1)
     );
-    let reclaimed = queue.claim(&a, "w2", LEASE, 10, now).await.unwrap();
+    let reclaimed = queue
+        .claim(&a, "w2", LEASE, ClaimBatch::up_to(10), now)
+        .await
+        .unwrap();
     assert_eq!(reclaimed.len(), 1);
     assert_eq!(
         (&reclaimed[0].id, reclaimed[0].attempt.get()),

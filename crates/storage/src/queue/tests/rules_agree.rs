@@ -3,6 +3,7 @@
 //! and reaper still do what the rules say, on which tasks they take and on every column of
 //! the outcome.
 
+use crate::queue::ClaimBatch;
 use checkpointd_core::domain::Attempt;
 use std::time::{Duration, SystemTime};
 
@@ -125,7 +126,10 @@ pub async fn the_claim_and_the_reaper_do_what_the_rules_say<B: TestBackend>() {
     }
     expected_claims.sort_by(|a, b| rules::claim_order(a).cmp(&rules::claim_order(b)));
 
-    let claimed = queue.claim(&t, "w-new", lease, 100, now).await.unwrap();
+    let claimed = queue
+        .claim(&t, "w-new", lease, ClaimBatch::up_to(100), now)
+        .await
+        .unwrap();
     for (name, expected) in &expected_rows {
         let row = queue.get(&t, &expected.id).await.unwrap().unwrap();
         assert_eq!(&row, expected, "claim: {name}");

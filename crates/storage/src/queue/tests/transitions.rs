@@ -1,6 +1,7 @@
 //! The suite, part two: transitions after a claim — fencing, retries with backoff, dead
 //! letters, requeue and approvals — checked against what a later read returns.
 
+use crate::queue::ClaimBatch;
 use checkpointd_core::domain::Attempt;
 use std::time::Duration;
 
@@ -97,7 +98,7 @@ pub async fn a_transient_failure_stores_now_plus_the_backoff_and_waits_for_it<B:
     let almost = B::stored(due) - Duration::from_micros(1);
     assert!(
         queue
-            .claim(&t, "w", LEASE, 1, almost)
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), almost)
             .await
             .unwrap()
             .is_empty()
@@ -135,7 +136,7 @@ pub async fn exhausted_retries_make_a_dead_letter_that_requeue_revives<B: TestBa
     assert_eq!((dead.state, dead.attempts_used), (TaskState::Dead, 3));
     assert!(
         queue
-            .claim(&t, "w", LEASE, 1, now)
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), now)
             .await
             .unwrap()
             .is_empty()
@@ -266,7 +267,7 @@ pub async fn an_approval_request_and_decision_round_trip_through_the_database<B:
     // Waiting for a human is not claimable, however long it takes.
     assert!(
         queue
-            .claim(&t, "w", LEASE, 1, at(100_000))
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), at(100_000))
             .await
             .unwrap()
             .is_empty()
