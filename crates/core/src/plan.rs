@@ -7,7 +7,7 @@
 use std::time::SystemTime;
 
 use crate::domain::{
-    Checksum, Digest32, EntryKind, IntentOutcome, Message, MessageChain, NewCheckpoint,
+    Checksum, Digest32, EntryKind, Epoch, IntentOutcome, Message, MessageChain, NewCheckpoint,
     NewToolIntent, NewToolResult, SavedCheckpoint, Step, ToolChain, ToolRecord,
     checkpoint_checksum,
 };
@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 /// The run's write-side state, kept on the run row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunHead {
-    pub epoch: u64,
+    pub epoch: Epoch,
     pub messages: MessageChain,
     pub tools: ToolChain,
 }
@@ -24,7 +24,7 @@ pub struct RunHead {
 impl RunHead {
     /// The head of a run that does not exist yet.
     pub const NEW: Self = Self {
-        epoch: 0,
+        epoch: Epoch::NEVER_RESUMED,
         messages: MessageChain::EMPTY,
         tools: ToolChain::EMPTY,
     };
@@ -34,7 +34,7 @@ impl RunHead {
 #[derive(Clone, Debug)]
 pub struct ExistingCheckpoint {
     pub id: String,
-    pub epoch: u64,
+    pub epoch: Epoch,
     pub checksum: Checksum,
     pub created_at: SystemTime,
     /// A quarantined checkpoint is never restored, so the run's owner may overwrite it.
@@ -167,7 +167,7 @@ pub enum SavePlan {
 /// Decides what a Save does. See the `Save` RPC's contract in checkpoint.proto.
 pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SavePlan> {
     let head = &context.head;
-    check_epoch(request.epoch, head.epoch)?;
+    request.epoch.check_write(head.epoch)?;
     let Some(prefix) = context.prefix else {
         // Past the end, the client saw messages the store no longer has: its predecessor Save
         // was lost (a failover, a restore), so it must resync, not fix its request.
@@ -298,7 +298,7 @@ pub fn plan_tool_result(
     head: &RunHead,
     existing: Option<ToolRecord>,
 ) -> Result<ToolPlan> {
-    check_epoch(request.epoch, head.epoch)?;
+    request.epoch.check_write(head.epoch)?;
     if let Some(existing) = existing {
         return Ok(ToolPlan::Existing(existing));
     }
@@ -358,7 +358,7 @@ pub fn plan_tool_results(
     existing: Vec<Option<ToolRecord>>,
 ) -> Result<BatchPlan> {
     if let Some(first) = requests.first() {
-        check_epoch(first.epoch, head.epoch)?;
+        first.epoch.check_write(head.epoch)?;
     }
     let mut plan = BatchPlan::default();
     let mut current = *head;
@@ -401,7 +401,7 @@ pub fn plan_tool_intent(
     existing_intent: Option<ToolRecord>,
     existing_result: Option<ToolRecord>,
 ) -> Result<IntentPlan> {
-    check_epoch(request.epoch, head.epoch)?;
+    request.epoch.check_write(head.epoch)?;
     if existing_intent.is_some() || existing_result.is_some() {
         return Ok(IntentPlan::Existing(IntentOutcome {
             intent: existing_intent,
@@ -432,21 +432,6 @@ pub fn check_journal_unchanged(expected: &ToolChain, current: &ToolChain) -> Res
             "the tool journal changed since it was read ({} entries then, {} now); \
              read it again and repeat the repair",
             expected.len, current.len
-        )));
-    }
-    Ok(())
-}
-
-/// Fencing: a write must carry exactly the run's current epoch.
-pub fn check_epoch(requested: u64, current: u64) -> Result<()> {
-    if requested < current {
-        return Err(Error::StaleEpoch(format!(
-            "stale epoch {requested}: the run was resumed at epoch {current}; this writer is fenced"
-        )));
-    }
-    if requested > current {
-        return Err(Error::EpochNotIssued(format!(
-            "epoch {requested} was never issued: the run is at epoch {current}"
         )));
     }
     Ok(())

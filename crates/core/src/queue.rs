@@ -4,4 +4,5 @@
 pub mod rules;
 mod task;
 
+pub use checkpointd_protocol::ClaimBatch;
 pub use task::{Approval, ErrorClass, NewTask, RetryPolicy, Task, TaskId, TaskState, Transition};

@@ -1,5 +1,6 @@
 //! Builders of domain values for tests in any crate: a run, a message, a Save, a tool result.
 
+use crate::domain::Epoch;
 use std::collections::BTreeMap;
 
 use crate::domain::{CallId, Message, NewCheckpoint, NewToolResult, RunId, RunKey, Step, Tenant};
@@ -31,7 +32,7 @@ pub fn checkpoint(run: &RunKey, step: u64, offset: u64, texts: &[&str]) -> NewCh
             ("agent".to_owned(), "planner".to_owned()),
             ("note".to_owned(), format!("step {step}")),
         ]),
-        epoch: 0,
+        epoch: Epoch::new(0),
         client_checksum: None,
         tool_count: None,
         label: None,
@@ -47,7 +48,7 @@ pub fn tool(run: &RunKey, call_id: &str, output: &str) -> NewToolResult {
         step: Step::new(1),
         output: output.as_bytes().to_vec(),
         is_error: false,
-        epoch: 0,
+        epoch: Epoch::new(0),
     }
 }
 

@@ -4,13 +4,27 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A `SystemTime` as unix microseconds, the unit every timestamp column uses.
+/// Earliest and latest times stored: well inside timestamptz's range (4713 BC to 294276 AD) and
+/// an i64 of microseconds, and small enough that a driver's microsecond arithmetic cannot
+/// overflow. Only absurd leases or clocks reach them; such a time saturates rather than failing
+/// the call.
+const EARLIEST: Duration = Duration::from_secs(200_000_000_000);
+const LATEST: Duration = Duration::from_secs(9_000_000_000_000);
+
+/// A `SystemTime` as unix microseconds, the unit every timestamp column uses: floored to whole
+/// microseconds and clamped into the stored range.
 pub fn to_micros(time: SystemTime) -> i64 {
+    // Both bounds are far below i64::MAX microseconds, so the casts cannot wrap.
     match time.duration_since(UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_micros()).unwrap_or(i64::MAX),
-        Err(before) => i64::try_from(before.duration().as_micros())
-            .map(|micros| -micros)
-            .unwrap_or(i64::MIN),
+        Ok(after) => after.min(LATEST).as_micros() as i64,
+        Err(before) => {
+            let before = before.duration().min(EARLIEST);
+            let mut micros = before.as_micros() as i64;
+            if before.subsec_nanos() % 1_000 != 0 {
+                micros += 1;
+            }
+            -micros
+        }
     }
 }
 
@@ -24,7 +38,24 @@ pub fn from_micros(micros: i64) -> SystemTime {
     }
 }
 
-/// `time` floored to whole microseconds, as every backend keeps it.
+/// `time` as every backend keeps it: floored to whole microseconds, clamped into range.
 pub fn whole_micros(time: SystemTime) -> SystemTime {
     from_micros(to_micros(time))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_times_are_floored_to_whole_microseconds_and_clamped() {
+        let after = UNIX_EPOCH + Duration::new(5, 1_999);
+        assert_eq!(whole_micros(after), UNIX_EPOCH + Duration::new(5, 1_000));
+        let before = UNIX_EPOCH - Duration::new(5, 1_001);
+        assert_eq!(whole_micros(before), UNIX_EPOCH - Duration::new(5, 2_000));
+        let whole = UNIX_EPOCH - Duration::new(5, 2_000);
+        assert_eq!(whole_micros(whole), whole);
+        let far = UNIX_EPOCH + Duration::from_secs(u64::MAX / 4);
+        assert_eq!(whole_micros(far), UNIX_EPOCH + LATEST);
+    }
 }

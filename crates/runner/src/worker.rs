@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use checkpointd_protocol::ClaimBatch;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tonic::Code;
@@ -109,7 +110,7 @@ async fn claim(api: &Arc<dyn RunnerApi>, config: &WorkerConfig, free: usize) -> 
     let request = ClaimRequest {
         worker_id: config.worker_id.clone(),
         lease_duration: prost_types::Duration::try_from(config.lease).ok(),
-        batch_size: free.min(100) as u32,
+        batch_size: ClaimBatch::up_to(free).get(),
     };
     match api.claim(request).await {
         Ok(tasks) => tasks,

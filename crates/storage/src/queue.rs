@@ -25,7 +25,8 @@ pub mod tests;
 use async_trait::async_trait;
 
 pub use checkpointd_core::queue::{
-    Approval, ErrorClass, NewTask, RetryPolicy, Task, TaskId, TaskState, Transition, rules,
+    Approval, ClaimBatch, ErrorClass, NewTask, RetryPolicy, Task, TaskId, TaskState, Transition,
+    rules,
 };
 pub use memory::MemoryQueue;
 
@@ -51,7 +52,7 @@ pub trait TaskQueue: Send + Sync + 'static {
         tenant: &Tenant,
         worker: &str,
         lease: Duration,
-        batch: usize,
+        batch: ClaimBatch,
         now: SystemTime,
     ) -> Result<Vec<Task>>;
 

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 pub use memory::MemoryStore;
 
 use checkpointd_core::domain::{
-    CheckpointSummary, Checksum, IntentOutcome, JournalAction, ListQuery, MessageChain,
+    CheckpointSummary, Checksum, Epoch, IntentOutcome, JournalAction, ListQuery, MessageChain,
     MessageWindow, NewCheckpoint, NewToolIntent, NewToolResult, RunId, RunInfo, RunKey,
     SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
 };
@@ -54,7 +54,7 @@ pub struct LatestHead {
 pub struct CheckpointHead {
     pub step: Step,
     pub id: String,
-    pub epoch: u64,
+    pub epoch: Epoch,
     pub checksum: Checksum,
 }
 
@@ -139,11 +139,11 @@ pub trait CheckpointStore: Send + Sync + 'static {
     async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()>;
 
     /// Creates the run if needed and bumps its fencing epoch; returns the new epoch.
-    async fn begin_resume(&self, run: &RunKey) -> Result<u64>;
+    async fn begin_resume(&self, run: &RunKey) -> Result<Epoch>;
 
     /// Truncates the message log to `chain.len` messages and makes `chain` its head, provided
     /// the run is still at `epoch`; otherwise `FailedPrecondition`.
-    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()>;
+    async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()>;
 
     /// Up to `query.limit` checkpoint summaries within the query's bounds, in its order.
     async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>>;
@@ -183,7 +183,7 @@ pub trait CheckpointStore: Send + Sync + 'static {
     async fn delete_checkpoints(
         &self,
         run: &RunKey,
-        epoch: Option<u64>,
+        epoch: Option<Epoch>,
         steps: &[Step],
     ) -> Result<DeletedCheckpoints>;
 
@@ -245,7 +245,7 @@ pub trait RetentionStore: Send + Sync + 'static {
     /// is never pruned) covers the longest message log, and the journal is never cut (a Save's
     /// `tool_count` may cover fewer entries than an earlier checkpoint did). Returns how many
     /// checkpoints went.
-    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64>;
+    async fn prune(&self, run: &RunKey, epoch: Epoch, steps: &[Step]) -> Result<u64>;
 
     /// Up to `limit` checkpoint addresses after `after` in `(tenant, run_id, step)` order, in
     /// one tenant or (`None`) across every tenant: a keyset page for the scrub.
@@ -269,7 +269,7 @@ pub struct DeletedCheckpoints {
 /// What [`RetentionStore::retention_facts`] returns.
 #[derive(Clone, Debug)]
 pub struct RetentionFacts {
-    pub epoch: u64,
+    pub epoch: Epoch,
     /// The run's own policy, as stored; `None` means the server default.
     pub policy: Option<String>,
     /// Every checkpoint of the run, ascending.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use checkpointd::database;
 use checkpointd::proto::{ListCheckpointsRequest, ValidateTenantRequest};
-use checkpointd_core::domain::{NewCheckpoint, RunId, RunKey, Step, Tenant};
+use checkpointd_core::domain::{Epoch, NewCheckpoint, RunId, RunKey, Step, Tenant};
 use checkpointd_storage::store::{CheckpointStore, StoreOptions};
 use serde_json::Value;
 
@@ -157,7 +157,7 @@ async fn fill(schema: &PgSchema, runs: u64, steps: u64) {
                     messages: Vec::new(),
                     message_offset: 0,
                     metadata: Default::default(),
-                    epoch: 0,
+                    epoch: Epoch::new(0),
                     client_checksum: None,
                     tool_count: None,
                     label: None,

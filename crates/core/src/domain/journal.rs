@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::time::SystemTime;
 
-use super::{CallId, RunKey, Step, ToolChain, ToolRecord};
+use super::{CallId, Epoch, RunKey, Step, ToolChain, ToolRecord};
 
 /// What a journal entry records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -22,7 +22,7 @@ pub struct NewToolIntent {
     pub call_id: CallId,
     pub tool_name: String,
     pub step: Step,
-    pub epoch: u64,
+    pub epoch: Epoch,
 }
 
 /// What RecordToolIntent answers: the call's intent and, once it completed, its result.

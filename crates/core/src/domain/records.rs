@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::{
-    CallId, Checksum, Digest32, EntryKind, InDoubt, MessageChain, MessageWindow, RunId, RunKey,
-    Step, ToolChain, WindowChains, covered_chain,
+    CallId, Checksum, Digest32, EntryKind, Epoch, InDoubt, MessageChain, MessageWindow, RunId,
+    RunKey, Step, ToolChain, WindowChains, covered_chain,
 };
 
 /// One entry of a run's message log.
@@ -27,7 +27,7 @@ pub struct NewCheckpoint {
     /// Position in the log where `messages` start.
     pub message_offset: u64,
     pub metadata: BTreeMap<String, String>,
-    pub epoch: u64,
+    pub epoch: Epoch,
     pub client_checksum: Option<Checksum>,
     /// How many journal entries the checkpoint covers (the first ones, by seq); `None`: the
     /// whole journal at the time of the save.
@@ -59,7 +59,7 @@ pub struct StoredCheckpoint {
     pub id: String,
     pub run_id: RunId,
     pub step: Step,
-    pub epoch: u64,
+    pub epoch: Epoch,
     pub content_type: String,
     pub state: Vec<u8>,
     pub metadata: BTreeMap<String, String>,
@@ -132,7 +132,7 @@ pub struct NewToolResult {
     pub step: Step,
     pub output: Vec<u8>,
     pub is_error: bool,
-    pub epoch: u64,
+    pub epoch: Epoch,
 }
 
 /// One journal entry: a tool result, or (`kind`) a tool intent, whose `output` is empty and
@@ -315,7 +315,7 @@ pub struct Resumed {
     pub skipped_steps: Vec<Step>,
     /// The journal's sound entries, results and intents, in journal order.
     pub tool_results: Vec<ToolRecord>,
-    pub epoch: u64,
+    pub epoch: Epoch,
     /// Intents without a result, and calls whose entry is corrupt.
     pub in_doubt: Vec<InDoubt>,
     /// Call ids of the corrupt journal entries.
@@ -330,7 +330,7 @@ pub struct CheckpointSummary {
     pub quarantine: Option<Quarantine>,
     pub created_at: SystemTime,
     pub checksum: Checksum,
-    pub epoch: u64,
+    pub epoch: Epoch,
     pub message_count: u64,
     pub label: Option<String>,
     pub metadata: BTreeMap<String, String>,
@@ -370,7 +370,7 @@ impl ListQuery {
 pub struct RunInfo {
     pub run_id: RunId,
     /// The run's current fencing epoch.
-    pub epoch: u64,
+    pub epoch: Epoch,
     /// The highest step with a checkpoint, quarantined or not.
     pub latest_step: Option<Step>,
     /// The highest step whose checkpoint is not quarantined.

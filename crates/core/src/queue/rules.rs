@@ -3,6 +3,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::{Approval, ErrorClass, RetryPolicy, Task, TaskId, TaskState, Transition};
+use crate::domain::Attempt;
 use crate::error::{Error, Result};
 
 /// Longest error text kept on a task.
@@ -121,7 +122,7 @@ pub fn claim(task: &Task, worker: &str, lease: Duration, now: SystemTime) -> Tas
         next.last_error_class = Some(ErrorClass::Transient);
     }
     next.state = TaskState::Running;
-    next.attempt += 1;
+    next.attempt = next.attempt.next();
     next.attempts_used += 1;
     next.worker_id = Some(worker.to_owned());
     next.lease_expires_at = Some(later(now, lease));
@@ -316,7 +317,7 @@ pub fn later(now: SystemTime, delay: Duration) -> SystemTime {
 }
 
 /// Only the current lease holder may move a running task on.
-fn fence(task: &Task, attempt: u64) -> Result<()> {
+fn fence(task: &Task, attempt: Attempt) -> Result<()> {
     if task.state != TaskState::Running || task.attempt != attempt {
         return Err(Error::LeaseLost(format!(
             "lease lost: task {} is {} at attempt {}, not running at attempt {attempt}",

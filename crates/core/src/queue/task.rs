@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::{Duration, SystemTime};
 
-use crate::domain::RunId;
+use crate::domain::{Attempt, RunId};
 use crate::error::{Error, Result};
 
 /// A task id: a time-ordered UUID, so ids sort by creation.
@@ -197,7 +197,7 @@ pub struct Task {
     pub input: Vec<u8>,
     pub state: TaskState,
     /// Claims so far; the fencing token of the current lease.
-    pub attempt: u64,
+    pub attempt: Attempt,
     /// Runs charged against the retry policy.
     pub attempts_used: u32,
     pub retry_policy: RetryPolicy,
@@ -222,7 +222,7 @@ impl Task {
             run_id: task.run_id,
             input: task.input,
             state: TaskState::Pending,
-            attempt: 0,
+            attempt: Attempt::NEVER_CLAIMED,
             attempts_used: 0,
             retry_policy: task.retry_policy,
             idempotency_key: task.idempotency_key,
@@ -244,23 +244,23 @@ impl Task {
 #[derive(Clone, Debug)]
 pub enum Transition {
     Heartbeat {
-        attempt: u64,
+        attempt: Attempt,
         lease: Duration,
     },
     Complete {
-        attempt: u64,
+        attempt: Attempt,
         result: Vec<u8>,
     },
     Fail {
-        attempt: u64,
+        attempt: Attempt,
         error: String,
         class: ErrorClass,
     },
     Release {
-        attempt: u64,
+        attempt: Attempt,
     },
     RequestApproval {
-        attempt: u64,
+        attempt: Attempt,
         action: String,
         details: Vec<u8>,
     },

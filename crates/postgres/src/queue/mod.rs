@@ -19,12 +19,15 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use deadpool_postgres::Transaction;
 
-use self::task_row::{TaskParams, decode, signed, stored_time};
+use self::task_row::{TaskParams, decode, signed};
 use crate::PostgresStore;
 use crate::error::db;
-use checkpointd_core::domain::Tenant;
+use checkpointd_core::domain::{Attempt, Tenant};
 use checkpointd_core::error::{Error, Result};
-use checkpointd_storage::queue::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+use checkpointd_core::time::whole_micros;
+use checkpointd_storage::queue::{
+    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules,
+};
 
 /// The task queue in a [`PostgresStore`]'s database, on the store's pool.
 pub struct PostgresQueue {
@@ -105,16 +108,16 @@ impl TaskQueue for PostgresQueue {
         tenant: &Tenant,
         worker: &str,
         lease: Duration,
-        batch: usize,
+        batch: ClaimBatch,
         now: SystemTime,
     ) -> Result<Vec<Task>> {
-        if batch == 0 {
+        if batch.get() == 0 {
             return Ok(Vec::new());
         }
         // The lease end the rules would set, from the caller's exact `now`, then stored.
-        let expires = stored_time(rules::later(now, lease));
-        let now = stored_time(now);
-        let batch = i64::try_from(batch).unwrap_or(i64::MAX);
+        let expires = whole_micros(rules::later(now, lease));
+        let now = whole_micros(now);
+        let batch = i64::from(batch.get());
         let client = self.client().await?;
         let statement = client.prepare_cached(sql::CLAIM).await.map_err(db)?;
         client
@@ -253,7 +256,10 @@ async fn reap_locked(tx: &Transaction<'_>, now: SystemTime, limit: usize) -> Res
     let stale = tx
         .query(
             &lock,
-            &[&stored_time(now), &i64::try_from(limit).unwrap_or(i64::MAX)],
+            &[
+                &whole_micros(now),
+                &i64::try_from(limit).unwrap_or(i64::MAX),
+            ],
         )
         .await
         .map_err(db)?
@@ -277,7 +283,7 @@ async fn store_locked(
     tx: &Transaction<'_>,
     store: &tokio_postgres::Statement,
     tenant: &Tenant,
-    fence: u64,
+    fence: Attempt,
     task: &Task,
 ) -> Result<Task> {
     let params = TaskParams::new(tenant, task)?;

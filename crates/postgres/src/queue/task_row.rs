@@ -8,13 +8,14 @@
 //! `SystemTime` and `Duration`; the queue therefore answers with rows as written (`RETURNING`),
 //! so what a call returns is exactly what a later read returns.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use tokio_postgres::Row;
 use tokio_postgres::types::{FromSql, ToSql};
 
-use checkpointd_core::domain::{RunId, Tenant};
+use checkpointd_core::domain::{Attempt, RunId, Tenant};
 use checkpointd_core::error::{Error, Result};
+use checkpointd_core::time::whole_micros;
 use checkpointd_storage::queue::{Approval, ErrorClass, RetryPolicy, Task, TaskId, TaskState};
 
 /// The changeable columns as `$3` to `$19`, in the order of [`TaskParams::mutable`]; inserts and
@@ -29,29 +30,6 @@ macro_rules! task_mutable_assignments {
     };
 }
 pub(super) use task_mutable_assignments;
-
-/// Earliest and latest times stored: well inside timestamptz's range (4713 BC to 294276 AD),
-/// and small enough that the driver's microsecond arithmetic cannot overflow. Only absurd
-/// leases or clocks reach them; such a time saturates rather than failing the call.
-const EARLIEST: Duration = Duration::from_secs(200_000_000_000);
-const LATEST: Duration = Duration::from_secs(9_000_000_000_000);
-
-/// A time as a timestamptz column keeps it: floored to whole microseconds, clamped into range.
-pub(super) fn stored_time(time: SystemTime) -> SystemTime {
-    match time.duration_since(UNIX_EPOCH) {
-        Ok(after) if after >= LATEST => UNIX_EPOCH + LATEST,
-        Ok(after) => UNIX_EPOCH + Duration::from_micros(after.as_micros() as u64),
-        Err(before) if before.duration() >= EARLIEST => UNIX_EPOCH - EARLIEST,
-        Err(before) => {
-            let before = before.duration();
-            let mut micros = before.as_micros() as u64;
-            if before.subsec_nanos() % 1_000 != 0 {
-                micros += 1;
-            }
-            UNIX_EPOCH - Duration::from_micros(micros)
-        }
-    }
-}
 
 /// Every value of a task row, ready to bind.
 pub(super) struct TaskParams<'a> {
@@ -97,17 +75,17 @@ impl<'a> TaskParams<'a> {
             attempt: signed(task.attempt)?,
             attempts_used: task.attempts_used.into(),
             worker_id: task.worker_id.as_deref(),
-            lease_expires_at: task.lease_expires_at.map(stored_time),
-            next_attempt_at: stored_time(task.next_attempt_at),
+            lease_expires_at: task.lease_expires_at.map(whole_micros),
+            next_attempt_at: whole_micros(task.next_attempt_at),
             last_error: task.last_error.as_deref(),
             last_error_class: task.last_error_class.map(ErrorClass::as_str),
             approval_action: approval.map(|a| a.action.as_str()),
-            approval_requested_at: approval.map(|a| stored_time(a.requested_at)),
+            approval_requested_at: approval.map(|a| whole_micros(a.requested_at)),
             approval_decision: approval.and_then(|a| a.decision),
             approval_decided_by: approval.map(|a| a.decided_by.as_str()),
-            approval_decided_at: approval.and_then(|a| a.decided_at).map(stored_time),
+            approval_decided_at: approval.and_then(|a| a.decided_at).map(whole_micros),
             approval_comment: approval.map(|a| a.comment.as_str()),
-            updated_at: stored_time(task.updated_at),
+            updated_at: whole_micros(task.updated_at),
             approval_details: approval.map(|a| a.details.as_slice()),
             result: task.result.as_deref(),
             run_id: task.run_id.as_str(),
@@ -117,7 +95,7 @@ impl<'a> TaskParams<'a> {
             jitter: policy.jitter,
             max_attempts: policy.max_attempts.into(),
             idempotency_key: task.idempotency_key.as_deref(),
-            created_at: stored_time(task.created_at),
+            created_at: whole_micros(task.created_at),
             input: &task.input,
             auto_resume_hitl: task.auto_resume_hitl,
         })
@@ -199,7 +177,7 @@ pub(super) fn decode(row: &Row) -> Result<Task> {
         run_id: RunId::parse(&run_id).map_err(|_| damaged("run_id", &run_id))?,
         input: column(row, "input")?,
         state: TaskState::parse(&state).map_err(|_| damaged("state", &state))?,
-        attempt: in_range(row, "attempt")?,
+        attempt: Attempt::new(in_range(row, "attempt")?),
         attempts_used: in_range(row, "attempts_used")?,
         retry_policy: RetryPolicy {
             initial_delay: Duration::from_millis(in_range(row, "initial_delay_ms")?),
@@ -247,29 +225,12 @@ fn damaged(name: &str, value: &str) -> Error {
 }
 
 /// An attempt number as bigint; only a task claimed 2^63 times fails here.
-pub(super) fn signed(attempt: u64) -> Result<i64> {
-    i64::try_from(attempt)
+pub(super) fn signed(attempt: Attempt) -> Result<i64> {
+    i64::try_from(attempt.get())
         .map_err(|_| Error::InvalidArgument(format!("attempt {attempt} is larger than 2^63 - 1")))
 }
 
 /// Delays far beyond any sensible policy saturate rather than fail.
 fn millis(delay: Duration) -> i64 {
     i64::try_from(delay.as_millis()).unwrap_or(i64::MAX)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stored_times_are_floored_to_whole_microseconds_and_clamped() {
-        let after = UNIX_EPOCH + Duration::new(5, 1_999);
-        assert_eq!(stored_time(after), UNIX_EPOCH + Duration::new(5, 1_000));
-        let before = UNIX_EPOCH - Duration::new(5, 1_001);
-        assert_eq!(stored_time(before), UNIX_EPOCH - Duration::new(5, 2_000));
-        let whole = UNIX_EPOCH - Duration::new(5, 2_000);
-        assert_eq!(stored_time(whole), whole);
-        let far = UNIX_EPOCH + Duration::from_secs(u64::MAX / 4);
-        assert_eq!(stored_time(far), UNIX_EPOCH + LATEST);
-    }
 }

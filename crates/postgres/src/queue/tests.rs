@@ -8,9 +8,10 @@ use async_trait::async_trait;
 
 use super::PostgresQueue;
 use super::sql::INSERT_TASK;
-use super::task_row::{TaskParams, stored_time};
+use super::task_row::TaskParams;
 use crate::testing::{TestSchema, raw_client};
 use checkpointd_core::domain::Tenant;
+use checkpointd_core::time::whole_micros;
 use checkpointd_storage::queue::tests::{TestBackend, write_column_samples};
 use checkpointd_storage::queue::{Task, TaskQueue};
 
@@ -50,7 +51,7 @@ impl TestBackend for PostgresBackend {
     }
 
     fn stored(time: SystemTime) -> SystemTime {
-        stored_time(time)
+        whole_micros(time)
     }
 }
 
@@ -80,7 +81,7 @@ async fn raw_columns(backend: &PostgresBackend, task: &Task) -> RawColumns {
 async fn times_are_stored_as_timestamptz_and_decisions_as_booleans() {
     let backend = PostgresBackend::fresh().await;
     let samples = write_column_samples(&*backend.open().await).await;
-    let due = stored_time(samples.due);
+    let due = whole_micros(samples.due);
     assert_eq!(
         raw_columns(&backend, &samples.failed).await,
         ("pending".into(), None, due, Some("transient".into()), None)

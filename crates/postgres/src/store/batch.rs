@@ -276,7 +276,7 @@ impl<'a> BatchColumns<'a> {
             columns.run_ids.push(request.run.run_id.as_str());
             columns.steps.push(request.step.as_i64());
             columns.ids.push(&write.id);
-            columns.epochs.push(signed(write.expected.epoch));
+            columns.epochs.push(signed(write.expected.epoch.get()));
             columns.content_types.push(&request.content_type);
             columns.states.push(&request.state);
             columns.checksums.push(write.checksum.as_bytes());

@@ -9,15 +9,15 @@ use super::rows::{RunRow, signed, unsigned};
 use super::sql;
 use super::{Locked, PostgresStore};
 use crate::error::db;
-use checkpointd_core::domain::{MessageChain, RunKey, Step};
+use checkpointd_core::domain::{Epoch, MessageChain, RunKey, Step};
 use checkpointd_core::error::{Error, Result};
-use checkpointd_core::plan::{self, RunHead};
+use checkpointd_core::plan::RunHead;
 use checkpointd_storage::store::DeletedCheckpoints;
 
 impl PostgresStore {
     /// One upsert: creating the run and bumping its epoch is atomic, so two concurrent resumes
     /// get two different epochs.
-    pub(super) async fn bump_epoch(&self, run: &RunKey) -> Result<u64> {
+    pub(super) async fn bump_epoch(&self, run: &RunKey) -> Result<Epoch> {
         let client = self.client().await?;
         let statement = client.prepare_cached(sql::BEGIN_RESUME).await.map_err(db)?;
         let row = client
@@ -41,7 +41,7 @@ impl PostgresStore {
     pub(super) async fn truncate_log(
         &self,
         run: &RunKey,
-        epoch: u64,
+        epoch: Epoch,
         chain: MessageChain,
     ) -> Result<()> {
         let mut client = self.client().await?;
@@ -93,7 +93,7 @@ impl PostgresStore {
     pub(super) async fn remove_checkpoints(
         &self,
         run: &RunKey,
-        epoch: Option<u64>,
+        epoch: Option<Epoch>,
         steps: &[Step],
     ) -> Result<DeletedCheckpoints> {
         let mut client = self.client().await?;
@@ -106,7 +106,7 @@ impl PostgresStore {
 async fn delete_listed_under_lock(
     tx: &Transaction<'_>,
     run: &RunKey,
-    epoch: Option<u64>,
+    epoch: Option<Epoch>,
     steps: &[Step],
 ) -> Result<Locked<DeletedCheckpoints>> {
     let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
@@ -119,7 +119,7 @@ async fn delete_listed_under_lock(
     };
     let locked = RunRow::decode(&locked, run)?;
     if let Some(epoch) = epoch
-        && let Err(error) = plan::check_epoch(epoch, locked.head.epoch)
+        && let Err(error) = epoch.check_write(locked.head.epoch)
     {
         return Ok(Locked::Release(Err(error), None));
     }
@@ -162,7 +162,7 @@ async fn delete_listed_under_lock(
 async fn rewind_under_lock(
     tx: &Transaction<'_>,
     run: &RunKey,
-    epoch: u64,
+    epoch: Epoch,
     chain: MessageChain,
 ) -> Result<Locked<()>> {
     let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
@@ -180,7 +180,7 @@ async fn rewind_under_lock(
         ));
     };
     let locked = RunRow::decode(&locked, run)?;
-    if let Err(error) = plan::check_epoch(epoch, locked.head.epoch) {
+    if let Err(error) = epoch.check_write(locked.head.epoch) {
         return Ok(Locked::Release(Err(error), None));
     }
     let len = signed(chain.len);

@@ -34,7 +34,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod
 use crate::{error, tls};
 use batch::SaveBatcher;
 use checkpointd_core::domain::{
-    CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
+    CheckpointSummary, Epoch, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
     NewToolIntent, NewToolResult, RunId, RunInfo, RunKey, SavedCheckpoint, Step, Tenant,
     ToolRecord,
 };
@@ -226,11 +226,11 @@ impl CheckpointStore for PostgresStore {
         self.mark_quarantined(run, step, reason).await
     }
 
-    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+    async fn begin_resume(&self, run: &RunKey) -> Result<Epoch> {
         self.bump_epoch(run).await
     }
 
-    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+    async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()> {
         self.truncate_log(run, epoch, chain).await
     }
 
@@ -271,7 +271,7 @@ impl CheckpointStore for PostgresStore {
     async fn delete_checkpoints(
         &self,
         run: &RunKey,
-        epoch: Option<u64>,
+        epoch: Option<Epoch>,
         steps: &[Step],
     ) -> Result<DeletedCheckpoints> {
         self.remove_checkpoints(run, epoch, steps).await
@@ -320,7 +320,7 @@ impl RetentionStore for PostgresStore {
         self.run_keys_after(after, limit, with_policy_only).await
     }
 
-    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+    async fn prune(&self, run: &RunKey, epoch: Epoch, steps: &[Step]) -> Result<u64> {
         self.delete_checkpoints(run, epoch, steps).await
     }
 

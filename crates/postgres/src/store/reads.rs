@@ -9,8 +9,8 @@ use super::rows::{
 use super::sql;
 use crate::error::db;
 use checkpointd_core::domain::{
-    CheckpointSummary, Checksum, ListQuery, MessageWindow, RunId, RunInfo, RunKey, Step, Tenant,
-    ToolChain, ToolRecord, prefix_upper_bound,
+    CheckpointSummary, Checksum, Epoch, ListQuery, MessageWindow, RunId, RunInfo, RunKey, Step,
+    Tenant, ToolChain, ToolRecord, prefix_upper_bound,
 };
 use checkpointd_core::error::Result;
 use checkpointd_storage::store::{CheckpointHead, LatestHead, Snapshot, Which};
@@ -197,7 +197,7 @@ impl PostgresStore {
         let checkpoint = row.get::<_, Option<i64>>(2).map(|step| CheckpointHead {
             step: Step::new(unsigned(step)),
             id: row.get(3),
-            epoch: unsigned(row.get(4)),
+            epoch: Epoch::new(unsigned(row.get(4))),
             checksum: Checksum::from_bytes(digest_or_zero(row.get(5))),
         });
         Ok(Some(LatestHead {

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use super::PostgresStore;
 use super::rows::unsigned;
 use crate::error::db;
-use checkpointd_core::domain::{RunId, RunKey, Step, Tenant};
+use checkpointd_core::domain::{Epoch, RunId, RunKey, Step, Tenant};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::retention::CheckpointFacts;
 use checkpointd_storage::store::{CheckpointRef, RetentionFacts};
@@ -184,7 +184,7 @@ impl PostgresStore {
             })
             .collect();
         Ok(Some(RetentionFacts {
-            epoch: unsigned(head.get(0)),
+            epoch: Epoch::new(unsigned(head.get(0))),
             policy: head.get(1),
             checkpoints,
         }))
@@ -214,7 +214,7 @@ impl PostgresStore {
     pub(super) async fn delete_checkpoints(
         &self,
         run: &RunKey,
-        epoch: u64,
+        epoch: Epoch,
         steps: &[Step],
     ) -> Result<u64> {
         let mut client = self.client().await?;
@@ -225,13 +225,10 @@ impl PostgresStore {
             .query_opt(LOCK_EPOCH, &[&tenant, &run_id])
             .await
             .map_err(db)?;
-        let current = locked.map(|row| unsigned(row.get(0)));
-        if current != Some(epoch) {
+        let current = locked.map(|row| Epoch::new(unsigned(row.get(0))));
+        if let Err(moved) = epoch.check_unmoved(run, current) {
             tx.rollback().await.map_err(db)?;
-            return Err(Error::StaleEpoch(format!(
-                "run {} moved to another epoch since its retention facts were read",
-                run.run_id
-            )));
+            return Err(moved);
         }
         let steps: Vec<i64> = steps.iter().map(|step| step.as_i64()).collect();
         let deleted = tx

@@ -11,8 +11,9 @@ use std::time::SystemTime;
 use tokio_postgres::Row;
 
 use checkpointd_core::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Message, MessageChain, Quarantine,
-    RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord, WindowChains,
+    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, Message, MessageChain,
+    Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord,
+    WindowChains,
 };
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::RunHead;
@@ -62,7 +63,7 @@ impl RunRow {
         let tool_head: &[u8] = row.get(4);
         Ok(Self {
             head: RunHead {
-                epoch: unsigned(row.get(0)),
+                epoch: Epoch::new(unsigned(row.get(0))),
                 messages: MessageChain {
                     len: unsigned(row.get(1)),
                     head: digest(message_head, "message chain head", run)?,
@@ -117,7 +118,7 @@ pub(super) fn summary(row: &Row) -> CheckpointSummary {
             .map(|reason| Quarantine { reason }),
         created_at: row.get(3),
         checksum: Checksum::from_bytes(digest_or_zero(checksum)),
-        epoch: unsigned(row.get(5)),
+        epoch: Epoch::new(unsigned(row.get(5))),
         message_count: unsigned(row.get(6)),
         label: row.get(7),
         metadata: metadata(row, 8, 9),
@@ -135,7 +136,7 @@ pub(super) fn run_info(row: &Row) -> Result<RunInfo> {
     };
     Ok(RunInfo {
         run_id,
-        epoch: unsigned(row.get(1)),
+        epoch: Epoch::new(unsigned(row.get(1))),
         message_count: unsigned(row.get(2)),
         tool_count: unsigned(row.get(3)),
         updated_at: row.get(4),
@@ -215,7 +216,7 @@ fn stored_checkpoint(
         id: row.get(1),
         run_id: run.run_id.clone(),
         step: Step::new(unsigned(row.get(0))),
-        epoch: unsigned(row.get(2)),
+        epoch: Epoch::new(unsigned(row.get(2))),
         content_type: row.get(3),
         state: row.get(4),
         metadata: metadata(row, 5, 6),

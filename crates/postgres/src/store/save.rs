@@ -19,7 +19,7 @@ use super::rows::{RunRow, digest, digest_or_zero, signed, unsigned};
 use super::sql;
 use super::{Locked, PostgresStore};
 use crate::error::{db, is_unique_violation, pool as pool_error};
-use checkpointd_core::domain::{Checksum, NewCheckpoint, SavedCheckpoint, Step};
+use checkpointd_core::domain::{Checksum, Epoch, NewCheckpoint, SavedCheckpoint, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{
     self, ExistingCheckpoint, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan, ToolSource,
@@ -133,7 +133,7 @@ impl<'a> WriteParams<'a> {
             tenant: request.run.tenant.as_str(),
             run_id: request.run.run_id.as_str(),
             step: request.step.as_i64(),
-            epoch: signed(write.expected.epoch),
+            epoch: signed(write.expected.epoch.get()),
             checksum: write.checksum.as_bytes(),
             keys: request.metadata.keys().map(String::as_str).collect(),
             values: request.metadata.values().map(String::as_str).collect(),
@@ -362,7 +362,7 @@ async fn save_under_lock(
         .get::<_, Option<String>>(2)
         .map(|id| ExistingCheckpoint {
             id,
-            epoch: unsigned(context.get(3)),
+            epoch: Epoch::new(unsigned(context.get(3))),
             checksum: Checksum::from_bytes(digest_or_zero(context.get(4))),
             created_at: context.get(5),
             quarantined: context.get(6),

@@ -183,7 +183,7 @@ fn write_params<'a>(
         step: record.step.as_i64(),
         chain: &record.chain,
         seq: signed(tools.len),
-        epoch: signed(expected.head.epoch),
+        epoch: signed(expected.head.epoch.get()),
         expected_count: signed(expected.head.tools.len),
         expected_head: &expected.head.tools.head,
         expected_version: expected.updated_at,

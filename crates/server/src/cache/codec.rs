@@ -8,7 +8,7 @@ use prost::Message as _;
 use crate::proto;
 use crate::wire::{message_from_wire, message_to_wire, timestamp, tool_to_wire};
 use checkpointd_core::domain::{
-    CallId, Checksum, EntryKind, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step,
+    CallId, Checksum, EntryKind, Epoch, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step,
     StoredCheckpoint, ToolChain, ToolRecord, WindowChains,
 };
 use checkpointd_storage::store::Snapshot;
@@ -23,7 +23,7 @@ pub fn saved_header(request: &NewCheckpoint, saved: &SavedCheckpoint) -> Vec<u8>
         state: Vec::new(),
         messages: Vec::new(),
         metadata: request.metadata.clone().into_iter().collect(),
-        epoch: request.epoch,
+        epoch: request.epoch.get(),
         checksum: saved.checksum.to_hex(),
         created_at: Some(timestamp(saved.created_at)),
         message_count: request.message_offset + request.messages.len() as u64,
@@ -44,7 +44,7 @@ pub fn stored_header(checkpoint: &StoredCheckpoint) -> Vec<u8> {
         state: Vec::new(),
         messages: Vec::new(),
         metadata: checkpoint.metadata.clone().into_iter().collect(),
-        epoch: checkpoint.epoch,
+        epoch: checkpoint.epoch.get(),
         checksum: checkpoint.checksum.to_hex(),
         created_at: Some(timestamp(checkpoint.created_at)),
         message_count: checkpoint.message_count,
@@ -120,7 +120,7 @@ pub fn snapshot(
             id: header.checkpoint_id,
             run_id: run.run_id.clone(),
             step: Step::parse(header.step).ok()?,
-            epoch: header.epoch,
+            epoch: Epoch::new(header.epoch),
             content_type: header.content_type,
             state: header.state,
             metadata: header.metadata.into_iter().collect(),
@@ -162,7 +162,7 @@ mod tests {
             id: "id-1".into(),
             run_id: run.run_id.clone(),
             step: Step::new(7),
-            epoch: 2,
+            epoch: Epoch::new(2),
             content_type: "application/json".into(),
             state: vec![1, 2, 3, 0, 255],
             metadata: BTreeMap::from([("k".to_owned(), "v".to_owned())]),
@@ -186,7 +186,12 @@ mod tests {
         assert_eq!(decoded.messages, checkpoint.messages);
         assert_eq!(
             (decoded.id, decoded.step, decoded.epoch, decoded.checksum),
-            ("id-1".to_owned(), Step::new(7), 2, checkpoint.checksum)
+            (
+                "id-1".to_owned(),
+                Step::new(7),
+                Epoch::new(2),
+                checkpoint.checksum
+            )
         );
         assert_eq!(decoded.metadata, checkpoint.metadata);
         assert_eq!(decoded.created_at, checkpoint.created_at);

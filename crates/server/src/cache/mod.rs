@@ -25,8 +25,8 @@ pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 
 use checkpointd_core::domain::{
-    EntryKind, IntentOutcome, Message, MessageChain, MessageWindow, NewCheckpoint, NewToolIntent,
-    NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
+    EntryKind, Epoch, IntentOutcome, Message, MessageChain, MessageWindow, NewCheckpoint,
+    NewToolIntent, NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
 };
 use checkpointd_core::error::Result;
 use checkpointd_core::plan::JournalRewrite;
@@ -341,7 +341,7 @@ wrap_checkpoint_store! {
             Ok(())
         }
 
-        async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+        async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()> {
             self.inner.rewind(run, epoch, chain).await?;
             self.writer.send(CacheWrite::Rewound {
                 keys: self.keys(run),
@@ -361,7 +361,7 @@ wrap_checkpoint_store! {
         async fn delete_checkpoints(
             &self,
             run: &RunKey,
-            epoch: Option<u64>,
+            epoch: Option<Epoch>,
             steps: &[Step],
         ) -> Result<DeletedCheckpoints> {
             let outcome = self.inner.delete_checkpoints(run, epoch, steps).await?;

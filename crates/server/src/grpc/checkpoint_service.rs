@@ -119,7 +119,7 @@ fn parse_save(run: RunKey, request: proto::SaveRequest) -> Result<NewCheckpoint>
             .collect(),
         message_offset: request.message_offset,
         metadata: request.metadata.into_iter().collect(),
-        epoch: Epoch::from_wire(request.epoch).get(),
+        epoch: Epoch::from_wire(request.epoch),
         client_checksum,
         tool_count: request.tool_count,
         label,
@@ -138,7 +138,7 @@ fn parse_tool_result(
         output: request.output,
         is_error: request.is_error,
     };
-    journal_api::parse_result_input(&run, Epoch::from_wire(request.epoch).get(), entry)
+    journal_api::parse_result_input(&run, Epoch::from_wire(request.epoch), entry)
 }
 
 #[tonic::async_trait]
@@ -355,7 +355,7 @@ impl CheckpointService for CheckpointApi {
             .map_err(to_status)?;
         let outcome = self
             .engine
-            .delete_checkpoints(&run, request.epoch, &steps)
+            .delete_checkpoints(&run, request.epoch.map(Epoch::new), &steps)
             .await
             .map_err(to_status)?;
         Ok(Response::new(proto::DeleteCheckpointsResponse {

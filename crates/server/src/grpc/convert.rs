@@ -23,7 +23,7 @@ pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {
             .map(message_to_wire)
             .collect(),
         metadata: checkpoint.metadata.into_iter().collect(),
-        epoch: checkpoint.epoch,
+        epoch: checkpoint.epoch.get(),
         checksum: checkpoint.checksum.to_hex(),
         created_at: Some(timestamp(checkpoint.created_at)),
         message_count: checkpoint.message_count,
@@ -110,7 +110,7 @@ pub fn summary_to_wire(summary: CheckpointSummary) -> proto::CheckpointSummary {
             .unwrap_or_default(),
         created_at: Some(timestamp(summary.created_at)),
         checksum: summary.checksum.to_hex(),
-        epoch: summary.epoch,
+        epoch: summary.epoch.get(),
         message_count: summary.message_count,
         pinned_by: Vec::new(),
         label: summary.label.unwrap_or_default(),

@@ -146,7 +146,7 @@ pub fn task_to_wire(task: Task) -> proto::Task {
         run_id: task.run_id.as_str().to_owned(),
         input: task.input,
         state: state_to_wire(task.state) as i32,
-        attempt: task.attempt,
+        attempt: task.attempt.get(),
         attempts_used: task.attempts_used,
         retry_policy: Some(policy_to_wire(&task.retry_policy)),
         idempotency_key: task.idempotency_key.unwrap_or_default(),

@@ -159,7 +159,7 @@ impl proto::task_service_server::TaskService for TaskApi {
     ) -> Result<Response<proto::HeartbeatResponse>, Status> {
         let lease = positive_duration("lease_duration", request.get_ref().lease_duration)
             .map_err(to_status)?;
-        let attempt = Attempt::from_wire(request.get_ref().attempt).get();
+        let attempt = Attempt::from_wire(request.get_ref().attempt);
         let task = self
             .transition(
                 request.extensions(),
@@ -179,7 +179,7 @@ impl proto::task_service_server::TaskService for TaskApi {
     ) -> Result<Response<proto::CompleteResponse>, Status> {
         let (_, extensions, request) = request.into_parts();
         let transition = Transition::Complete {
-            attempt: Attempt::from_wire(request.attempt).get(),
+            attempt: Attempt::from_wire(request.attempt),
             result: request.result,
         };
         reply!(
@@ -196,7 +196,7 @@ impl proto::task_service_server::TaskService for TaskApi {
     ) -> Result<Response<proto::FailResponse>, Status> {
         let (_, extensions, request) = request.into_parts();
         let transition = Transition::Fail {
-            attempt: Attempt::from_wire(request.attempt).get(),
+            attempt: Attempt::from_wire(request.attempt),
             class: error_class_from_wire(request.error_class).map_err(to_status)?,
             error: error_text_from_wire(request.error).map_err(to_status)?,
         };
@@ -213,7 +213,7 @@ impl proto::task_service_server::TaskService for TaskApi {
         request: Request<proto::ReleaseRequest>,
     ) -> Result<Response<proto::ReleaseResponse>, Status> {
         let transition = Transition::Release {
-            attempt: Attempt::from_wire(request.get_ref().attempt).get(),
+            attempt: Attempt::from_wire(request.get_ref().attempt),
         };
         reply!(
             ReleaseResponse,
@@ -229,7 +229,7 @@ impl proto::task_service_server::TaskService for TaskApi {
     ) -> Result<Response<proto::RequestApprovalResponse>, Status> {
         let (_, extensions, request) = request.into_parts();
         let transition = Transition::RequestApproval {
-            attempt: Attempt::from_wire(request.attempt).get(),
+            attempt: Attempt::from_wire(request.attempt),
             action: name("action", &request.action).map_err(to_status)?,
             details: request.details,
         };

@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use crate::telemetry::metrics;
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::Result;
-use checkpointd_storage::queue::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition};
+use checkpointd_storage::queue::{
+    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition,
+};
 
 /// Forwards every call to `inner`, timed and traced.
 pub struct InstrumentedQueue {
@@ -54,7 +56,7 @@ impl TaskQueue for InstrumentedQueue {
         tenant: &Tenant,
         worker: &str,
         lease: Duration,
-        batch: usize,
+        batch: ClaimBatch,
         now: SystemTime,
     ) -> Result<Vec<Task>> {
         self.observe(

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 
 use crate::telemetry::metrics;
 use checkpointd_core::domain::{
-    CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
+    CheckpointSummary, Epoch, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
     NewToolIntent, NewToolResult, RunId, RunInfo, RunKey, SavedCheckpoint, Step, Tenant,
     ToolRecord,
 };
@@ -126,12 +126,12 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
             .await
     }
 
-    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+    async fn begin_resume(&self, run: &RunKey) -> Result<Epoch> {
         self.observe("store.begin_resume", self.inner.begin_resume(run))
             .await
     }
 
-    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+    async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()> {
         self.observe("store.rewind", self.inner.rewind(run, epoch, chain))
             .await
     }
@@ -178,7 +178,7 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
     async fn delete_checkpoints(
         &self,
         run: &RunKey,
-        epoch: Option<u64>,
+        epoch: Option<Epoch>,
         steps: &[Step],
     ) -> Result<DeletedCheckpoints> {
         self.observe(
@@ -234,7 +234,7 @@ impl<S: RetentionStore + ?Sized> RetentionStore for InstrumentedStore<S> {
         .await
     }
 
-    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+    async fn prune(&self, run: &RunKey, epoch: Epoch, steps: &[Step]) -> Result<u64> {
         self.observe("store.prune", self.inner.prune(run, epoch, steps))
             .await
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 pub use crate::config::RetentionSettings;
 use crate::service::Engine;
-use checkpointd_core::domain::{RunKey, Step};
+use checkpointd_core::domain::{Epoch, RunKey, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::retention::{self, Protected, RetentionPolicy};
 use checkpointd_storage::store::RetentionStore;
@@ -20,7 +20,7 @@ pub struct PlannedPrune {
     pub run: RunKey,
     pub policy: RetentionPolicy,
     /// The run's epoch when its facts were read; the deletes are fenced on it.
-    pub epoch: u64,
+    pub epoch: Epoch,
     /// The latest valid checkpoint, kept.
     pub latest_valid: Step,
     /// The steps that go (or would go, in a dry run), ascending.

@@ -69,7 +69,7 @@ impl Reaper {
 mod tests {
     use super::*;
     use checkpointd_core::domain::{RunId, Tenant};
-    use checkpointd_storage::queue::{MemoryQueue, NewTask, RetryPolicy, TaskState};
+    use checkpointd_storage::queue::{ClaimBatch, MemoryQueue, NewTask, RetryPolicy, TaskState};
 
     const LEASE: Duration = Duration::from_secs(30);
 
@@ -97,7 +97,7 @@ mod tests {
         }
         let claimed_at = SystemTime::now();
         let claimed = queue
-            .claim(&tenant, "w", lease, count, claimed_at)
+            .claim(&tenant, "w", lease, ClaimBatch::up_to(count), claimed_at)
             .await
             .unwrap();
         assert_eq!(claimed.len(), count);

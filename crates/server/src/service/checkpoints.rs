@@ -391,7 +391,7 @@ impl Engine {
         tracing::info!(
             run_id = %run.run_id,
             tenant = %run.tenant,
-            epoch,
+            epoch = epoch.get(),
             recovered_from_step = checkpoint.as_ref().map(|c| c.step.get()),
             skipped = skipped_steps.len(),
             "run resumed"

@@ -3,7 +3,7 @@
 //! bounds the request, so every backend sees the same, already judged input.
 
 use crate::service::Engine;
-use checkpointd_core::domain::{RunKey, Step};
+use checkpointd_core::domain::{Epoch, RunKey, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_storage::store::DeletedCheckpoints;
 
@@ -17,7 +17,7 @@ impl Engine {
     pub async fn delete_checkpoints(
         &self,
         run: &RunKey,
-        epoch: Option<u64>,
+        epoch: Option<Epoch>,
         steps: &[Step],
     ) -> Result<DeletedCheckpoints> {
         if steps.len() > MAX_DELETE_STEPS {

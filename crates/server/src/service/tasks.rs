@@ -8,13 +8,11 @@ use std::time::{Duration, SystemTime};
 use checkpointd_core::domain::{PageSize, RunId, RunKey, Tenant};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::retention::approval_pin;
+use checkpointd_protocol::{ClaimBatch, MAX_CLAIM_BATCH};
 use checkpointd_storage::queue::{
     NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition,
 };
 use checkpointd_storage::store::RetentionStore;
-
-/// Most tasks one Claim may take.
-pub const MAX_CLAIM_BATCH: u32 = 100;
 
 /// The fields of a retry policy a caller set; the rest come from the server's defaults.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -121,19 +119,13 @@ impl TaskService {
         batch_size: u32,
         now: SystemTime,
     ) -> Result<Vec<Task>> {
-        let batch = match batch_size {
-            0 => 1,
-            n if n > MAX_CLAIM_BATCH => {
-                return Err(Error::InvalidArgument(format!(
-                    "batch_size {n} is above the limit of {MAX_CLAIM_BATCH}"
-                )));
-            }
-            n => n,
-        };
+        let batch = ClaimBatch::from_wire(batch_size).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "batch_size {batch_size} is above the limit of {MAX_CLAIM_BATCH}"
+            ))
+        })?;
         let lease = lease.unwrap_or(self.stale_threshold);
-        self.queue
-            .claim(tenant, worker, lease, batch as usize, now)
-            .await
+        self.queue.claim(tenant, worker, lease, batch, now).await
     }
 
     /// Applies one transition. A task entering input_required gets its run's latest
@@ -242,6 +234,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use checkpointd_core::domain::{Attempt, Epoch};
     use checkpointd_storage::queue::MemoryQueue;
     use checkpointd_storage::store::{CheckpointStore, MemoryStore};
 
@@ -283,7 +276,7 @@ mod tests {
                     messages: Vec::new(),
                     message_offset: 0,
                     metadata: BTreeMap::new(),
-                    epoch: 0,
+                    epoch: Epoch::new(0),
                     client_checksum: None,
                     tool_count: None,
                     label: None,
@@ -331,7 +324,7 @@ mod tests {
         }
     }
 
-    fn request_approval(attempt: u64) -> Transition {
+    fn request_approval(attempt: Attempt) -> Transition {
         Transition::RequestApproval {
             attempt,
             action: "send the email".into(),
@@ -424,7 +417,7 @@ mod tests {
         let (fixture, task) = claimed_task().await;
 
         let stale = fixture
-            .update(&task, request_approval(task.attempt + 1))
+            .update(&task, request_approval(task.attempt.next()))
             .await;
 
         assert!(matches!(stale, Err(Error::LeaseLost(_))), "{stale:?}");

@@ -29,7 +29,9 @@ use crate::codec::to_micros;
 use crate::error::DbResultExt;
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
-use checkpointd_storage::queue::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+use checkpointd_storage::queue::{
+    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules,
+};
 
 /// The task queue in a [`SqliteStore`]'s database, on the store's own connections.
 pub struct SqliteQueue {
@@ -71,14 +73,14 @@ impl TaskQueue for SqliteQueue {
         tenant: &Tenant,
         worker: &str,
         lease: Duration,
-        batch: usize,
+        batch: ClaimBatch,
         now: SystemTime,
     ) -> Result<Vec<Task>> {
-        if batch == 0 {
+        if batch.get() == 0 {
             return Ok(Vec::new());
         }
         let (tenant, worker) = (tenant.clone(), worker.to_owned());
-        self.write(move |conn| claim(conn, &tenant, &worker, lease, batch, now))
+        self.write(move |conn| claim(conn, &tenant, &worker, lease, batch.as_usize(), now))
             .await
     }
 
@@ -250,7 +252,7 @@ fn claim(
         .iter()
         .map(|task| {
             let next = rules::claim(task, worker, lease, now);
-            store(&tx, tenant, task.attempt, &next)
+            store(&tx, tenant, task.attempt.get(), &next)
         })
         .collect::<Result<Vec<Task>>>()?;
     tx.commit().db()?;
@@ -285,7 +287,7 @@ fn reap(conn: &mut Connection, now: SystemTime, limit: usize) -> Result<u64> {
         store(
             &tx,
             &Tenant::parse(tenant)?,
-            task.attempt,
+            task.attempt.get(),
             &rules::reap(task, now),
         )?;
     }
@@ -305,7 +307,7 @@ fn update(
     let tx = begin(conn)?;
     let task = select(&tx, tenant, id)?.ok_or_else(|| Error::task_not_found(id))?;
     let next = rules::apply(&task, transition, now)?;
-    let stored = store(&tx, tenant, task.attempt, &next)?;
+    let stored = store(&tx, tenant, task.attempt.get(), &next)?;
     tx.commit().db()?;
     Ok(stored)
 }

@@ -14,7 +14,7 @@ use rusqlite::Row;
 use rusqlite::types::{ToSqlOutput, Type, Value, ValueRef};
 
 use crate::codec::{self, from_micros, to_micros};
-use checkpointd_core::domain::{RunId, Tenant};
+use checkpointd_core::domain::{Attempt, RunId, Tenant};
 use checkpointd_core::error::Result;
 use checkpointd_storage::queue::{Approval, ErrorClass, RetryPolicy, Task, TaskId, TaskState};
 
@@ -83,7 +83,10 @@ fn mutable_params(task: &Task) -> Result<Vec<Param<'_>>> {
     let approval = task.approval.as_ref();
     Ok(vec![
         (":state", text(task.state.as_str())),
-        (":attempt", int(codec::signed(task.attempt, "attempt")?)),
+        (
+            ":attempt",
+            int(codec::signed(task.attempt.get(), "attempt")?),
+        ),
         (":attempts_used", int(task.attempts_used.into())),
         (":worker_id", optional(task.worker_id.as_deref(), text)),
         (":lease_expires_at", optional(task.lease_expires_at, time)),
@@ -157,7 +160,7 @@ pub(super) fn decode(row: &Row<'_>) -> rusqlite::Result<Task> {
         run_id: RunId::parse(&run_id).map_err(|_| damaged("run_id", &run_id))?,
         input: codec::bytes(row, column(row, "input")?)?,
         state: TaskState::parse(&state).map_err(|_| damaged("state", &state))?,
-        attempt: unsigned(row, "attempt")?,
+        attempt: Attempt::new(unsigned(row, "attempt")?),
         attempts_used: row.get("attempts_used")?,
         retry_policy: RetryPolicy {
             initial_delay: Duration::from_millis(unsigned(row, "initial_delay_ms")?),

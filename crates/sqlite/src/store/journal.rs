@@ -135,7 +135,7 @@ pub(super) fn record_tool_intent(
             IntentPlan::Insert(record, tools) => (record, tools),
         };
     // Keep only what the column keeps, so this answer equals what a retry reads back.
-    record.recorded_at = codec::from_micros(codec::to_micros(record.recorded_at));
+    record.recorded_at = whole_micros(record.recorded_at);
     write::upsert_run(&tx, run, &RunHead { tools, ..head }, codec::now().1)?;
     insert_entry(&tx, run, &record)?;
     tx.commit().db()?;

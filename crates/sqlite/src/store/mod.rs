@@ -27,7 +27,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::DbResultExt;
 use checkpointd_core::domain::{
-    CheckpointSummary, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
+    CheckpointSummary, Epoch, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
     NewToolIntent, NewToolResult, RunId, RunInfo, RunKey, SavedCheckpoint, Step, Tenant,
     ToolRecord,
 };
@@ -198,13 +198,13 @@ impl CheckpointStore for SqliteStore {
             .await
     }
 
-    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+    async fn begin_resume(&self, run: &RunKey) -> Result<Epoch> {
         let run = run.clone();
         self.write(move |conn| write::begin_resume(conn, &run))
             .await
     }
 
-    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+    async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()> {
         let run = run.clone();
         self.write(move |conn| write::rewind(conn, &run, epoch, chain))
             .await
@@ -256,7 +256,7 @@ impl CheckpointStore for SqliteStore {
     async fn delete_checkpoints(
         &self,
         run: &RunKey,
-        epoch: Option<u64>,
+        epoch: Option<Epoch>,
         steps: &[Step],
     ) -> Result<DeletedCheckpoints> {
         let (run, steps) = (run.clone(), steps.to_vec());
@@ -316,7 +316,7 @@ impl RetentionStore for SqliteStore {
             .await
     }
 
-    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+    async fn prune(&self, run: &RunKey, epoch: Epoch, steps: &[Step]) -> Result<u64> {
         let (run, steps) = (run.clone(), steps.to_vec());
         self.write(move |conn| retention::prune(conn, &run, epoch, &steps))
             .await

@@ -8,9 +8,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::codec::{self, bytes, decode_metadata, digest, optional_text, text, unsigned};
 use crate::error::DbResultExt;
 use checkpointd_core::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, ListQuery, Message, MessageChain,
-    MessageWindow, Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, Tenant, ToolChain,
-    ToolRecord, WindowChains, prefix_upper_bound,
+    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, ListQuery, Message,
+    MessageChain, MessageWindow, Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint,
+    Tenant, ToolChain, ToolRecord, WindowChains, prefix_upper_bound,
 };
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{ExistingCheckpoint, RunHead};
@@ -25,7 +25,7 @@ pub(super) fn run_head(conn: &Connection, run: &RunKey) -> Result<Option<RunHead
     .db()?
     .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
         Ok(RunHead {
-            epoch: unsigned(row, 0)?,
+            epoch: Epoch::new(unsigned(row, 0)?),
             messages: MessageChain {
                 len: unsigned(row, 1)?,
                 head: digest(row, 2)?,
@@ -64,7 +64,7 @@ pub(super) fn existing_checkpoint(
         |row| {
             Ok(ExistingCheckpoint {
                 id: text(row, 0)?,
-                epoch: unsigned(row, 1)?,
+                epoch: Epoch::new(unsigned(row, 1)?),
                 checksum: Checksum::from_bytes(digest(row, 2)?),
                 created_at: codec::from_micros(row.get(3)?),
                 quarantined: row.get(4)?,
@@ -199,7 +199,7 @@ fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpo
         id: text(row, 1)?,
         run_id: run.run_id.clone(),
         step: Step::new(unsigned(row, 0)?),
-        epoch: unsigned(row, 2)?,
+        epoch: Epoch::new(unsigned(row, 2)?),
         content_type: text(row, 3)?,
         state: bytes(row, 10)?,
         metadata: decode_metadata(&bytes(row, 4)?),
@@ -419,7 +419,7 @@ pub(super) fn list(
                     quarantine: reason.map(|reason| Quarantine { reason }),
                     created_at: codec::from_micros(row.get(3)?),
                     checksum: Checksum::from_bytes(digest(row, 4)?),
-                    epoch: unsigned(row, 5)?,
+                    epoch: Epoch::new(unsigned(row, 5)?),
                     message_count: unsigned(row, 6)?,
                     label: optional_text(row, 7)?,
                     metadata: decode_metadata(&bytes(row, 8)?),
@@ -453,7 +453,7 @@ fn run_info_row(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
     };
     Ok(RunInfo {
         run_id,
-        epoch: unsigned(row, 1)?,
+        epoch: Epoch::new(unsigned(row, 1)?),
         message_count: unsigned(row, 2)?,
         tool_count: unsigned(row, 3)?,
         updated_at: codec::from_micros(row.get(4)?),
@@ -533,7 +533,7 @@ pub(super) fn latest_head(conn: &Connection, run: &RunKey) -> Result<Option<Late
             Some(_) => Some(CheckpointHead {
                 step: Step::new(unsigned(row, 2)?),
                 id: text(row, 3)?,
-                epoch: unsigned(row, 4)?,
+                epoch: Epoch::new(unsigned(row, 4)?),
                 checksum: Checksum::from_bytes(digest(row, 5)?),
             }),
         };

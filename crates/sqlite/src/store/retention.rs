@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use super::{read, write};
 use crate::codec::{self, optional_text, signed, text, unsigned};
 use crate::error::DbResultExt;
-use checkpointd_core::domain::{RunId, RunKey, Step, Tenant};
+use checkpointd_core::domain::{Epoch, RunId, RunKey, Step, Tenant};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::RunHead;
 use checkpointd_core::retention::CheckpointFacts;
@@ -167,7 +167,7 @@ pub(super) fn retention_facts(
         .collect::<rusqlite::Result<Vec<_>>>()
         .db()?;
     Ok(Some(RetentionFacts {
-        epoch,
+        epoch: Epoch::new(epoch),
         policy,
         checkpoints,
     }))
@@ -211,7 +211,7 @@ pub(super) fn runs_after(
 pub(super) fn prune(
     conn: &mut Connection,
     run: &RunKey,
-    epoch: u64,
+    epoch: Epoch,
     steps: &[Step],
 ) -> Result<u64> {
     let tx = conn
@@ -224,12 +224,7 @@ pub(super) fn prune(
         .query_row(params![tenant, run_id], |row| unsigned(row, 0))
         .optional()
         .db()?;
-    if current != Some(epoch) {
-        return Err(Error::StaleEpoch(format!(
-            "run {} moved to another epoch since its retention facts were read",
-            run.run_id
-        )));
-    }
+    epoch.check_unmoved(run, current.map(Epoch::new))?;
     let mut deleted = 0;
     {
         let mut delete = tx

@@ -9,7 +9,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use super::read;
 use crate::codec::{self, encode_metadata, signed};
 use crate::error::DbResultExt;
-use checkpointd_core::domain::{MessageChain, NewCheckpoint, RunKey, SavedCheckpoint, Step};
+use checkpointd_core::domain::{Epoch, MessageChain, NewCheckpoint, RunKey, SavedCheckpoint, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{self, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan};
 use checkpointd_storage::store::DeletedCheckpoints;
@@ -90,7 +90,7 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
         run.run_id.as_str(),
         step,
         id,
-        signed(request.epoch, "epoch")?,
+        signed(request.epoch.get(), "epoch")?,
         request.content_type,
         encode_metadata(&request.metadata),
         signed(message_count, "message_count")?,
@@ -158,7 +158,7 @@ pub(super) fn upsert_run(
     .execute(params![
         run.tenant.as_str(),
         run.run_id.as_str(),
-        signed(head.epoch, "epoch")?,
+        signed(head.epoch.get(), "epoch")?,
         signed(head.messages.len, "message_count")?,
         head.messages.head,
         signed(head.tools.len, "tool_count")?,
@@ -170,7 +170,7 @@ pub(super) fn upsert_run(
 }
 
 /// Creates the run if needed and bumps its epoch, in one statement (atomic on its own).
-pub(super) fn begin_resume(conn: &mut Connection, run: &RunKey) -> Result<u64> {
+pub(super) fn begin_resume(conn: &mut Connection, run: &RunKey) -> Result<Epoch> {
     let new = RunHead::NEW;
     let epoch: i64 = conn
         .prepare_cached(
@@ -187,7 +187,7 @@ pub(super) fn begin_resume(conn: &mut Connection, run: &RunKey) -> Result<u64> {
             params![
                 run.tenant.as_str(),
                 run.run_id.as_str(),
-                signed(new.epoch, "epoch")?,
+                signed(new.epoch.get(), "epoch")?,
                 signed(new.messages.len, "message_count")?,
                 new.messages.head,
                 signed(new.tools.len, "tool_count")?,
@@ -197,20 +197,22 @@ pub(super) fn begin_resume(conn: &mut Connection, run: &RunKey) -> Result<u64> {
             |row| row.get(0),
         )
         .db()?;
-    u64::try_from(epoch).map_err(|_| Error::internal(format!("run epoch is negative: {epoch}")))
+    u64::try_from(epoch)
+        .map(Epoch::new)
+        .map_err(|_| Error::internal(format!("run epoch is negative: {epoch}")))
 }
 
 /// Truncates the message log to `chain.len` and makes `chain` the head, if still at `epoch`.
 pub(super) fn rewind(
     conn: &mut Connection,
     run: &RunKey,
-    epoch: u64,
+    epoch: Epoch,
     chain: MessageChain,
 ) -> Result<()> {
     let len = signed(chain.len, "message_count")?;
     let tx = begin(conn)?;
     let head = read::run_head(&tx, run)?.ok_or_else(|| Error::run_not_found(&run.run_id))?;
-    plan::check_epoch(epoch, head.epoch)?;
+    epoch.check_write(head.epoch)?;
     tx.prepare_cached("DELETE FROM messages WHERE tenant = ?1 AND run_id = ?2 AND seq >= ?3")
         .db()?
         .execute(params![run.tenant.as_str(), run.run_id.as_str(), len])
@@ -282,7 +284,7 @@ pub(super) fn delete_run(conn: &mut Connection, run: &RunKey) -> Result<u64> {
 pub(super) fn delete_checkpoints(
     conn: &mut Connection,
     run: &RunKey,
-    epoch: Option<u64>,
+    epoch: Option<Epoch>,
     steps: &[Step],
 ) -> Result<DeletedCheckpoints> {
     let tx = begin(conn)?;
@@ -290,7 +292,7 @@ pub(super) fn delete_checkpoints(
         return Err(Error::run_not_found(&run.run_id));
     };
     if let Some(epoch) = epoch {
-        plan::check_epoch(epoch, head.epoch)?;
+        epoch.check_write(head.epoch)?;
     }
     let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
     let mut outcome = DeletedCheckpoints::default();

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 
-use super::{NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+use super::{ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
 
@@ -100,12 +100,12 @@ impl TaskQueue for MemoryQueue {
         tenant: &Tenant,
         worker: &str,
         lease: Duration,
-        batch: usize,
+        batch: ClaimBatch,
         now: SystemTime,
     ) -> Result<Vec<Task>> {
         self.with(|tasks| {
             let mine = tasks.by_id.iter().filter(|((owner, _), _)| owner == tenant);
-            let chosen: Vec<(Tenant, TaskId)> = rules::select_claims(mine, now, batch)
+            let chosen: Vec<(Tenant, TaskId)> = rules::select_claims(mine, now, batch.as_usize())
                 .into_iter()
                 .map(|(key, _)| key.clone())
                 .collect();

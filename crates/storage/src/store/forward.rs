@@ -139,7 +139,7 @@ macro_rules! wrap_checkpoint_store {
     };
     (@build $wrapper:ty, $inner:ident, [begin_resume $($rest:ident)*], [$($methods:tt)*]) => {
         $crate::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
-            async fn begin_resume(&self, run: &$crate::__core::domain::RunKey) -> $crate::__core::error::Result<u64> {
+            async fn begin_resume(&self, run: &$crate::__core::domain::RunKey) -> $crate::__core::error::Result<$crate::__core::domain::Epoch> {
                 self.$inner.begin_resume(run).await
             }
         ]);
@@ -149,7 +149,7 @@ macro_rules! wrap_checkpoint_store {
             async fn rewind(
                 &self,
                 run: &$crate::__core::domain::RunKey,
-                epoch: u64,
+                epoch: $crate::__core::domain::Epoch,
                 chain: $crate::__core::domain::MessageChain,
             ) -> $crate::__core::error::Result<()> {
                 self.$inner.rewind(run, epoch, chain).await
@@ -220,7 +220,7 @@ macro_rules! wrap_checkpoint_store {
             async fn delete_checkpoints(
                 &self,
                 run: &$crate::__core::domain::RunKey,
-                epoch: Option<u64>,
+                epoch: Option<$crate::__core::domain::Epoch>,
                 steps: &[$crate::__core::domain::Step],
             ) -> $crate::__core::error::Result<$crate::store::DeletedCheckpoints> {
                 self.$inner.delete_checkpoints(run, epoch, steps).await

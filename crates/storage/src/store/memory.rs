@@ -14,7 +14,7 @@ use super::{
     RetentionStore, Snapshot, Which,
 };
 use checkpointd_core::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, IntentOutcome, JournalAction,
+    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, IntentOutcome, JournalAction,
     ListQuery, Message, MessageChain, MessageWindow, NewCheckpoint, NewToolIntent, NewToolResult,
     Quarantine, RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant,
     ToolRecord, WindowChains,
@@ -28,7 +28,7 @@ use checkpointd_core::retention::CheckpointFacts;
 #[derive(Clone, Debug)]
 struct CheckpointRow {
     id: String,
-    epoch: u64,
+    epoch: Epoch,
     content_type: String,
     state: Vec<u8>,
     metadata: BTreeMap<String, String>,
@@ -394,21 +394,21 @@ impl CheckpointStore for MemoryStore {
         })
     }
 
-    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+    async fn begin_resume(&self, run: &RunKey) -> Result<Epoch> {
         self.with_runs(|runs| {
             let data = runs.entry(run.clone()).or_insert_with(RunData::new);
-            data.head.epoch += 1;
+            data.head.epoch = data.head.epoch.next();
             data.updated_at = SystemTime::now();
             Ok(data.head.epoch)
         })
     }
 
-    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+    async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()> {
         self.with_runs(|runs| {
             let data = runs
                 .get_mut(run)
                 .ok_or_else(|| Error::run_not_found(&run.run_id))?;
-            plan::check_epoch(epoch, data.head.epoch)?;
+            epoch.check_write(data.head.epoch)?;
             data.messages.truncate(chain.len as usize);
             data.head.messages = chain;
             data.updated_at = SystemTime::now();
@@ -452,7 +452,7 @@ impl CheckpointStore for MemoryStore {
     async fn delete_checkpoints(
         &self,
         run: &RunKey,
-        epoch: Option<u64>,
+        epoch: Option<Epoch>,
         steps: &[Step],
     ) -> Result<DeletedCheckpoints> {
         self.with_runs(|runs| {
@@ -460,7 +460,7 @@ impl CheckpointStore for MemoryStore {
                 .get_mut(run)
                 .ok_or_else(|| Error::run_not_found(&run.run_id))?;
             if let Some(epoch) = epoch {
-                plan::check_epoch(epoch, data.head.epoch)?;
+                epoch.check_write(data.head.epoch)?;
             }
             let mut outcome = DeletedCheckpoints::default();
             for step in steps.iter().copied().collect::<BTreeSet<_>>() {
@@ -580,14 +580,12 @@ impl RetentionStore for MemoryStore {
         })
     }
 
-    async fn prune(&self, run: &RunKey, epoch: u64, steps: &[Step]) -> Result<u64> {
+    async fn prune(&self, run: &RunKey, epoch: Epoch, steps: &[Step]) -> Result<u64> {
         self.with_runs(|runs| {
-            let data = runs.get_mut(run).filter(|data| data.head.epoch == epoch);
+            let data = runs.get_mut(run);
+            epoch.check_unmoved(run, data.as_ref().map(|data| data.head.epoch))?;
             let Some(data) = data else {
-                return Err(Error::StaleEpoch(format!(
-                    "run {} moved to another epoch since its retention facts were read",
-                    run.run_id
-                )));
+                return Ok(0);
             };
             let Some((latest, _)) = data.latest_valid(None) else {
                 return Ok(0);

@@ -53,11 +53,11 @@ fn a_stale_worker_is_fenced_after_a_reclaim() {
     let later = now + Duration::from_secs(10);
     assert!(claimable(&first, later));
     let second = claim(&first, "b", Duration::from_secs(5), later);
-    assert_eq!(second.attempt, 2);
+    assert_eq!(second.attempt, Attempt::new(2));
     let zombie = apply(
         &second,
         Transition::Complete {
-            attempt: 1,
+            attempt: Attempt::new(1),
             result: vec![],
         },
         later,
@@ -120,7 +120,10 @@ fn a_stale_task_on_its_last_attempt_is_the_reapers_and_never_a_claims() {
     assert!(!claimable(&current, now));
     assert!(reapable(&current, now));
     let dead = reap(&current, now);
-    assert_eq!((dead.state, dead.attempt), (TaskState::Dead, 3));
+    assert_eq!(
+        (dead.state, dead.attempt),
+        (TaskState::Dead, Attempt::new(3))
+    );
     assert!(!reapable(&dead, now) && !claimable(&dead, now));
 }
 
@@ -134,13 +137,20 @@ fn now_plus_lease_is_stale(task: &Task) {
 fn release_and_approval_waits_charge_no_attempt() {
     let now = SystemTime::UNIX_EPOCH;
     let claimed = claim(&task(), "w", Duration::from_secs(30), now);
-    let released = apply(&claimed, Transition::Release { attempt: 1 }, now).unwrap();
+    let released = apply(
+        &claimed,
+        Transition::Release {
+            attempt: Attempt::new(1),
+        },
+        now,
+    )
+    .unwrap();
     assert_eq!(released.attempts_used, 0);
     let claimed = claim(&released, "w", Duration::from_secs(30), now);
     let waiting = apply(
         &claimed,
         Transition::RequestApproval {
-            attempt: 2,
+            attempt: Attempt::new(2),
             action: "send_email".into(),
             details: vec![],
         },

@@ -9,8 +9,8 @@ use async_trait::async_trait;
 
 use crate::cache::CachedStore;
 use checkpointd_core::domain::{
-    CheckpointSummary, ListQuery, MessageChain, NewCheckpoint, NewToolResult, RunId, RunInfo,
-    RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
+    CheckpointSummary, Epoch, ListQuery, MessageChain, NewCheckpoint, NewToolResult, RunId,
+    RunInfo, RunKey, SavedCheckpoint, Step, Tenant, ToolRecord,
 };
 use checkpointd_core::error::Result;
 use checkpointd_storage::store::{CheckpointStore, LatestHead, Snapshot, Which};
@@ -85,11 +85,11 @@ impl CheckpointStore for Settled {
         self.settle(self.0.quarantine(run, step, reason)).await
     }
 
-    async fn begin_resume(&self, run: &RunKey) -> Result<u64> {
+    async fn begin_resume(&self, run: &RunKey) -> Result<Epoch> {
         self.settle(self.0.begin_resume(run)).await
     }
 
-    async fn rewind(&self, run: &RunKey, epoch: u64, chain: MessageChain) -> Result<()> {
+    async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()> {
         self.settle(self.0.rewind(run, epoch, chain)).await
     }
 
@@ -127,7 +127,7 @@ impl CheckpointStore for Settled {
     async fn delete_checkpoints(
         &self,
         run: &RunKey,
-        epoch: Option<u64>,
+        epoch: Option<Epoch>,
         steps: &[Step],
     ) -> Result<checkpointd_storage::store::DeletedCheckpoints> {
         self.settle(self.0.delete_checkpoints(run, epoch, steps))

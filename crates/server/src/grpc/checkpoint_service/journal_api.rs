@@ -25,7 +25,7 @@ pub async fn record_tool_results(
 ) -> Result<proto::RecordToolResultsResponse, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
     let request = request.into_inner();
-    let epoch = Epoch::from_wire(request.epoch).get();
+    let epoch = Epoch::from_wire(request.epoch);
     let results = request
         .results
         .into_iter()
@@ -60,7 +60,7 @@ pub async fn record_tool_results(
 /// One tool result (a batch entry, or a RecordToolResult), every error naming its field.
 pub(super) fn parse_result_input(
     run: &RunKey,
-    epoch: u64,
+    epoch: Epoch,
     input: proto::ToolResultInput,
 ) -> Result<NewToolResult> {
     let call_id = CallId::parse(&input.call_id)?;
@@ -96,7 +96,7 @@ pub async fn record_tool_intent(
         call_id: CallId::parse(&request.call_id).map_err(to_status)?,
         tool_name: request.tool_name,
         step: Step::parse(request.step).map_err(to_status)?,
-        epoch: Epoch::from_wire(request.epoch).get(),
+        epoch: Epoch::from_wire(request.epoch),
     };
     let outcome = engine
         .record_tool_intent(&intent)

@@ -202,7 +202,7 @@ pub async fn resume(
         recovered_from_step,
         skipped_steps: resumed.skipped_steps.iter().map(|s| s.as_i64()).collect(),
         tool_results,
-        epoch: resumed.epoch,
+        epoch: resumed.epoch.get(),
         tool_intents,
         in_doubt: resumed
             .in_doubt
@@ -260,7 +260,7 @@ pub async fn list_checkpoints(
 pub fn run_info_to_wire(info: RunInfo) -> proto::RunHead {
     proto::RunHead {
         run_id: info.run_id.as_str().to_owned(),
-        epoch: info.epoch,
+        epoch: info.epoch.get(),
         latest_step: info.latest_step.map(Step::as_i64),
         latest_valid_step: info.latest_valid_step.map(Step::as_i64),
         message_count: info.message_count,

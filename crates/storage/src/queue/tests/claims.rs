@@ -1,6 +1,7 @@
 //! The suite, part one: enqueue, claims, reclaims, concurrency, tenants, new handles and
 //! paging.
 
+use crate::queue::ClaimBatch;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +20,7 @@ pub async fn enqueue_with_a_known_idempotency_key_returns_the_existing_task<B: T
         .unwrap();
     assert!(!existed);
     assert_eq!(
-        (first.state, first.attempt, first.attempts_used),
+        (first.state, first.attempt.get(), first.attempts_used),
         (TaskState::Pending, 0, 0)
     );
     assert_eq!(first.retry_policy, policy());
@@ -87,11 +88,14 @@ pub async fn claim_takes_due_tasks_only_oldest_due_first<B: TestBackend>() {
         .await;
     }
 
-    let claimed = queue.claim(&t, "w1", LEASE, 10, at(10)).await.unwrap();
+    let claimed = queue
+        .claim(&t, "w1", LEASE, ClaimBatch::up_to(10), at(10))
+        .await
+        .unwrap();
     assert_eq!(ids(&claimed), vec![early.id.clone(), later.id.clone()]);
     for task in &claimed {
         assert_eq!(task.state, TaskState::Running);
-        assert_eq!((task.attempt, task.attempts_used), (1, 1));
+        assert_eq!((task.attempt.get(), task.attempts_used), (1, 1));
         assert_eq!(task.worker_id.as_deref(), Some("w1"));
         assert_eq!(task.lease_expires_at, Some(at(10) + LEASE));
         assert_eq!(task.updated_at, at(10));
@@ -100,19 +104,19 @@ pub async fn claim_takes_due_tasks_only_oldest_due_first<B: TestBackend>() {
     // Leased tasks and the future one are not claimable yet.
     assert!(
         queue
-            .claim(&t, "w2", LEASE, 10, at(20))
+            .claim(&t, "w2", LEASE, ClaimBatch::up_to(10), at(20))
             .await
             .unwrap()
             .is_empty()
     );
     let untouched = queue.get(&t, &future.id).await.unwrap().unwrap();
     assert_eq!(
-        (untouched.state, untouched.attempt),
+        (untouched.state, untouched.attempt.get()),
         (TaskState::Pending, 0)
     );
 
     let claimed = queue
-        .claim(&t, "w2", LEASE * 100, 10, at(1_000))
+        .claim(&t, "w2", LEASE * 100, ClaimBatch::up_to(10), at(1_000))
         .await
         .unwrap();
     assert_eq!(
@@ -131,17 +135,25 @@ pub async fn claim_takes_at_most_the_batch_and_zero_takes_nothing<B: TestBackend
     }
     assert!(
         queue
-            .claim(&t, "w", LEASE, 0, at(0))
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(0), at(0))
             .await
             .unwrap()
             .is_empty()
     );
     assert_eq!(
-        queue.claim(&t, "w", LEASE, 2, at(0)).await.unwrap().len(),
+        queue
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(2), at(0))
+            .await
+            .unwrap()
+            .len(),
         2
     );
     assert_eq!(
-        queue.claim(&t, "w", LEASE, 10, at(0)).await.unwrap().len(),
+        queue
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(10), at(0))
+            .await
+            .unwrap()
+            .len(),
         3
     );
 }
@@ -151,24 +163,27 @@ pub async fn a_stale_running_task_is_reclaimed_with_the_next_attempt<B: TestBack
     let queue = backend.open().await;
     let t = tenant("default");
     let task = enqueue(&*queue, &t, "run-1").await;
-    queue.claim(&t, "w1", LEASE, 1, at(0)).await.unwrap();
+    queue
+        .claim(&t, "w1", LEASE, ClaimBatch::up_to(1), at(0))
+        .await
+        .unwrap();
 
     // Still leased one microsecond before expiry, claimable at it.
     let before_expiry = at(0) + LEASE - Duration::from_micros(1);
     assert!(
         queue
-            .claim(&t, "w2", LEASE, 1, before_expiry)
+            .claim(&t, "w2", LEASE, ClaimBatch::up_to(1), before_expiry)
             .await
             .unwrap()
             .is_empty()
     );
     let reclaimed = queue
-        .claim(&t, "w2", LEASE, 1, at(0) + LEASE)
+        .claim(&t, "w2", LEASE, ClaimBatch::up_to(1), at(0) + LEASE)
         .await
         .unwrap();
     assert_eq!(ids(&reclaimed), vec![task.id.clone()]);
     let reclaimed = &reclaimed[0];
-    assert_eq!((reclaimed.attempt, reclaimed.attempts_used), (2, 2));
+    assert_eq!((reclaimed.attempt.get(), reclaimed.attempts_used), (2, 2));
     assert_eq!(reclaimed.worker_id.as_deref(), Some("w2"));
     assert_eq!(reclaimed.lease_expires_at, Some(at(0) + LEASE + LEASE));
     assert_eq!(
@@ -203,7 +218,10 @@ pub async fn concurrent_claimers_take_every_task_exactly_once<B: TestBackend>() 
                 let worker = format!("w{n}");
                 let mut mine = Vec::new();
                 loop {
-                    let batch = queue.claim(&t, &worker, LEASE, 3, at(0)).await.unwrap();
+                    let batch = queue
+                        .claim(&t, &worker, LEASE, ClaimBatch::up_to(3), at(0))
+                        .await
+                        .unwrap();
                     if batch.is_empty() {
                         break;
                     }
@@ -233,7 +251,7 @@ pub async fn concurrent_claimers_take_every_task_exactly_once<B: TestBackend>() 
     assert_eq!(claimed.iter().collect::<HashSet<_>>().len(), TASKS);
     let done = list(&*handles[0], &t, Some(TaskState::Completed), None, 1_000).await;
     assert_eq!(done.len(), TASKS);
-    assert!(done.iter().all(|task| task.attempt == 1));
+    assert!(done.iter().all(|task| task.attempt.get() == 1));
 }
 
 pub async fn two_tenants_never_see_each_others_tasks<B: TestBackend>() {
@@ -257,7 +275,10 @@ pub async fn two_tenants_never_see_each_others_tasks<B: TestBackend>() {
         ids(&list(&*queue, &b, None, None, 10).await),
         vec![task_b.id.clone()]
     );
-    let claimed = queue.claim(&b, "w", LEASE, 10, at(0)).await.unwrap();
+    let claimed = queue
+        .claim(&b, "w", LEASE, ClaimBatch::up_to(10), at(0))
+        .await
+        .unwrap();
     assert_eq!(ids(&claimed), vec![task_b.id.clone()]);
     assert!(matches!(
         queue
@@ -279,7 +300,10 @@ pub async fn a_new_handle_sees_the_tasks_their_keys_and_their_leases<B: TestBack
             .enqueue(&t, new_task("run-1", Some("k")))
             .await
             .unwrap();
-        let claimed = queue.claim(&t, "w", LEASE, 1, at(0)).await.unwrap();
+        let claimed = queue
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), at(0))
+            .await
+            .unwrap();
         (claimed[0].clone(), keyed)
     };
     let queue = backend.open().await;
@@ -323,7 +347,10 @@ pub async fn list_pages_in_creation_order_and_filters_by_state<B: TestBackend>()
     assert_eq!(ids(&rest), created[2..]);
     assert!(list(&*queue, &t, None, None, 0).await.is_empty());
 
-    queue.claim(&t, "w", LEASE, 2, at(0)).await.unwrap();
+    queue
+        .claim(&t, "w", LEASE, ClaimBatch::up_to(2), at(0))
+        .await
+        .unwrap();
     let running = list(&*queue, &t, Some(TaskState::Running), None, 10).await;
     assert_eq!(ids(&running), created[..2]);
     let pending = list(&*queue, &t, Some(TaskState::Pending), Some(&created[2]), 10).await;

@@ -11,6 +11,7 @@ pub mod reaper;
 pub mod rules_agree;
 pub mod transitions;
 
+use crate::queue::ClaimBatch;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -161,7 +162,7 @@ pub fn ids(tasks: &[Task]) -> Vec<TaskId> {
 /// Claims exactly one task of the `default` tenant for worker `w`.
 pub async fn claim_one(queue: &dyn TaskQueue, now: SystemTime) -> Task {
     let mut claimed = queue
-        .claim(&tenant("default"), "w", LEASE, 1, now)
+        .claim(&tenant("default"), "w", LEASE, ClaimBatch::up_to(1), now)
         .await
         .unwrap();
     assert_eq!(claimed.len(), 1, "expected one claimable task at {now:?}");

@@ -2,6 +2,7 @@
 //! (`auto_resume_hitl` off) stay parked in input_required, through new handles, until
 //! `ResumeTask`.
 
+use crate::queue::ClaimBatch;
 use std::sync::Arc;
 
 use super::{LEASE, TestBackend, at, claim_one, new_task, tenant};
@@ -39,7 +40,13 @@ async fn waiting(queue: &dyn TaskQueue, new: NewTask) -> Task {
 
 async fn nothing_claimable(queue: &dyn TaskQueue) -> bool {
     let claimed = queue
-        .claim(&tenant("default"), "w", LEASE, 10, at(100_000))
+        .claim(
+            &tenant("default"),
+            "w",
+            LEASE,
+            ClaimBatch::up_to(10),
+            at(100_000),
+        )
         .await
         .unwrap();
     claimed.is_empty()
@@ -93,7 +100,10 @@ pub async fn a_decided_task_without_auto_resume_stays_parked_until_resumed<B: Te
         );
         assert_eq!(resumed.approval, parked.approval);
         let claimed = claim_one(&*queue, at(3)).await;
-        assert_eq!((claimed.attempt, claimed.approval), (2, parked.approval));
+        assert_eq!(
+            (claimed.attempt.get(), claimed.approval),
+            (2, parked.approval)
+        );
     }
 }
 

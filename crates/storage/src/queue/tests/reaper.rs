@@ -1,11 +1,12 @@
 //! The suite, part three: stale tasks whose attempts are used up are left alone by claims and
 //! buried by `reap_exhausted`, across tenants and in batches.
 
+use crate::queue::ClaimBatch;
 use std::time::Duration;
 
 use super::{LEASE, TestBackend, at, claim_one, enqueue, policy, tenant};
 use crate::queue::{ErrorClass, NewTask, RetryPolicy, TaskState, Transition};
-use checkpointd_core::domain::RunId;
+use checkpointd_core::domain::{Attempt, RunId};
 use checkpointd_core::error::Error;
 
 fn one_attempt_task(run_id: &str) -> NewTask {
@@ -35,14 +36,14 @@ pub async fn a_stale_task_on_its_final_attempt_is_left_by_claims_and_buried_by_t
     }
     assert!(
         queue
-            .claim(&t, "w", LEASE, 1, now)
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), now)
             .await
             .unwrap()
             .is_empty()
     );
     let stale = queue.get(&t, &task.id).await.unwrap().unwrap();
     assert_eq!(
-        (stale.state, stale.attempt, stale.attempts_used),
+        (stale.state, stale.attempt.get(), stale.attempts_used),
         (TaskState::Running, 3, 3),
         "a claim changes nothing it does not take"
     );
@@ -52,7 +53,7 @@ pub async fn a_stale_task_on_its_final_attempt_is_left_by_claims_and_buried_by_t
     assert_eq!(queue.reap_exhausted(now, 10).await.unwrap(), 1);
     let dead = queue.get(&t, &task.id).await.unwrap().unwrap();
     assert_eq!(dead.state, TaskState::Dead);
-    assert_eq!((dead.attempt, dead.attempts_used), (3, 3));
+    assert_eq!((dead.attempt.get(), dead.attempts_used), (3, 3));
     assert_eq!(
         (dead.worker_id.as_ref(), dead.lease_expires_at),
         (None, None)
@@ -67,7 +68,7 @@ pub async fn a_stale_task_on_its_final_attempt_is_left_by_claims_and_buried_by_t
 
     // The last lease holder is fenced off, and an operator can still revive the task.
     let zombie = Transition::Complete {
-        attempt: 3,
+        attempt: Attempt::new(3),
         result: Vec::new(),
     };
     assert!(matches!(
@@ -93,14 +94,23 @@ pub async fn the_reaper_buries_every_tenants_exhausted_tasks_in_batches_and_noth
             .enqueue(owner, one_attempt_task(&format!("doomed-{n}")))
             .await
             .unwrap();
-        queue.claim(owner, "w", LEASE, 1, at(0)).await.unwrap();
+        queue
+            .claim(owner, "w", LEASE, ClaimBatch::up_to(1), at(0))
+            .await
+            .unwrap();
         doomed.push((owner.clone(), task.id));
     }
     // Stale with an attempt left, and on its last attempt but still leased: not the reaper's.
     let retried = enqueue(&*queue, &a, "retried").await;
-    queue.claim(&a, "w", LEASE, 1, at(0)).await.unwrap();
+    queue
+        .claim(&a, "w", LEASE, ClaimBatch::up_to(1), at(0))
+        .await
+        .unwrap();
     let (leased, _) = queue.enqueue(&b, one_attempt_task("leased")).await.unwrap();
-    queue.claim(&b, "w", LEASE * 10, 1, at(0)).await.unwrap();
+    queue
+        .claim(&b, "w", LEASE * 10, ClaimBatch::up_to(1), at(0))
+        .await
+        .unwrap();
 
     let now = at(0) + LEASE;
     assert_eq!(queue.reap_exhausted(now, 0).await.unwrap(), 0);
@@ -112,10 +122,19 @@ pub async fn the_reaper_buries_every_tenants_exhausted_tasks_in_batches_and_noth
         assert_eq!(task.state, TaskState::Dead, "{owner} {id}");
     }
     let leased = queue.get(&b, &leased.id).await.unwrap().unwrap();
-    assert_eq!((leased.state, leased.attempt), (TaskState::Running, 1));
-    let reclaimed = queue.claim(&a, "w2", LEASE, 10, now).await.unwrap();
+    assert_eq!(
+        (leased.state, leased.attempt.get()),
+        (TaskState::Running, 1)
+    );
+    let reclaimed = queue
+        .claim(&a, "w2", LEASE, ClaimBatch::up_to(10), now)
+        .await
+        .unwrap();
     assert_eq!(reclaimed.len(), 1);
-    assert_eq!((&reclaimed[0].id, reclaimed[0].attempt), (&retried.id, 2));
+    assert_eq!(
+        (&reclaimed[0].id, reclaimed[0].attempt.get()),
+        (&retried.id, 2)
+    );
 }
 
 pub async fn a_claim_passes_over_exhausted_stale_tasks_to_the_claimable_ones<B: TestBackend>() {
@@ -134,7 +153,7 @@ pub async fn a_claim_passes_over_exhausted_stale_tasks_to_the_claimable_ones<B: 
     assert_eq!(claimed.id, waiting.id);
     let untouched = queue.get(&t, &exhausted.id).await.unwrap().unwrap();
     assert_eq!(
-        (untouched.state, untouched.attempt),
+        (untouched.state, untouched.attempt.get()),
         (TaskState::Running, 1)
     );
 }

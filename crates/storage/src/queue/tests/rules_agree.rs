@@ -3,6 +3,8 @@
 //! and reaper still do what the rules say, on which tasks they take and on every column of
 //! the outcome.
 
+use crate::queue::ClaimBatch;
+use checkpointd_core::domain::Attempt;
 use std::time::{Duration, SystemTime};
 
 use checkpointd_core::time::whole_micros;
@@ -17,7 +19,7 @@ fn scenarios(now: SystemTime) -> Vec<(&'static str, Task)> {
     let micro = Duration::from_micros(1);
     let running = |attempts_used: u32, lease_expires_at: SystemTime, worker: Option<&str>| Task {
         state: TaskState::Running,
-        attempt: u64::from(attempts_used) + 4,
+        attempt: Attempt::new(u64::from(attempts_used) + 4),
         attempts_used,
         worker_id: worker.map(str::to_owned),
         lease_expires_at: Some(lease_expires_at),
@@ -47,7 +49,7 @@ fn scenarios(now: SystemTime) -> Vec<(&'static str, Task)> {
         (
             "retried, with an error and a decided approval",
             Task {
-                attempt: 2,
+                attempt: Attempt::new(2),
                 attempts_used: 2,
                 last_error: Some("boom".into()),
                 last_error_class: Some(ErrorClass::Fatal),
@@ -68,7 +70,7 @@ fn scenarios(now: SystemTime) -> Vec<(&'static str, Task)> {
             "pending with every attempt used (claims never kill pending tasks)",
             Task {
                 attempts_used: 3,
-                attempt: 3,
+                attempt: Attempt::new(3),
                 ..base()
             },
         ),
@@ -124,7 +126,10 @@ pub async fn the_claim_and_the_reaper_do_what_the_rules_say<B: TestBackend>() {
     }
     expected_claims.sort_by(|a, b| rules::claim_order(a).cmp(&rules::claim_order(b)));
 
-    let claimed = queue.claim(&t, "w-new", lease, 100, now).await.unwrap();
+    let claimed = queue
+        .claim(&t, "w-new", lease, ClaimBatch::up_to(100), now)
+        .await
+        .unwrap();
     for (name, expected) in &expected_rows {
         let row = queue.get(&t, &expected.id).await.unwrap().unwrap();
         assert_eq!(&row, expected, "claim: {name}");

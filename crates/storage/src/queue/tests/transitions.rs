@@ -1,6 +1,8 @@
 //! The suite, part two: transitions after a claim — fencing, retries with backoff, dead
 //! letters, requeue and approvals — checked against what a later read returns.
 
+use crate::queue::ClaimBatch;
+use checkpointd_core::domain::Attempt;
 use std::time::Duration;
 
 use super::{LEASE, TestBackend, at, claim_one, enqueue, new_task, policy, tenant};
@@ -9,7 +11,7 @@ use checkpointd_core::error::{Error, Missing};
 
 fn fail(attempt: u64, class: ErrorClass) -> Transition {
     Transition::Fail {
-        attempt,
+        attempt: Attempt::new(attempt),
         error: "upstream timed out".into(),
         class,
     }
@@ -22,7 +24,10 @@ pub async fn a_zombie_completion_after_a_reclaim_is_fenced_and_changes_nothing<B
     enqueue(&*queue, &t, "run-1").await;
     let first = claim_one(&*queue, at(0)).await;
     let second = claim_one(&*queue, at(0) + LEASE).await;
-    assert_eq!((first.id.clone(), second.attempt), (second.id.clone(), 2));
+    assert_eq!(
+        (first.id.clone(), second.attempt.get()),
+        (second.id.clone(), 2)
+    );
 
     let zombie = Transition::Complete {
         attempt: first.attempt,
@@ -37,7 +42,7 @@ pub async fn a_zombie_completion_after_a_reclaim_is_fenced_and_changes_nothing<B
 
     // The rejection released any row lock at once: the new owner goes on without waiting.
     let heartbeat = Transition::Heartbeat {
-        attempt: 2,
+        attempt: Attempt::new(2),
         lease: LEASE,
     };
     let beat = queue
@@ -46,7 +51,7 @@ pub async fn a_zombie_completion_after_a_reclaim_is_fenced_and_changes_nothing<B
         .unwrap();
     assert_eq!(beat.lease_expires_at, Some(at(45) + LEASE));
     let done = Transition::Complete {
-        attempt: 2,
+        attempt: Attempt::new(2),
         result: b"fresh".to_vec(),
     };
     let done = queue.update(&t, &second.id, done, at(50)).await.unwrap();
@@ -66,7 +71,7 @@ pub async fn a_transient_failure_stores_now_plus_the_backoff_and_waits_for_it<B:
         .update(
             &t,
             &task.id,
-            fail(claimed.attempt, ErrorClass::Transient),
+            fail(claimed.attempt.get(), ErrorClass::Transient),
             failed_at,
         )
         .await
@@ -82,7 +87,7 @@ pub async fn a_transient_failure_stores_now_plus_the_backoff_and_waits_for_it<B:
         updated_at: B::stored(failed_at),
         ..claimed.clone()
     };
-    assert_eq!((failed.attempt, failed.attempts_used), (1, 1));
+    assert_eq!((failed.attempt.get(), failed.attempts_used), (1, 1));
     assert_eq!(
         (failed.approval.as_ref(), failed.result.as_ref()),
         (None, None)
@@ -93,17 +98,17 @@ pub async fn a_transient_failure_stores_now_plus_the_backoff_and_waits_for_it<B:
     let almost = B::stored(due) - Duration::from_micros(1);
     assert!(
         queue
-            .claim(&t, "w", LEASE, 1, almost)
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), almost)
             .await
             .unwrap()
             .is_empty()
     );
     let retry = claim_one(&*queue, due).await;
-    assert_eq!((retry.attempt, retry.attempts_used), (2, 2));
+    assert_eq!((retry.attempt.get(), retry.attempts_used), (2, 2));
 
     // The second failure waits initial_delay * multiplier.
     let failed_again_at = due + Duration::from_secs(1);
-    let transition = fail(retry.attempt, ErrorClass::Transient);
+    let transition = fail(retry.attempt.get(), ErrorClass::Transient);
     queue
         .update(&t, &task.id, transition, failed_again_at)
         .await
@@ -123,7 +128,7 @@ pub async fn exhausted_retries_make_a_dead_letter_that_requeue_revives<B: TestBa
     let mut now = at(0);
     for _ in 0..policy().max_attempts {
         let claimed = claim_one(&*queue, now).await;
-        let transition = fail(claimed.attempt, ErrorClass::Transient);
+        let transition = fail(claimed.attempt.get(), ErrorClass::Transient);
         queue.update(&t, &task.id, transition, now).await.unwrap();
         now += policy().max_delay;
     }
@@ -131,7 +136,7 @@ pub async fn exhausted_retries_make_a_dead_letter_that_requeue_revives<B: TestBa
     assert_eq!((dead.state, dead.attempts_used), (TaskState::Dead, 3));
     assert!(
         queue
-            .claim(&t, "w", LEASE, 1, now)
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), now)
             .await
             .unwrap()
             .is_empty()
@@ -151,7 +156,7 @@ pub async fn exhausted_retries_make_a_dead_letter_that_requeue_revives<B: TestBa
     );
     assert_eq!(queue.get(&t, &task.id).await.unwrap(), Some(revived));
     // The attempt, the fencing token, keeps counting up.
-    assert_eq!(claim_one(&*queue, now).await.attempt, 4);
+    assert_eq!(claim_one(&*queue, now).await.attempt.get(), 4);
 }
 
 pub async fn a_fatal_failure_is_final_and_refused_transitions_change_nothing<B: TestBackend>() {
@@ -164,7 +169,7 @@ pub async fn a_fatal_failure_is_final_and_refused_transitions_change_nothing<B: 
         .update(
             &t,
             &task.id,
-            fail(claimed.attempt, ErrorClass::Fatal),
+            fail(claimed.attempt.get(), ErrorClass::Fatal),
             at(1),
         )
         .await
@@ -174,7 +179,7 @@ pub async fn a_fatal_failure_is_final_and_refused_transitions_change_nothing<B: 
 
     for refused in [
         Transition::Cancel,
-        fail(claimed.attempt, ErrorClass::Transient),
+        fail(claimed.attempt.get(), ErrorClass::Transient),
         Transition::Decide {
             approved: true,
             decided_by: "alice".into(),
@@ -220,7 +225,7 @@ pub async fn release_returns_the_task_at_once_without_charging_an_attempt<B: Tes
         ),
         (TaskState::Pending, 0, at(3))
     );
-    assert_eq!(claim_one(&*queue, at(3)).await.attempt, 2);
+    assert_eq!(claim_one(&*queue, at(3)).await.attempt.get(), 2);
 }
 
 /// Parks a fresh task's first claim for a decision on `action` with `details`.
@@ -262,7 +267,7 @@ pub async fn an_approval_request_and_decision_round_trip_through_the_database<B:
     // Waiting for a human is not claimable, however long it takes.
     assert!(
         queue
-            .claim(&t, "w", LEASE, 1, at(100_000))
+            .claim(&t, "w", LEASE, ClaimBatch::up_to(1), at(100_000))
             .await
             .unwrap()
             .is_empty()
@@ -300,7 +305,7 @@ pub async fn an_approval_request_and_decision_round_trip_through_the_database<B:
     ));
 
     let resumed = claim_one(&*queue, at(2)).await;
-    assert_eq!(resumed.attempt, 2);
+    assert_eq!(resumed.attempt.get(), 2);
     assert_eq!(resumed.approval, decided.approval);
     // The whole task, approval included, reads back the same through a new handle.
     drop(queue);

@@ -3,7 +3,7 @@
 
 use super::{TestBackend, checkpoint, load_latest, run, steps, texts, tool};
 use crate::store::{DeletedCheckpoints, Which};
-use checkpointd_core::domain::Step;
+use checkpointd_core::domain::{Epoch, Step};
 use checkpointd_core::error::{Error, Missing};
 
 fn outcome(deleted: u64, pinned: &[u64]) -> DeletedCheckpoints {
@@ -191,11 +191,11 @@ pub async fn deleting_checkpoints_is_fenced_by_an_epoch_when_one_is_given(
     let epoch = store.begin_resume(&key).await.unwrap();
 
     let stale = store
-        .delete_checkpoints(&key, Some(epoch - 1), &steps(&[1]))
+        .delete_checkpoints(&key, Some(Epoch::new(epoch.get() - 1)), &steps(&[1]))
         .await;
     assert!(matches!(stale, Err(Error::StaleEpoch(_))), "{stale:?}");
     let unissued = store
-        .delete_checkpoints(&key, Some(epoch + 1), &steps(&[1]))
+        .delete_checkpoints(&key, Some(epoch.next()), &steps(&[1]))
         .await;
     assert!(
         matches!(unissued, Err(Error::EpochNotIssued(_))),

@@ -3,11 +3,11 @@
 
 use super::{TestBackend, checkpoint, load_at, load_latest, run, steps, texts, tool};
 use crate::store::CheckpointStore;
-use checkpointd_core::domain::{MessageChain, RunKey, Step};
+use checkpointd_core::domain::{Epoch, MessageChain, RunKey, Step};
 use checkpointd_core::error::{Error, Missing};
 
 /// Truncates the log to what the checkpoint at `step` covers, as Resume does once it restores it.
-async fn rewind_to_step(store: &dyn CheckpointStore, run: &RunKey, epoch: u64, step: u64) {
+async fn rewind_to_step(store: &dyn CheckpointStore, run: &RunKey, epoch: Epoch, step: u64) {
     let restored = load_at(store, run, step).await;
     store
         .rewind(
@@ -22,7 +22,7 @@ async fn rewind_to_step(store: &dyn CheckpointStore, run: &RunKey, epoch: u64, s
 pub async fn a_stale_epoch_is_fenced_and_leaves_no_trace(backend: &impl TestBackend) {
     let store = backend.store();
     let key = run("default", "run-1");
-    assert_eq!(store.begin_resume(&key).await.unwrap(), 1);
+    assert_eq!(store.begin_resume(&key).await.unwrap(), Epoch::new(1));
     let error = store
         .save(&checkpoint(&key, 1, 0, &["hi"]))
         .await
@@ -41,14 +41,14 @@ pub async fn a_stale_epoch_is_fenced_and_leaves_no_trace(backend: &impl TestBack
     );
     assert!(store.steps(&key).await.unwrap().is_empty());
     assert!(store.tools(&key).await.unwrap().is_empty());
-    assert_eq!(store.begin_resume(&key).await.unwrap(), 2);
+    assert_eq!(store.begin_resume(&key).await.unwrap(), Epoch::new(2));
 
     // The current owner's writes go through.
     let mut current = checkpoint(&key, 1, 0, &["hi"]);
-    current.epoch = 2;
+    current.epoch = Epoch::new(2);
     store.save(&current).await.unwrap();
     let mut result = tool(&key, "c1", "x");
-    result.epoch = 2;
+    result.epoch = Epoch::new(2);
     store.record_tool_result(&result).await.unwrap();
 }
 
@@ -57,21 +57,21 @@ pub async fn an_epoch_never_issued_is_refused(backend: &impl TestBackend) {
     let key = run("default", "run-1");
     store.begin_resume(&key).await.unwrap();
     let mut ahead = checkpoint(&key, 1, 0, &[]);
-    ahead.epoch = 2;
+    ahead.epoch = Epoch::new(2);
     let error = store.save(&ahead).await.unwrap_err();
     assert!(
         matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
         "{error:?}"
     );
     let mut result = tool(&key, "c1", "x");
-    result.epoch = 5;
+    result.epoch = Epoch::new(5);
     let error = store.record_tool_result(&result).await.unwrap_err();
     assert!(
         matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
         "{error:?}"
     );
     let error = store
-        .rewind(&key, 2, MessageChain::EMPTY)
+        .rewind(&key, Epoch::new(2), MessageChain::EMPTY)
         .await
         .unwrap_err();
     assert!(
@@ -86,7 +86,7 @@ pub async fn rewind_is_fenced_by_epoch_and_needs_the_run(backend: &impl TestBack
     let store = backend.store();
     let key = run("default", "run-1");
     let error = store
-        .rewind(&key, 0, MessageChain::EMPTY)
+        .rewind(&key, Epoch::new(0), MessageChain::EMPTY)
         .await
         .unwrap_err();
     assert!(
@@ -96,14 +96,17 @@ pub async fn rewind_is_fenced_by_epoch_and_needs_the_run(backend: &impl TestBack
     store.begin_resume(&key).await.unwrap();
     store.begin_resume(&key).await.unwrap();
     let error = store
-        .rewind(&key, 1, MessageChain::EMPTY)
+        .rewind(&key, Epoch::new(1), MessageChain::EMPTY)
         .await
         .unwrap_err();
     assert!(
         matches!(error, Error::StaleEpoch(_) | Error::EpochNotIssued(_)),
         "{error:?}"
     );
-    store.rewind(&key, 2, MessageChain::EMPTY).await.unwrap();
+    store
+        .rewind(&key, Epoch::new(2), MessageChain::EMPTY)
+        .await
+        .unwrap();
 }
 
 pub async fn rewind_truncates_the_log_and_a_newer_epoch_replaces_a_step(
@@ -117,9 +120,9 @@ pub async fn rewind_truncates_the_log_and_a_newer_epoch_replaces_a_step(
         .await
         .unwrap();
     let epoch = store.begin_resume(&key).await.unwrap();
-    assert_eq!(epoch, 1);
+    assert_eq!(epoch, Epoch::new(1));
     let error = store
-        .rewind(&key, 0, MessageChain::EMPTY)
+        .rewind(&key, Epoch::new(0), MessageChain::EMPTY)
         .await
         .unwrap_err();
     assert!(

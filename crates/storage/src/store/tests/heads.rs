@@ -4,7 +4,7 @@
 use std::time::SystemTime;
 
 use super::{TestBackend, checkpoint, load_at, run, steps, tool};
-use checkpointd_core::domain::{ListQuery, NewCheckpoint, RunId, RunKey, Step, Tenant};
+use checkpointd_core::domain::{Epoch, ListQuery, NewCheckpoint, RunId, RunKey, Step, Tenant};
 use checkpointd_core::error::Error;
 
 fn labelled(key: &RunKey, step: u64, offset: u64, texts: &[&str], label: &str) -> NewCheckpoint {
@@ -135,16 +135,19 @@ pub async fn a_run_head_tells_where_the_run_stands(backend: &impl TestBackend) {
         .unwrap();
     let head = store.run_info(&key).await.unwrap().unwrap();
     assert_eq!(head.run_id.as_str(), "head");
-    assert_eq!((head.epoch, head.message_count, head.tool_count), (0, 3, 1));
+    assert_eq!(
+        (head.epoch.get(), head.message_count, head.tool_count),
+        (0, 3, 1)
+    );
     assert_eq!(head.latest_step, Some(Step::new(2)));
     assert_eq!(head.latest_valid_step, Some(Step::new(1)));
     assert_eq!(head.checkpoint_count, 2);
     assert!(head.updated_at >= before, "{head:?}");
 
     // Resume moves the epoch and the time on; a run with no checkpoint has no steps.
-    assert_eq!(store.begin_resume(&key).await.unwrap(), 1);
+    assert_eq!(store.begin_resume(&key).await.unwrap(), Epoch::new(1));
     let resumed = store.run_info(&key).await.unwrap().unwrap();
-    assert_eq!(resumed.epoch, 1);
+    assert_eq!(resumed.epoch.get(), 1);
     assert!(resumed.updated_at >= head.updated_at);
     let fresh = run("default", "fresh");
     store.begin_resume(&fresh).await.unwrap();
@@ -220,5 +223,5 @@ pub async fn runs_list_by_id_in_byte_order_with_a_prefix_range(backend: &impl Te
     assert_eq!(list("a", Some("a\u{1F600}"), 2).await, ["a\u{10FFFF}x"]);
     let heads = store.list_runs(&tenant, "ab", None, 10).await.unwrap();
     assert_eq!(heads.len(), 1);
-    assert_eq!(heads[0].epoch, 1);
+    assert_eq!(heads[0].epoch.get(), 1);
 }

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use super::{TestBackend, checkpoint, load_latest, run, steps, tool};
 use crate::store::Which;
 use checkpointd_core::domain::{
-    CallId, EntryKind, JournalDiagnosis, JournalRepair, NewToolIntent, Repair, RunKey, Step,
+    CallId, EntryKind, Epoch, JournalDiagnosis, JournalRepair, NewToolIntent, Repair, RunKey, Step,
     ToolChain, verify_tool_journal,
 };
 use checkpointd_core::error::Error;
@@ -20,7 +20,7 @@ pub fn intent(run: &RunKey, call_id: &str) -> NewToolIntent {
         call_id: CallId::parse(call_id).unwrap(),
         tool_name: "send_email".to_owned(),
         step: Step::new(1),
-        epoch: 0,
+        epoch: Epoch::new(0),
     }
 }
 
@@ -125,7 +125,7 @@ pub async fn a_repeated_intent_answers_with_what_the_call_holds(backend: &impl T
 pub async fn a_tool_intent_is_fenced_by_epoch(backend: &impl TestBackend) {
     let store = backend.store();
     let key = run("default", "fenced-intent");
-    assert_eq!(store.begin_resume(&key).await.unwrap(), 1);
+    assert_eq!(store.begin_resume(&key).await.unwrap(), Epoch::new(1));
     let stale = store.record_tool_intent(&intent(&key, "mail")).await;
     assert!(
         matches!(stale, Err(Error::StaleEpoch(_) | Error::EpochNotIssued(_))),
@@ -133,7 +133,7 @@ pub async fn a_tool_intent_is_fenced_by_epoch(backend: &impl TestBackend) {
     );
     assert!(store.tools(&key).await.unwrap().is_empty());
     let current = NewToolIntent {
-        epoch: 1,
+        epoch: Epoch::new(1),
         ..intent(&key, "mail")
     };
     assert!(store.record_tool_intent(&current).await.is_ok());

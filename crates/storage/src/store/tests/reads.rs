@@ -3,7 +3,7 @@
 
 use super::{TestBackend, checkpoint, load_at, load_latest, run, steps, texts, tool};
 use crate::store::{CheckpointStore, Which};
-use checkpointd_core::domain::{ListQuery, RunKey, Step, ToolChain, ToolRecord};
+use checkpointd_core::domain::{Epoch, ListQuery, RunKey, Step, ToolChain, ToolRecord};
 use checkpointd_core::error::{Error, Missing};
 
 /// Saves step 1 at message offset 0 and journals call `c1` as new: what only a run with no
@@ -150,7 +150,7 @@ pub async fn list_pages_by_step_with_summaries(backend: &impl TestBackend) {
     assert_eq!(page[0].message_count, 1);
     assert_eq!(page[0].checksum, saved[0].checksum);
     assert_eq!(page[0].created_at, saved[0].created_at);
-    assert_eq!((page[0].epoch, page[0].quarantine.clone()), (0, None));
+    assert_eq!((page[0].epoch.get(), page[0].quarantine.clone()), (0, None));
     let rest = store
         .list(&key, &ListQuery::ascending(Some(Step::new(2)), 2))
         .await
@@ -220,18 +220,18 @@ pub async fn latest_head_names_the_latest_valid_checkpoint_and_the_journal(
     assert_eq!((head.checkpoint, head.tools), (None, ToolChain::EMPTY));
 
     let mut first = checkpoint(&key, 1, 0, &["a"]);
-    first.epoch = 1;
+    first.epoch = Epoch::new(1);
     let saved_first = store.save(&first).await.unwrap();
     let mut result = tool(&key, "c1", "x");
-    result.epoch = 1;
+    result.epoch = Epoch::new(1);
     let (record, _) = store.record_tool_result(&result).await.unwrap();
     let mut second = checkpoint(&key, 2, 1, &["b"]);
-    second.epoch = 1;
+    second.epoch = Epoch::new(1);
     let saved = store.save(&second).await.unwrap();
 
     let head = store.latest_head(&key).await.unwrap().unwrap();
     let latest = head.checkpoint.unwrap();
-    assert_eq!((latest.step, latest.epoch), (Step::new(2), 1));
+    assert_eq!((latest.step, latest.epoch.get()), (Step::new(2), 1));
     assert_eq!((&latest.id, latest.checksum), (&saved.id, saved.checksum));
     assert_eq!((head.tools.len, head.tools.head), (1, record.chain));
 
@@ -285,7 +285,7 @@ pub async fn two_tenants_with_the_same_run_id_never_see_each_others_data(
 
     // B's own history starts from scratch: offset 0, its own call ids, its own epochs.
     let record = starts_afresh(&*store, &b, "from b").await;
-    assert_eq!(store.begin_resume(&b).await.unwrap(), 1);
+    assert_eq!(store.begin_resume(&b).await.unwrap(), Epoch::new(1));
     let b_loaded = load_latest(&*store, &b).await;
     assert_eq!(texts(&b_loaded.checkpoint.messages), ["from b"]);
     assert_eq!(b_loaded.tools, vec![record]);
@@ -298,5 +298,5 @@ pub async fn two_tenants_with_the_same_run_id_never_see_each_others_data(
     assert!(store.run_exists(&a).await.unwrap());
     assert_eq!(store.steps(&a).await.unwrap(), steps(&[1]));
     // A's epoch never moved with B's resume.
-    assert_eq!(store.begin_resume(&a).await.unwrap(), 1);
+    assert_eq!(store.begin_resume(&a).await.unwrap(), Epoch::new(1));
 }

@@ -3,7 +3,7 @@
 
 use super::{TestBackend, checkpoint, load_latest, run, steps};
 use crate::store::{CheckpointRef, CheckpointStore, RetentionStore};
-use checkpointd_core::domain::{ListQuery, RunKey, Step, Tenant};
+use checkpointd_core::domain::{Epoch, ListQuery, RunKey, Step, Tenant};
 use checkpointd_core::error::{Error, Missing};
 
 /// Saves `numbers` as the run's steps, with no messages.
@@ -37,7 +37,7 @@ pub async fn set_retention_is_read_back_in_the_retention_facts(backend: &impl Te
     assert!(store.run_exists(&key).await.unwrap());
     let facts = retention.retention_facts(&key).await.unwrap().unwrap();
     assert_eq!(facts.policy.as_deref(), Some("keep_last:2"));
-    assert_eq!(facts.epoch, 0);
+    assert_eq!(facts.epoch.get(), 0);
     assert!(facts.checkpoints.is_empty());
 
     save_steps(&*store, &key, &[1, 2, 3]).await;
@@ -45,9 +45,9 @@ pub async fn set_retention_is_read_back_in_the_retention_facts(backend: &impl Te
         .quarantine(&key, Step::new(2), "damaged")
         .await
         .unwrap();
-    assert_eq!(store.begin_resume(&key).await.unwrap(), 1);
+    assert_eq!(store.begin_resume(&key).await.unwrap(), Epoch::new(1));
     let facts = retention.retention_facts(&key).await.unwrap().unwrap();
-    assert_eq!(facts.epoch, 1);
+    assert_eq!(facts.epoch.get(), 1);
     let seen: Vec<_> = facts
         .checkpoints
         .iter()
@@ -91,7 +91,7 @@ pub async fn pins_are_per_source_and_default_to_the_latest_valid_step(backend: &
     let mut request = checkpoint(&key, 1, 0, &[]);
     for step in [1, 2, 3] {
         request.step = Step::new(step);
-        request.epoch = 1;
+        request.epoch = Epoch::new(1);
         store.save(&request).await.unwrap();
     }
     store
@@ -260,7 +260,10 @@ pub async fn prune_is_fenced_by_epoch(backend: &impl TestBackend) {
     let store = backend.store();
     let retention = backend.retention();
     let key = run("default", "run-1");
-    let error = retention.prune(&key, 0, &steps(&[1])).await.unwrap_err();
+    let error = retention
+        .prune(&key, Epoch::new(0), &steps(&[1]))
+        .await
+        .unwrap_err();
     assert!(matches!(error, Error::StaleEpoch(_)), "{error:?}");
     save_steps(&*store, &key, &[1, 2, 3]).await;
     let epoch = retention
@@ -279,7 +282,7 @@ pub async fn prune_is_fenced_by_epoch(backend: &impl TestBackend) {
     assert_eq!(store.steps(&key).await.unwrap(), steps(&[1, 2, 3]));
     assert_eq!(
         retention
-            .prune(&key, epoch + 1, &steps(&[1, 2]))
+            .prune(&key, epoch.next(), &steps(&[1, 2]))
             .await
             .unwrap(),
         2

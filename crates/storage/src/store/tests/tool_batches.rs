@@ -2,7 +2,7 @@
 //! fenced once.
 
 use super::{TestBackend, run, tool};
-use checkpointd_core::domain::{NewToolResult, verify_tool_journal};
+use checkpointd_core::domain::{Epoch, NewToolResult, verify_tool_journal};
 use checkpointd_core::error::Error;
 
 pub async fn a_batch_journals_in_order_and_answers_each_entry_like_a_single_result(
@@ -55,9 +55,9 @@ pub async fn a_batch_journals_in_order_and_answers_each_entry_like_a_single_resu
 pub async fn a_batch_is_fenced_once_and_writes_all_or_nothing(backend: &impl TestBackend) {
     let store = backend.store();
     let key = run("default", "run-1");
-    assert_eq!(store.begin_resume(&key).await.unwrap(), 1);
+    assert_eq!(store.begin_resume(&key).await.unwrap(), Epoch::new(1));
     let at = |epoch: u64, call_id: &str| NewToolResult {
-        epoch,
+        epoch: Epoch::new(epoch),
         ..tool(&key, call_id, "x")
     };
     for epoch in [0, 2] {

@@ -32,7 +32,7 @@ pub async fn a_saved_checkpoint_loads_back_whole_and_verifies(backend: &impl Tes
     assert_eq!(loaded.created_at, saved.created_at);
     assert_eq!(loaded.run_id, key.run_id);
     assert_eq!(loaded.step, Step::new(2));
-    assert_eq!(loaded.epoch, 0);
+    assert_eq!(loaded.epoch.get(), 0);
     assert_eq!(loaded.state, second.state);
     assert_eq!(loaded.metadata, second.metadata);
     assert_eq!(loaded.content_type, second.content_type);
