@@ -4,6 +4,8 @@
 //! applies the answer. Keeping the decisions here means idempotency, conflicts, fencing and
 //! message offsets behave the same on every store.
 
+use crate::domain::MessageLog;
+use crate::domain::ToolJournal;
 use std::time::SystemTime;
 
 use crate::domain::{
@@ -196,7 +198,7 @@ pub fn plan_save(request: &NewCheckpoint, context: &SaveContext) -> Result<SaveP
         .iter()
         .map(|message| {
             let seq = chain.len;
-            let value = chain.push(message);
+            let value = chain.push_message(message);
             MessageRow {
                 seq,
                 message: message.clone(),
@@ -303,7 +305,7 @@ pub fn plan_tool_result(
         return Ok(ToolPlan::Existing(existing));
     }
     let mut tools = head.tools;
-    let chain = tools.push(
+    let chain = tools.push_result(
         request.call_id.as_str(),
         &request.tool_name,
         request.step,
@@ -410,7 +412,7 @@ pub fn plan_tool_intent(
         }));
     }
     let mut tools = head.tools;
-    let chain = tools.push_intent(request.call_id.as_str(), &request.tool_name, request.step);
+    let chain = tools.push_tool_intent(request.call_id.as_str(), &request.tool_name, request.step);
     let record = ToolRecord {
         kind: EntryKind::Intent,
         call_id: request.call_id.clone(),

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use checkpointd_core::domain::{
-    Message, MessageChain, RunId, RunKey, Step, Tenant, ToolChain, checkpoint_checksum,
-    idempotency_key,
+    Message, MessageChain, MessageLog, RunId, RunKey, Step, Tenant, ToolChain, ToolJournal,
+    checkpoint_checksum, idempotency_key,
 };
 use serde_json::Value;
 
@@ -41,14 +41,14 @@ fn the_rust_checksum_matches_every_published_vector() {
         let mut tools = ToolChain::EMPTY;
         for tool in vector["tools"].as_array().unwrap() {
             if tool["kind"] == "intent" {
-                tools.push_intent(
+                tools.push_tool_intent(
                     tool["call_id"].as_str().unwrap(),
                     tool["tool_name"].as_str().unwrap(),
                     Step::new(tool["step"].as_u64().unwrap()),
                 );
                 continue;
             }
-            tools.push(
+            tools.push_result(
                 tool["call_id"].as_str().unwrap(),
                 tool["tool_name"].as_str().unwrap(),
                 Step::new(tool["step"].as_u64().unwrap()),
@@ -62,7 +62,7 @@ fn the_rust_checksum_matches_every_published_vector() {
             .iter()
             .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
             .collect();
-        let chain = MessageChain::over(&messages);
+        let chain = MessageChain::over_messages(&messages);
         assert_eq!(
             hex::encode(chain.head),
             vector["message_chain_hex"].as_str().unwrap(),

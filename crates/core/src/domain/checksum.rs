@@ -65,66 +65,55 @@ fn truncate_for_message(raw: &str) -> String {
     raw.chars().take(80).collect()
 }
 
-/// The running digest of a run's message log: `d_i = H(d_(i-1) || H(lp(role) || lp(content)))`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MessageChain {
-    pub len: u64,
-    pub head: Digest32,
-}
+/// The running digests of a run's message log and tool journal are checksum v1's own types,
+/// used as they are (no copy to convert into and back on every push); [`MessageLog`] and
+/// [`ToolJournal`] push domain values onto them.
+pub use checkpointd_protocol::checksum::{MessageChain, ToolChain};
 
-impl MessageChain {
-    pub const EMPTY: Self = Self {
-        len: 0,
-        head: [0; 32],
-    };
-
+/// Pushes domain messages onto a [`MessageChain`].
+pub trait MessageLog {
     /// Appends one message and returns the new head, which stores alongside the message.
-    pub fn push(&mut self, message: &Message) -> Digest32 {
-        let mut chain = self.to_wire();
-        let head = chain.push(&message.role, &message.content);
-        *self = Self::from_wire(chain);
-        head
-    }
+    fn push_message(&mut self, message: &Message) -> Digest32;
 
     /// The chain over a whole log, recomputed from content.
-    pub fn over<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Self {
+    fn over_messages<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Self;
+}
+
+impl MessageLog for MessageChain {
+    fn push_message(&mut self, message: &Message) -> Digest32 {
+        self.push(&message.role, &message.content)
+    }
+
+    fn over_messages<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Self {
         let mut chain = Self::EMPTY;
         for message in messages {
-            chain.push(message);
+            chain.push_message(message);
         }
         chain
     }
-
-    fn to_wire(self) -> v1::MessageChain {
-        v1::MessageChain {
-            len: self.len,
-            head: self.head,
-        }
-    }
-
-    fn from_wire(chain: v1::MessageChain) -> Self {
-        Self {
-            len: chain.len,
-            head: chain.head,
-        }
-    }
 }
 
-/// The running digest of a run's tool journal, in journal order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ToolChain {
-    pub len: u64,
-    pub head: Digest32,
-}
-
-impl ToolChain {
-    pub const EMPTY: Self = Self {
-        len: 0,
-        head: [0; 32],
-    };
-
+/// Pushes domain journal entries onto a [`ToolChain`].
+pub trait ToolJournal {
     /// Appends one tool result and returns the new head.
-    pub fn push(
+    fn push_result(
+        &mut self,
+        call_id: &str,
+        tool_name: &str,
+        step: Step,
+        output: &[u8],
+        is_error: bool,
+    ) -> Digest32;
+
+    /// Appends one tool intent and returns the new head.
+    fn push_tool_intent(&mut self, call_id: &str, tool_name: &str, step: Step) -> Digest32;
+
+    /// Appends one journal entry, result or intent, as checksum v1 frames its kind.
+    fn push_record(&mut self, record: &ToolRecord) -> Digest32;
+}
+
+impl ToolJournal for ToolChain {
+    fn push_result(
         &mut self,
         call_id: &str,
         tool_name: &str,
@@ -132,22 +121,26 @@ impl ToolChain {
         output: &[u8],
         is_error: bool,
     ) -> Digest32 {
-        let mut chain = self.to_wire();
-        let head = chain.push(v1::ToolEntry {
+        self.push(v1::ToolEntry {
             call_id,
             tool_name,
             step: step.get(),
             output,
             is_error,
-        });
-        *self = Self::from_wire(chain);
-        head
+        })
     }
 
-    /// Appends one journal entry, result or intent, as checksum v1 frames its kind.
-    pub fn push_record(&mut self, record: &ToolRecord) -> Digest32 {
+    fn push_tool_intent(&mut self, call_id: &str, tool_name: &str, step: Step) -> Digest32 {
+        self.push_intent(v1::IntentEntry {
+            call_id,
+            tool_name,
+            step: step.get(),
+        })
+    }
+
+    fn push_record(&mut self, record: &ToolRecord) -> Digest32 {
         match record.kind {
-            EntryKind::Result => self.push(
+            EntryKind::Result => self.push_result(
                 record.call_id.as_str(),
                 &record.tool_name,
                 record.step,
@@ -155,34 +148,8 @@ impl ToolChain {
                 record.is_error,
             ),
             EntryKind::Intent => {
-                self.push_intent(record.call_id.as_str(), &record.tool_name, record.step)
+                self.push_tool_intent(record.call_id.as_str(), &record.tool_name, record.step)
             }
-        }
-    }
-
-    /// Appends one tool intent and returns the new head.
-    pub fn push_intent(&mut self, call_id: &str, tool_name: &str, step: Step) -> Digest32 {
-        let mut chain = self.to_wire();
-        let head = chain.push_intent(v1::IntentEntry {
-            call_id,
-            tool_name,
-            step: step.get(),
-        });
-        *self = Self::from_wire(chain);
-        head
-    }
-
-    fn to_wire(self) -> v1::ToolChain {
-        v1::ToolChain {
-            len: self.len,
-            head: self.head,
-        }
-    }
-
-    fn from_wire(chain: v1::ToolChain) -> Self {
-        Self {
-            len: chain.len,
-            head: chain.head,
         }
     }
 }
@@ -205,7 +172,7 @@ pub fn checkpoint_checksum(
             state,
         },
         metadata,
-        &messages.to_wire(),
-        &tools.to_wire(),
+        messages,
+        tools,
     ))
 }

@@ -1,6 +1,7 @@
 //! The tool journal's two kinds of entry (results and intents), idempotency keys, and the
 //! diagnosis of a journal: which entries are corrupt and which calls are in doubt.
 
+use crate::domain::ToolJournal;
 use std::collections::HashSet;
 use std::time::SystemTime;
 

@@ -11,7 +11,9 @@ mod text;
 mod window;
 
 pub use access::{ApiKey, Identity, NewApiKey, PresentedKey, Role, TenantScope, check_binding};
-pub use checksum::{Checksum, Digest32, MessageChain, ToolChain, checkpoint_checksum};
+pub use checksum::{
+    Checksum, Digest32, MessageChain, MessageLog, ToolChain, ToolJournal, checkpoint_checksum,
+};
 pub use fencing::{Attempt, Epoch};
 pub use ids::{CallId, RunId, RunKey, Step, Tenant, prefix_upper_bound};
 pub use journal::{

@@ -1,5 +1,7 @@
 //! The records that flow between the gRPC edge, the engine and the stores.
 
+use crate::domain::MessageLog;
+use crate::domain::ToolJournal;
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
@@ -235,7 +237,7 @@ impl StoredCheckpoint {
         let heads: Vec<Digest32> = self
             .messages
             .iter()
-            .map(|message| chain.push(message))
+            .map(|message| chain.push_message(message))
             .collect();
         let from = self.skip_messages(window.offset);
         let taken = window.take(self.messages.iter().map(|message| message.content.len()));

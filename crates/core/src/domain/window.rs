@@ -10,6 +10,7 @@
 
 use super::checksum::{Digest32, MessageChain};
 use super::records::Message;
+use crate::domain::MessageLog;
 
 /// Which messages of a checkpoint a load reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +116,7 @@ pub fn covered_chain(
         MessageChain { len: from, head }
     };
     for message in messages {
-        chain.push(message);
+        chain.push_message(message);
     }
     if end == message_count {
         return Ok(chain);
@@ -150,7 +151,9 @@ mod tests {
 
     fn heads(log: &[Message]) -> Vec<Digest32> {
         let mut chain = MessageChain::EMPTY;
-        log.iter().map(|message| chain.push(message)).collect()
+        log.iter()
+            .map(|message| chain.push_message(message))
+            .collect()
     }
 
     #[test]
@@ -166,7 +169,7 @@ mod tests {
     fn pages_chain_into_the_whole_log_and_a_changed_message_breaks_its_link() {
         let log: Vec<Message> = (0..6).map(|i| message(&format!("m{i}"))).collect();
         let stored = heads(&log);
-        let whole = MessageChain::over(&log);
+        let whole = MessageChain::over_messages(&log);
         let chains = |from: usize, end: usize| WindowChains {
             before: from.checked_sub(1).map(|i| stored[i]),
             after: Some(stored[end - 1]),

@@ -1,6 +1,7 @@
 //! The rules of an operator's journal repair as a pure function: what a repair rewrites, which
 //! checkpoints it invalidates, and what it refuses.
 
+use crate::domain::ToolJournal;
 use std::collections::HashMap;
 use std::time::SystemTime;
 

@@ -2,6 +2,7 @@
 //! and what it must do or refuse.
 
 use crate::domain::Epoch;
+use crate::domain::{MessageLog, ToolJournal};
 use std::time::{Duration, SystemTime};
 
 use super::{
@@ -89,7 +90,7 @@ impl Run {
     fn head(&self) -> RunHead {
         RunHead {
             epoch: self.epoch,
-            messages: MessageChain::over(&self.log),
+            messages: MessageChain::over_messages(&self.log),
             tools: self.tools,
         }
     }
@@ -101,7 +102,7 @@ impl Run {
             PrefixSource::Empty => Some([0; 32]),
             PrefixSource::Gap => None,
             PrefixSource::StoredAt(seq) => {
-                Some(MessageChain::over(&self.log[..=seq as usize]).head)
+                Some(MessageChain::over_messages(&self.log[..=seq as usize]).head)
             }
         };
         SaveContext {
@@ -288,7 +289,11 @@ fn save_plans_follow_the_rules_of_save() {
                 let offset = request.message_offset as usize;
                 let mut log = stored.log[..offset].to_vec();
                 log.extend(request.messages.iter().cloned());
-                assert_eq!(head.messages, MessageChain::over(&log), "{situation}");
+                assert_eq!(
+                    head.messages,
+                    MessageChain::over_messages(&log),
+                    "{situation}"
+                );
                 assert_eq!((head.epoch, head.tools), (stored.epoch, stored.tools));
                 let seqs: Vec<u64> = rows.iter().map(|row| row.seq).collect();
                 let expected_seqs: Vec<u64> = (offset as u64..log.len() as u64).collect();
@@ -313,7 +318,7 @@ fn stored_tool(call_id: &str, output: &str) -> ToolRecord {
         call_id: request.call_id,
         tool_name: request.tool_name,
         step: request.step,
-        chain: chain.push(call_id, "search", request.step, output.as_bytes(), false),
+        chain: chain.push_result(call_id, "search", request.step, output.as_bytes(), false),
         output: request.output,
         is_error: false,
         seq: 1,
@@ -330,7 +335,7 @@ fn tool_result_plans_insert_new_calls_and_replay_known_ones() {
         tools,
     };
     let mut one_result = ToolChain::EMPTY;
-    one_result.push("c1", "search", crate::domain::Step::new(1), b"42", false);
+    one_result.push_result("c1", "search", crate::domain::Step::new(1), b"42", false);
     let stored = stored_tool("c1", "42");
     let with_epoch = |epoch: u64, call_id: &str, output: &str| {
         let mut request = tool(&key, call_id, output);
@@ -420,7 +425,7 @@ fn tool_intent_plans_insert_new_calls_and_answer_known_ones_with_what_they_hold(
         tools,
     };
     let mut one_result = ToolChain::EMPTY;
-    one_result.push("c1", "search", crate::domain::Step::new(1), b"42", false);
+    one_result.push_result("c1", "search", crate::domain::Step::new(1), b"42", false);
     let result = stored_tool("c1", "42");
     let intent = ToolRecord {
         kind: crate::domain::EntryKind::Intent,

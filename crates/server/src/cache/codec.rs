@@ -9,7 +9,7 @@ use crate::proto;
 use crate::wire::{message_from_wire, message_to_wire, timestamp, tool_to_wire};
 use checkpointd_core::domain::{
     CallId, Checksum, EntryKind, Epoch, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step,
-    StoredCheckpoint, ToolChain, ToolRecord, WindowChains,
+    StoredCheckpoint, ToolChain, ToolJournal, ToolRecord, WindowChains,
 };
 use checkpointd_storage::store::Snapshot;
 

@@ -1,6 +1,7 @@
 //! The repair planner's decisions, one table row per situation: the journal an operator sees,
 //! what was asked, and what the rewrite does or why it is refused.
 
+use crate::domain::ToolJournal;
 use std::time::SystemTime;
 
 use super::plan_repair;

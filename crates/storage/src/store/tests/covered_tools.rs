@@ -3,7 +3,7 @@
 
 use super::{TestBackend, checkpoint, load_at, load_latest, message, run, tool};
 use checkpointd_core::domain::{
-    MessageChain, NewCheckpoint, ToolChain, ToolRecord, checkpoint_checksum,
+    MessageChain, MessageLog, NewCheckpoint, ToolChain, ToolRecord, checkpoint_checksum,
 };
 use checkpointd_core::error::Error;
 
@@ -28,7 +28,7 @@ fn client_checksum(
         &request.content_type,
         &request.state,
         &request.metadata,
-        &MessageChain::over(&request.messages),
+        &MessageChain::over_messages(&request.messages),
         tools,
     )
 }

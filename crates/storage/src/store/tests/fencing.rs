@@ -3,7 +3,7 @@
 
 use super::{TestBackend, checkpoint, load_at, load_latest, run, steps, texts, tool};
 use crate::store::CheckpointStore;
-use checkpointd_core::domain::{Epoch, MessageChain, RunKey, Step};
+use checkpointd_core::domain::{Epoch, MessageChain, MessageLog, RunKey, Step};
 use checkpointd_core::error::{Error, Missing};
 
 /// Truncates the log to what the checkpoint at `step` covers, as Resume does once it restores it.
@@ -13,7 +13,7 @@ async fn rewind_to_step(store: &dyn CheckpointStore, run: &RunKey, epoch: Epoch,
         .rewind(
             run,
             epoch,
-            MessageChain::over(&restored.checkpoint.messages),
+            MessageChain::over_messages(&restored.checkpoint.messages),
         )
         .await
         .unwrap();
