@@ -7,7 +7,7 @@ use super::report::{size_label, verdict};
 use super::scenario::{self, Contender, Effort, Kind, Measurement, Target};
 use super::schemas::Schemas;
 use super::stats::{ms, ratio};
-use checkpointd::cache::CacheSettings;
+use checkpointd::config::CacheSettings;
 use checkpointd_storage::store::StoreOptions;
 use checkpointd_testkit::url_with_schema;
 

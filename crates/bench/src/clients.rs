@@ -12,9 +12,9 @@ use tonic::transport::Channel;
 
 use super::BoxError;
 use checkpointd::app::App;
-use checkpointd::cache::CacheSettings;
+use checkpointd::config::CacheSettings;
 use checkpointd::config::ServeConfig;
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::serve_error::ServeError;
 use checkpointd::shutdown::Shutdown;
 use checkpointd_core::secret::redact_url;

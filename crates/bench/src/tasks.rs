@@ -8,7 +8,7 @@ use super::report;
 use super::server_process::CheckpointdBinary;
 use super::stats::ms;
 use super::{BoxError, Schemas};
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd_storage::store::StoreOptions;
 
 /// The recovery target: kill to resumption, beyond the lease itself, in milliseconds.

@@ -8,4 +8,4 @@ pub(crate) mod served;
 pub mod tls;
 pub mod tls_error;
 
-pub use tls::{TlsReloader, TlsSettings};
+pub use tls::TlsReloader;

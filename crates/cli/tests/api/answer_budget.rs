@@ -3,7 +3,7 @@
 //! and the tenant's next answer waits for room and is then refused as an overload, while
 //! another tenant is still served.
 
-use checkpointd::grpc::{AnswerLimits, ServerSettings};
+use checkpointd::config::{AnswerLimits, ServerSettings};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{ClientCapability, LoadLatestRequest, Message, SaveRequest};
 use prost::Message as _;

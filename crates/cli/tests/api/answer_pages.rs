@@ -3,7 +3,7 @@
 //! history cut short; a page that fails its chain link is DATA_LOSS, and a checkpoint that
 //! changed between pages is CHECKPOINT_CHANGED.
 
-use checkpointd::grpc::{AnswerLimits, ServerSettings};
+use checkpointd::config::{AnswerLimits, ServerSettings};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{
     ClientCapability, DeleteCheckpointsRequest, LoadAtStepRequest, LoadLatestRequest, Message,

@@ -1,6 +1,6 @@
 //! Every kind of bad input gets its exact gRPC code, changes nothing, and the server stays up.
 
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::proto::{
     DeleteRunRequest, ListCheckpointsRequest, LoadAtStepRequest, LoadLatestRequest, ResumeRequest,
     SaveRequest, ValidateRequest,

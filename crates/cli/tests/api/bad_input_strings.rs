@@ -3,7 +3,7 @@
 //! task's error text alone is cut, not refused, when long). Bodies that are not protobuf at
 //! all are `INVALID_ARGUMENT` too, and bodies far above the size limit `RESOURCE_EXHAUSTED`.
 
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{
     ApproveRequest, ClaimRequest, EnqueueRequest, FailRequest, GetRequest, LoadLatestRequest,

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use checkpointd::cache::{CacheSettings, CachedStore};
+use checkpointd::cache::CachedStore;
+use checkpointd::config::CacheSettings;
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{Checkpoint, LoadLatestRequest, LoadLatestResponse, ResumeRequest};
 use prost::Message as _;
@@ -355,8 +356,8 @@ async fn checkpointd_serve_cached_with_pages(
 ) -> (TestApp, Arc<CachedStore>) {
     let (app, cached) = crate::support::serve_config(checkpointd::config::ServeConfig {
         cache: Some(settings(prefix)),
-        server: checkpointd::grpc::ServerSettings {
-            answers: checkpointd::grpc::AnswerLimits {
+        server: checkpointd::config::ServerSettings {
+            answers: checkpointd::config::AnswerLimits {
                 page_bytes: 8,
                 ..Default::default()
             },

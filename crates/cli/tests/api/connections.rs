@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use checkpointd::grpc::{ConnectionSettings, ServerSettings};
+use checkpointd::config::{ConnectionSettings, ServerSettings};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tonic::transport::Channel;

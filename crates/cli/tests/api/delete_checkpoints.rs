@@ -2,7 +2,7 @@
 //! becomes the latest everywhere (LoadLatest, GetRun, Resume, the Redis cache), later Saves go
 //! on, pins are kept and reported, and the request is bounded and fenced as documented.
 
-use checkpointd::cache::CacheSettings;
+use checkpointd::config::CacheSettings;
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{
     DeleteCheckpointsRequest, DeleteCheckpointsResponse, GetRunRequest, LoadLatestRequest,

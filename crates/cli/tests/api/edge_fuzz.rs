@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::proto::{
     ApproveRequest, CancelRequest, ClaimRequest, CompleteRequest, DeleteRunRequest, EnqueueRequest,
     EnqueueResponse, FailRequest, GetJournalRequest, GetRequest, GetRunRequest, HeartbeatRequest,

@@ -2,7 +2,7 @@
 //! `checkpointd`, and a client tells the situations apart by its reason, never by the text.
 //! One test per reason, through a real server and a real client decoding the details.
 
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::proto::{
     CancelRequest, ClaimRequest, CompleteRequest, EnqueueRequest, GetRequest, GetRunRequest,
     LoadAtStepRequest, LoadLatestRequest, RepairJournalRequest, ResumeRequest, SaveRequest,

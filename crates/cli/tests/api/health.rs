@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use tonic_health::pb::health_check_response::ServingStatus;
 
 use crate::support::requests::save;

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use checkpointd::grpc::{RequestLimits, ServerSettings};
+use checkpointd::config::{RequestLimits, ServerSettings};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{Message, SaveRequest};
 use tonic::Code;

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use checkpointd::maintenance::{PruneReport, Pruner, RetentionSettings};
+use checkpointd::config::RetentionSettings;
+use checkpointd::maintenance::{PruneReport, Pruner};
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{
     ListCheckpointsRequest, LoadLatestRequest, PinCheckpointRequest, ResumeRequest,

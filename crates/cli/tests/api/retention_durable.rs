@@ -4,8 +4,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use checkpointd::grpc::ServerSettings;
-use checkpointd::maintenance::RetentionSettings;
+use checkpointd::config::RetentionSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::proto::{
     ApproveRequest, ClaimRequest, EnqueueRequest, RequestApprovalRequest, ResumeRequest,
     UnpinCheckpointRequest,

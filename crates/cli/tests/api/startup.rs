@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use checkpointd::cache::CacheSettings;
+use checkpointd::config::CacheSettings;
 use tonic_health::pb::health_check_response::ServingStatus;
 
 use crate::support::{

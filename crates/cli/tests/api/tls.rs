@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use checkpointd::config::ServeConfig;
+use checkpointd::config::TlsSettings;
 use checkpointd::proto::ClaimRequest;
-use checkpointd::transport::TlsSettings;
 use checkpointd_runner::api::RunnerApi;
 use checkpointd_runner::client::Clients;
 use checkpointd_runner::dial::{Dial, DialArgs};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use checkpointd::cache::CacheSettings;
+use checkpointd::config::CacheSettings;
 use checkpointd::database;
 use checkpointd_storage::store::StoreOptions;
 use checkpointd_testkit::{PgHba, PgTlsCluster, RedisOptions, RedisProcess, TestCa};

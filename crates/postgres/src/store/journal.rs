@@ -4,7 +4,7 @@
 use tokio_postgres::types::ToSql;
 
 use super::PostgresStore;
-use super::rows::{RunRow, signed, to_micros, tool_record, unsigned};
+use super::rows::{RunRow, signed, tool_record, unsigned, whole_micros};
 use super::sql;
 use crate::error::db;
 use checkpointd_core::domain::ToolRecord;
@@ -55,7 +55,7 @@ impl PostgresStore {
             }
         };
         let record = ToolRecord {
-            recorded_at: to_micros(record.recorded_at),
+            recorded_at: whole_micros(record.recorded_at),
             ..record
         };
         insert_entry(&tx, run, &record).await?;
@@ -89,7 +89,7 @@ impl PostgresStore {
             .map_err(db)?;
         for record in &rewrite.entries {
             let record = ToolRecord {
-                recorded_at: to_micros(record.recorded_at),
+                recorded_at: whole_micros(record.recorded_at),
                 ..record.clone()
             };
             insert_entry(&tx, run, &record).await?;

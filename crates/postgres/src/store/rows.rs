@@ -49,7 +49,7 @@ pub(super) fn digest(bytes: &[u8], what: &str, run: &RunKey) -> Result<Digest32>
 
 /// Timestamps go to Postgres, which keeps microseconds; truncating first means a value handed to
 /// a client equals what a later read returns.
-pub(super) use checkpointd_core::time::whole_micros as to_micros;
+pub(super) use checkpointd_core::time::whole_micros;
 
 /// The run row as `LOCK_RUN` and `BEGIN_RESUME` return it.
 pub(super) struct RunRow {

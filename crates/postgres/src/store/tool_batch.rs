@@ -8,7 +8,7 @@ use tokio_postgres::types::ToSql;
 
 use super::PostgresStore;
 use super::head_cache::CachedRun;
-use super::rows::{RunRow, signed, to_micros, tool_record};
+use super::rows::{RunRow, signed, tool_record, whole_micros};
 use super::sql;
 use crate::error::db;
 use checkpointd_core::domain::{NewToolResult, ToolRecord};
@@ -86,7 +86,7 @@ impl PostgresStore {
                 return answer.map(|plan| plan.answers);
             }
         };
-        plan.round_times(to_micros);
+        plan.round_times(whole_micros);
         let columns = Columns::of(&plan.inserts);
         let (head, count) = (tools.head.as_slice(), signed(tools.len));
         let insert_params = columns.params(&tenant, &run_id);

@@ -3,7 +3,7 @@
 use tokio_postgres::types::ToSql;
 
 use super::head_cache::CachedRun;
-use super::rows::{RunRow, signed, to_micros, tool_record};
+use super::rows::{RunRow, signed, tool_record, whole_micros};
 use super::sql;
 use super::{Locked, PostgresStore};
 use crate::error::{db, is_unique_violation};
@@ -40,7 +40,7 @@ impl PostgresStore {
             return Ok(None);
         };
         let record = ToolRecord {
-            recorded_at: to_micros(record.recorded_at),
+            recorded_at: whole_micros(record.recorded_at),
             ..record
         };
         let statement = client.prepare_cached(sql::WRITE_TOOL).await.map_err(db)?;
@@ -132,7 +132,7 @@ async fn tool_under_lock(
         Err(error) => return Ok(Locked::Release(Err(error), Some(truth))),
     };
     let record = ToolRecord {
-        recorded_at: to_micros(record.recorded_at),
+        recorded_at: whole_micros(record.recorded_at),
         ..record
     };
     let written = tx

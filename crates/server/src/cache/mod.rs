@@ -16,11 +16,11 @@ mod stats;
 pub(crate) mod tests;
 mod writer;
 
+use crate::config::CacheSettings;
 use std::sync::Arc;
 
 use tokio::sync::watch;
 
-pub use crate::config::CacheSettings;
 pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 

@@ -8,7 +8,7 @@
 //! not (an older client) gets the whole history up to `max_unpaged_bytes` and beyond that
 //! `RESOURCE_EXHAUSTED`/`ANSWER_TOO_LARGE`, never a history silently cut short.
 
-pub use crate::config::AnswerLimits;
+use crate::config::AnswerLimits;
 use crate::proto;
 use crate::service::checkpoints::NextPage;
 use checkpointd_core::domain::{Checksum, Step, StoredCheckpoint, ToolRecord};

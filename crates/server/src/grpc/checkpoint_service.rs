@@ -6,10 +6,10 @@ use crate::grpc::status::to_status;
 use tonic::{Request, Response, Status};
 
 use super::answer_budget::AnswerBudget;
-use super::answers::AnswerLimits;
 use super::convert::verdict_to_wire;
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
+use crate::config::AnswerLimits;
 use crate::proto::{self, checkpoint_service_server::CheckpointService};
 use crate::service::{Engine, RetentionService};
 use crate::wire::{message_from_wire, timestamp, tool_to_wire};

@@ -26,11 +26,11 @@ use tonic_health::pb::health_server::HealthServer;
 use tonic_health::server::{HealthReporter, HealthService};
 use tower_layer::{Identity, Stack};
 
-pub use crate::config::{AnswerLimits, ConnectionSettings, RequestLimits, ServerSettings};
 pub use answer_budget::AnswerShareLayer;
 pub use checkpoint_service::CheckpointApi;
 pub use task_service::TaskApi;
 
+use crate::config::ServerSettings;
 use crate::proto::checkpoint_service_server::CheckpointServiceServer;
 use crate::proto::task_service_server::TaskServiceServer;
 use crate::service::Services;

@@ -19,6 +19,7 @@
 //! `RESOURCE_EXHAUSTED`. The permit is held until the handler has answered, since the decoded
 //! request and the store's copies live that long.
 
+use crate::config::RequestLimits;
 use crate::grpc::status::to_status;
 use std::collections::HashMap;
 use std::collections::VecDeque;
@@ -42,7 +43,6 @@ use super::save_scan::{SaveCaps, SaveScan, scan_for};
 use checkpointd_core::error::Error;
 
 use super::status::status_with_reason;
-pub use crate::config::RequestLimits;
 use crate::heap;
 use crate::telemetry::metrics;
 

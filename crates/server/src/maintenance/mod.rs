@@ -9,6 +9,6 @@ pub mod pruner;
 pub mod reaper;
 pub mod scrub;
 
-pub use pruner::{PlannedPrune, PruneReport, Pruner, RetentionSettings};
+pub use pruner::{PlannedPrune, PruneReport, Pruner};
 pub use reaper::Reaper;
 pub use scrub::{ScrubItem, ScrubStats, scrub};

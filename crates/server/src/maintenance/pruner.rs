@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use std::sync::Arc;
 
-pub use crate::config::RetentionSettings;
+use crate::config::RetentionSettings;
 use crate::service::Engine;
 use checkpointd_core::domain::{Epoch, RunKey, Step};
 use checkpointd_core::error::{Error, Result};

@@ -19,7 +19,7 @@ use rustls::server::{ServerConfig, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
 use tokio_rustls::TlsAcceptor;
 
-pub use crate::config::TlsSettings;
+use crate::config::TlsSettings;
 use crate::shutdown::Shutdown;
 use crate::transport::tls_error::TlsError;
 

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use checkpointd::config::AuthSettings;
 use checkpointd::grpc::auth::jwt::CLOCK_LEEWAY;
-use checkpointd::grpc::auth::{AuthSettings, JwtKeys, JwtSettings};
+use checkpointd::grpc::auth::{JwtKeys, JwtSettings};
 use checkpointd::proto::ApproveRequest;
 use checkpointd_core::domain::Role;
 use jsonwebtoken::jwk::{Jwk, JwkSet};

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use async_trait::async_trait;
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::grpc::auth::key_gate::{MISSES_PER_WINDOW, WINDOW};
 use checkpointd::grpc::auth::{AuthLayer, Authenticator};
 use checkpointd::proto::LoadLatestRequest;

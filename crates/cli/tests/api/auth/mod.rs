@@ -12,8 +12,8 @@ mod startup;
 
 use std::time::SystemTime;
 
-use checkpointd::grpc::ServerSettings;
-use checkpointd::grpc::auth::AuthSettings;
+use checkpointd::config::AuthSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{
     ClaimRequest, EnqueueRequest, LoadLatestRequest, RequestApprovalRequest, Task,

@@ -4,9 +4,9 @@
 use std::net::SocketAddr;
 
 use checkpointd::app::App;
+use checkpointd::config::AuthSettings;
 use checkpointd::config::ServeConfig;
-use checkpointd::grpc::ServerSettings;
-use checkpointd::grpc::auth::AuthSettings;
+use checkpointd::config::ServerSettings;
 
 fn on_every_interface(auth: AuthSettings) -> ServeConfig {
     ServeConfig {

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use tokio_stream::StreamExt;
 use tonic::Streaming;
 use tonic_health::pb::health_check_response::ServingStatus;

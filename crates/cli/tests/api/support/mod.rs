@@ -13,9 +13,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use checkpointd::app::App;
-use checkpointd::cache::{CacheSettings, CachedStore};
+use checkpointd::cache::CachedStore;
+use checkpointd::config::CacheSettings;
 use checkpointd::config::ServeConfig;
-use checkpointd::grpc::ServerSettings;
+use checkpointd::config::ServerSettings;
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{CheckpointVerdict, ValidateRequest};

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use settled::Settled;
 
-use super::{CacheSettings, CachedStore, RunKeys};
+use super::{CachedStore, RunKeys};
+use crate::config::CacheSettings;
 use checkpointd_core::domain::{RunKey, Step};
 use checkpointd_storage::store::tests::TestBackend;
 use checkpointd_storage::store::{CheckpointStore, RetentionStore};

@@ -14,6 +14,7 @@ pub mod key_gate;
 pub mod roles;
 pub mod setup_error;
 
+use crate::config::AuthSettings;
 use crate::grpc::status::to_status;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,7 +24,6 @@ use std::time::SystemTime;
 use tonic::codegen::Service;
 use tonic::codegen::http::{HeaderMap, Request, Response};
 
-pub use crate::config::AuthSettings;
 pub use jwt::{JwtKeys, JwtSettings, JwtVerifier};
 pub use roles::{Access, access, allows};
 pub use setup_error::AuthSetupError;

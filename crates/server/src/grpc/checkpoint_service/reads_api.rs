@@ -5,8 +5,9 @@
 use crate::grpc::status::to_status;
 use tonic::{Request, Response, Status};
 
+use crate::config::AnswerLimits;
 use crate::grpc::answer_budget::{AnswerBudget, Reservation};
-use crate::grpc::answers::{self, AnswerLimits, answer_bytes};
+use crate::grpc::answers::{self, answer_bytes};
 use crate::grpc::convert::{
     checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, step_after_page_token, summary_to_wire,
 };
