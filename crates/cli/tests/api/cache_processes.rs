@@ -10,8 +10,8 @@ use tonic_health::pb::health_client::HealthClient;
 
 use crate::support::requests::{message, save};
 use crate::support::{
-    PgSchema, RedisProcess, ServerProcess, cached_step, channel, connect, redis_url, unique_prefix,
-    wait_until,
+    PgSchema, RedisProcess, ServerProcess, TcpProxy, cached_step, channel, connect, redis_url,
+    unique_prefix, wait_until,
 };
 
 async fn health(addr: SocketAddr, service: &str) -> ServingStatus {
@@ -61,6 +61,86 @@ async fn two_instances_saving_alternately_always_load_the_true_latest() {
             }
         }
     }
+}
+
+async fn latest_step(addr: SocketAddr, run_id: &str) -> i64 {
+    connect(addr)
+        .await
+        .load_latest(LoadLatestRequest {
+            run_id: run_id.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .checkpoint
+        .unwrap()
+        .step
+}
+
+/// The crash the cache must survive: one server commits a Save, its cache write never reaches
+/// Redis, and the server dies (SIGKILL). Redis still holds the previous step, which the other
+/// server had cached and served; from now on it must serve the store's step, and so must a
+/// server started afterwards.
+#[tokio::test]
+async fn a_server_killed_between_commit_and_cache_write_leaves_no_stale_hit_on_another() {
+    let schema = PgSchema::create().await;
+    let redis = RedisProcess::start().await;
+    let prefix = unique_prefix();
+    let redis_addr: SocketAddr = redis.url().trim_start_matches("redis://").parse().unwrap();
+    let mut link = TcpProxy::start(redis_addr).await;
+    let through_link = format!("redis://{}", link.addr);
+    let mut doomed = ServerProcess::start(
+        &schema.url(),
+        &["--redis", &through_link, "--cache-prefix", &prefix],
+    );
+    let survivor = ServerProcess::start(
+        &schema.url(),
+        &["--redis", &redis.url(), "--cache-prefix", &prefix],
+    );
+    connect(doomed.addr)
+        .await
+        .save(save("crash", 1, b"state 1"))
+        .await
+        .unwrap();
+    wait_until("step 1 is cached", || async {
+        cached_step(&redis.url(), &prefix, "crash").await == Some(1)
+    })
+    .await;
+    assert_eq!(latest_step(survivor.addr, "crash").await, 1);
+
+    // The doomed server loses Redis, commits step 2 (acknowledged: the Save returns OK), and
+    // dies before any cache write of it could land.
+    link.cut().await;
+    connect(doomed.addr)
+        .await
+        .save(save("crash", 2, b"state 2"))
+        .await
+        .expect("a Save never fails because Redis is unreachable");
+    doomed.kill9();
+    assert_eq!(
+        cached_step(&redis.url(), &prefix, "crash").await,
+        Some(1),
+        "the test needs Redis to hold the stale step"
+    );
+
+    for _ in 0..3 {
+        assert_eq!(
+            latest_step(survivor.addr, "crash").await,
+            2,
+            "the stale cached step was served"
+        );
+    }
+    let restarted = ServerProcess::start(
+        &schema.url(),
+        &["--redis", &redis.url(), "--cache-prefix", &prefix],
+    );
+    assert_eq!(latest_step(restarted.addr, "crash").await, 2);
+    wait_until("the entry is refilled from the store", || async {
+        cached_step(&redis.url(), &prefix, "crash").await == Some(2)
+    })
+    .await;
+    assert_eq!(latest_step(restarted.addr, "crash").await, 2);
 }
 
 #[tokio::test]
