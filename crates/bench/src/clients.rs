@@ -8,10 +8,13 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use tokio_postgres::{NoTls, Statement};
 use tokio_util::sync::DropGuard;
+use tonic::Request;
+use tonic::metadata::{Ascii, MetadataValue};
 use tonic::transport::Channel;
 
 use super::BoxError;
 use checkpointd::app::App;
+use checkpointd::cache::CacheStats;
 use checkpointd::config::CacheSettings;
 use checkpointd::config::ServeConfig;
 use checkpointd::config::ServerSettings;
@@ -19,7 +22,8 @@ use checkpointd::serve_error::ServeError;
 use checkpointd::shutdown::Shutdown;
 use checkpointd_core::secret::redact_url;
 use checkpointd_protocol::v1::checkpoint_service_client::CheckpointServiceClient;
-use checkpointd_protocol::v1::{LoadLatestRequest, SaveRequest};
+use checkpointd_protocol::v1::{GetRunRequest, LoadLatestRequest, SaveRequest};
+use checkpointd_storage::keys::ApiKeyStore;
 use checkpointd_storage::store::StoreOptions;
 
 /// What a batch does: write a new step, or read back the last one written.
@@ -44,6 +48,10 @@ pub trait BenchClient: Send + 'static {
 /// A checkpointd server on `127.0.0.1:0` in this process, over a store URL.
 pub struct InProcessServer {
     pub addr: SocketAddr,
+    /// The API keys of the server's database, as `checkpointd keys` manages them.
+    pub keys: Arc<dyn ApiKeyStore>,
+    /// What the Redis cache did, when the server has one.
+    pub cache_stats: Option<Arc<CacheStats>>,
     shutdown: Shutdown,
     task: tokio::task::JoinHandle<Result<(), ServeError>>,
     /// A server dropped without [`InProcessServer::stop`] (an error cut the scenario short)
@@ -89,10 +97,14 @@ impl InProcessServer {
     async fn serve(config: ServeConfig) -> Result<Self, BoxError> {
         let app = App::build(config).await?;
         let addr = app.addr()?;
+        let keys = app.keys().clone();
+        let cache_stats = app.cache().map(|cache| cache.stats());
         let shutdown = app.shutdown();
         let task = tokio::spawn(app.run(std::future::pending()));
         Ok(Self {
             addr,
+            keys,
+            cache_stats,
             _stop_on_drop: shutdown.begin_on_drop(),
             shutdown,
             task,
@@ -126,6 +138,8 @@ pub struct GrpcClient {
     run_id: String,
     next_step: i64,
     state: Arc<Vec<u8>>,
+    /// `Bearer <token>`, sent with every call, for a server with authentication.
+    authorization: Option<MetadataValue<Ascii>>,
 }
 
 impl GrpcClient {
@@ -139,20 +153,53 @@ impl GrpcClient {
             run_id,
             next_step: 0,
             state,
+            authorization: None,
         })
+    }
+
+    /// The same client, sending `authorization: Bearer <token>` with every call.
+    pub fn with_token(mut self, token: &str) -> Result<Self, BoxError> {
+        self.authorization = Some(format!("Bearer {token}").parse()?);
+        Ok(self)
+    }
+
+    /// `message` with the client's credential, when it has one.
+    fn request<T>(&self, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        if let Some(authorization) = &self.authorization {
+            request
+                .metadata_mut()
+                .insert("authorization", authorization.clone());
+        }
+        request
+    }
+
+    /// GetRun of the client's run, checked to name the step written last.
+    pub async fn get_run(&mut self) -> Result<Duration, BoxError> {
+        let request = self.request(GetRunRequest {
+            run_id: self.run_id.clone(),
+        });
+        let start = Instant::now();
+        let response = self.client.get_run(request).await?.into_inner();
+        let elapsed = start.elapsed();
+        let latest = response.run.and_then(|run| run.latest_step);
+        if latest != Some(self.next_step - 1) {
+            return Err(format!("GetRun of {} named latest step {latest:?}", self.run_id).into());
+        }
+        Ok(elapsed)
     }
 }
 
 #[async_trait]
 impl BenchClient for GrpcClient {
     async fn write_next(&mut self) -> Result<Duration, BoxError> {
-        let request = SaveRequest {
+        let request = self.request(SaveRequest {
             run_id: self.run_id.clone(),
             step: self.next_step,
             content_type: "application/json".to_owned(),
             state: self.state.to_vec(),
             ..SaveRequest::default()
-        };
+        });
         let start = Instant::now();
         let response = self.client.save(request).await?;
         let elapsed = start.elapsed();
@@ -168,10 +215,10 @@ impl BenchClient for GrpcClient {
     }
 
     async fn read_last(&mut self) -> Result<Duration, BoxError> {
-        let request = LoadLatestRequest {
+        let request = self.request(LoadLatestRequest {
             run_id: self.run_id.clone(),
             ..Default::default()
-        };
+        });
         let start = Instant::now();
         let response = self.client.load_latest(request).await?.into_inner();
         let elapsed = start.elapsed();

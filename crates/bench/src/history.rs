@@ -29,6 +29,17 @@ pub struct HistoryResult {
     pub resume: Summary,
 }
 
+/// A Save of `state` alone at `step` of `run_id`, as JSON.
+pub fn state_save(run_id: &str, step: i64, state: Vec<u8>) -> SaveRequest {
+    SaveRequest {
+        run_id: run_id.to_owned(),
+        step,
+        content_type: "application/json".to_owned(),
+        state,
+        ..SaveRequest::default()
+    }
+}
+
 /// Writes `checkpoints` steps to `run_id`, one Save each, as an agent would have.
 async fn populate(
     client: &mut CheckpointServiceClient<Channel>,
@@ -37,15 +48,7 @@ async fn populate(
 ) -> Result<(), BoxError> {
     let state = agent_state(STATE_BYTES, 5);
     for step in 1..=checkpoints as i64 {
-        client
-            .save(SaveRequest {
-                run_id: run_id.to_owned(),
-                step,
-                content_type: "application/json".to_owned(),
-                state: state.clone(),
-                ..SaveRequest::default()
-            })
-            .await?;
+        client.save(state_save(run_id, step, state.clone())).await?;
     }
     Ok(())
 }

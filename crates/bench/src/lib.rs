@@ -1,6 +1,8 @@
-//! `checkpointd-bench`: Save and LoadLatest measured side by side with raw SQL, then the task
-//! queue: claim-to-complete throughput, and recovery from a SIGKILLed worker; then scaling:
-//! tracing overhead, history length and long conversations.
+//! `checkpointd-bench`: Save and LoadLatest measured side by side with raw SQL and against the
+//! floor (one gRPC hop plus one SQL statement), then the task queue: claim-to-complete
+//! throughput, and recovery from a SIGKILLed worker; the cache and what identity costs; then
+//! scaling: tracing overhead, history length (with the prefix held) and long conversations. The
+//! run ends with one line per performance target of issue 20.
 //!
 //! Every contender runs in this process against the same Postgres: raw tokio-postgres
 //! statements, and checkpointd servers on `127.0.0.1:0` (Postgres, SQLite, memory) reached by
@@ -16,7 +18,10 @@ mod cache;
 mod claimer;
 mod clients;
 mod conversation;
+mod floor;
+mod held_prefix;
 mod history;
+mod identity;
 mod overhead;
 mod payload;
 mod queue;
@@ -28,6 +33,7 @@ mod schemas;
 mod server_process;
 mod stats;
 mod storage;
+mod targets;
 mod tasks;
 
 use std::path::PathBuf;
@@ -59,9 +65,13 @@ pub enum Scenario {
     Recovery,
     /// LoadLatest and Save with the Redis cache against Postgres alone.
     Cache,
+    /// Save and GetRun p50 with `--auth api-key` against no authentication.
+    Identity,
     /// Save p50 with OTLP trace and metric export on against off.
     Tracing,
-    /// LoadLatest and Resume on runs of 10, 1,000 and 10,000 checkpoints.
+    /// LoadLatest and Resume on runs of 10, 1,000 and 10,000 checkpoints; LoadLatest,
+    /// LoadAtStep and Resume with the prefix held on runs of 10 to 100,000 messages and a
+    /// 10,000-entry journal.
     History,
     /// Bytes and latency per Save along a 1,000-message conversation.
     Conversation,
@@ -87,7 +97,7 @@ pub struct BenchArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "core,queue,recovery,cache,tracing,history,conversation"
+        default_value = "core,queue,recovery,cache,identity,tracing,history,conversation"
     )]
     pub scenarios: Vec<Scenario>,
     /// Operations per contender per measurement with one client (four times that, split
@@ -126,6 +136,18 @@ pub struct BenchArgs {
     /// [default: 10000, or 1000 with --quick].
     #[arg(long)]
     pub longest_history: Option<usize>,
+    /// History scenario: messages in the longest run loaded with the prefix held; the others
+    /// hold 10, a fiftieth and a fifth of it [default: 100000, or 2000 with --quick].
+    #[arg(long)]
+    pub longest_messages: Option<usize>,
+    /// History scenario: entries in the journal of the run loaded with JOURNAL_SCOPE_STEP; 0
+    /// leaves that run out [default: 10000, or 1000 with --quick].
+    #[arg(long)]
+    pub journal_entries: Option<usize>,
+    /// History scenario: calls of each load per run with the prefix held [default: 20, or 4
+    /// with --quick].
+    #[arg(long)]
+    pub history_reads: Option<usize>,
     /// Conversation scenario: conversations of 1,000 messages [default: 3, or 1 with --quick].
     #[arg(long)]
     pub conversations: Option<usize>,
@@ -170,6 +192,19 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
             .longest_history
             .unwrap_or(if args.quick { 1000 } else { 10_000 })
             .max(10),
+        held_prefix: held_prefix::HeldPrefixEffort {
+            longest_messages: args
+                .longest_messages
+                .unwrap_or(if args.quick { 2000 } else { 100_000 })
+                .max(held_prefix::BASELINE_MESSAGES),
+            journal_entries: args
+                .journal_entries
+                .unwrap_or(if args.quick { 1000 } else { 10_000 }),
+            reads: args
+                .history_reads
+                .unwrap_or(if args.quick { 4 } else { 20 })
+                .max(1),
+        },
         conversations: args
             .conversations
             .unwrap_or(if args.quick { 1 } else { 3 })
@@ -218,6 +253,7 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
     let schemas = Schemas::new(&admin, &args.postgres);
     let scratch = std::env::temp_dir().join(format!("checkpointd-bench-{}", std::process::id()));
     let started = Instant::now();
+    let mut targets = targets::Targets::default();
     let mut outcome = Ok(());
     for scenario in scenarios {
         eprintln!(
@@ -233,6 +269,7 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
                     &options,
                     effort,
                     &concurrencies,
+                    &mut targets,
                 )
                 .await
             }
@@ -247,16 +284,26 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
             }
             Scenario::Cache => cache::run_cache(&schemas, &options, effort, &args.redis)
                 .await
-                .map(|results| cache::print_cache(&results)),
+                .map(|results| cache::print_cache(&results, &mut targets)),
+            Scenario::Identity => identity::run_identity(&schemas, &options, effort)
+                .await
+                .map(|result| identity::print(&result, effort, &mut targets)),
             Scenario::Tracing => {
                 let binary = binary.ok_or("the tracing scenario needs the checkpointd binary")?;
                 scaling::run_tracing(&schemas, binary, effort)
                     .await
-                    .map(|results| overhead::print(&results, effort))
+                    .map(|results| overhead::print(&results, effort, &mut targets))
             }
             Scenario::History => scaling::run_history(&schemas, &scratch, &options, scaling_effort)
                 .await
-                .map(|results| history::print(&results, effort)),
+                .map(|results| {
+                    history::print(&results.checkpoints, effort);
+                    held_prefix::print(
+                        &results.held_prefix,
+                        scaling_effort.held_prefix,
+                        &mut targets,
+                    );
+                }),
             Scenario::Conversation => {
                 scaling::run_conversation(&schemas, &scratch, &options, scaling_effort)
                     .await
@@ -268,6 +315,7 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
             break;
         }
     }
+    targets.print();
     eprintln!("bench: all done in {:.1?}", started.elapsed());
     schemas.drop_all().await;
     let _ = std::fs::remove_dir_all(&scratch);
@@ -281,21 +329,25 @@ async fn run_core(
     options: &StoreOptions,
     effort: Effort,
     concurrencies: &[usize],
+    targets: &mut targets::Targets,
 ) -> Result<(), BoxError> {
     let store_schema = schemas.create().await?;
     let raw_schema = schemas.create().await?;
     std::fs::create_dir_all(&scratch)?;
-    measure(Setup {
-        admin: schemas.admin,
-        base: schemas.base,
-        store_schema: &store_schema,
-        raw_schema: &raw_schema,
-        scratch,
-        stores,
-        options,
-        effort,
-        concurrencies,
-    })
+    measure(
+        Setup {
+            admin: schemas.admin,
+            base: schemas.base,
+            store_schema: &store_schema,
+            raw_schema: &raw_schema,
+            scratch,
+            stores,
+            options,
+            effort,
+            concurrencies,
+        },
+        targets,
+    )
     .await
 }
 
@@ -311,7 +363,7 @@ struct Setup<'a> {
     concurrencies: &'a [usize],
 }
 
-async fn measure(setup: Setup<'_>) -> Result<(), BoxError> {
+async fn measure(setup: Setup<'_>, targets: &mut targets::Targets) -> Result<(), BoxError> {
     let started = Instant::now();
     let raw_url = url_with_schema(setup.base, setup.raw_schema);
     pg_connect(&raw_url)
@@ -374,7 +426,8 @@ async fn measure(setup: Setup<'_>) -> Result<(), BoxError> {
     let many = setup.concurrencies.last().copied().unwrap_or(1);
     report::print_tables(&results, &SIZES, setup.concurrencies);
     report::print_storage(&storage, &columns);
-    report::print_summary(&results, &SIZES, many);
+    floor::print(&results, many, targets);
+    report::print_summary(&results);
     Ok(())
 }
 

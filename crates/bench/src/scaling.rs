@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::clients::InProcessServer;
 use super::conversation::{self, ConversationPoint};
+use super::held_prefix::{self, HeldPrefixEffort, HeldPrefixResult};
 use super::history::{self, HistoryResult};
 use super::overhead::{self, Overhead};
 use super::scenario::Effort;
@@ -18,6 +19,8 @@ pub struct ScalingEffort {
     pub reads: Effort,
     /// Checkpoints in the longest history (the others are 10 and its square root times 10).
     pub longest_history: usize,
+    /// The runs whose loads ask only for what follows the log.
+    pub held_prefix: HeldPrefixEffort,
     pub conversations: usize,
     pub conversation_length: usize,
 }
@@ -78,18 +81,36 @@ where
     Ok(results)
 }
 
+/// The history scenario's two parts: runs of many checkpoints, and runs of many messages (or
+/// journal entries) loaded with the prefix held.
+pub struct HistoryResults {
+    pub checkpoints: Vec<HistoryResult>,
+    pub held_prefix: Vec<HeldPrefixResult>,
+}
+
 pub async fn run_history(
     schemas: &Schemas<'_>,
     scratch: &Path,
     options: &StoreOptions,
     effort: ScalingEffort,
-) -> Result<Vec<HistoryResult>, BoxError> {
+) -> Result<HistoryResults, BoxError> {
     let lengths = history_lengths(effort.longest_history);
-    on_each_store(schemas, &scratch.join("history"), options, |store, addr| {
+    let checkpoints = on_each_store(schemas, &scratch.join("history"), options, |store, addr| {
         let lengths = lengths.clone();
         async move { history::measure(store, addr, &lengths, effort.reads).await }
     })
-    .await
+    .await?;
+    let held_prefix = on_each_store(
+        schemas,
+        &scratch.join("held-prefix"),
+        options,
+        |store, addr| held_prefix::measure(store, addr, effort.held_prefix),
+    )
+    .await?;
+    Ok(HistoryResults {
+        checkpoints,
+        held_prefix,
+    })
 }
 
 pub async fn run_conversation(
