@@ -10,6 +10,7 @@
 
 pub mod jwks_fetch;
 pub mod jwt;
+pub mod jwt_cache;
 pub mod key_gate;
 pub mod roles;
 pub mod setup_error;
