@@ -415,9 +415,8 @@ mod tests {
         assert!(after.remembers_unknown("0123456789abcdef", now));
     }
 
-    #[tokio::test]
-    async fn a_known_id_with_a_wrong_secret_is_refused_from_memory() {
-        let store = Arc::new(checkpointd_storage::keys::MemoryKeys::new());
+    /// A key stored in `store`; its token.
+    async fn stored_key(store: &dyn ApiKeyStore) -> (String, String) {
         let fresh = NewApiKey::generate().unwrap();
         let key = ApiKey {
             id: fresh.id.clone(),
@@ -429,14 +428,43 @@ mod tests {
             revoked_at: None,
         };
         store.create_key(&key).await.unwrap();
+        (fresh.id, fresh.token)
+    }
+
+    #[tokio::test]
+    async fn a_known_id_with_a_wrong_secret_is_refused_from_memory() {
+        let store = Arc::new(checkpointd_storage::keys::MemoryKeys::new());
+        let (id, token) = stored_key(store.as_ref()).await;
         let gate = KeyGate::new(store, Duration::from_secs(5));
-        let good = PresentedKey::parse(&fresh.token).unwrap();
+        let good = PresentedKey::parse(&token).unwrap();
         assert!(matches!(gate.find(&good).await.unwrap(), Found::Key(_)));
-        let wrong = format!("ckpt_{}_{}", fresh.id, "0".repeat(64));
+        let wrong = format!("ckpt_{id}_{}", "0".repeat(64));
         let wrong = PresentedKey::parse(&wrong).unwrap();
         assert!(matches!(
             gate.find(&wrong).await.unwrap(),
             Found::Refused("wrong secret")
         ));
+    }
+
+    #[tokio::test]
+    async fn a_revocation_the_store_tells_of_is_seen_on_the_next_lookup_despite_the_cache() {
+        let store = Arc::new(checkpointd_storage::keys::MemoryKeys::new());
+        let (id, token) = stored_key(store.as_ref()).await;
+        let gate = KeyGate::new(store.clone(), Duration::from_secs(600));
+        let good = PresentedKey::parse(&token).unwrap();
+        let revoked_at = |found: Found| match found {
+            Found::Key(key) => key.revoked_at,
+            Found::Refused(why) => panic!("refused: {why}"),
+        };
+        assert_eq!(revoked_at(gate.find(&good).await.unwrap()), None);
+        assert!(
+            gate.state().verified.fresh(&id, Instant::now()).is_some(),
+            "admitted from memory from now on"
+        );
+        store
+            .revoke_key(&id, std::time::SystemTime::UNIX_EPOCH)
+            .await
+            .unwrap();
+        assert!(revoked_at(gate.find(&good).await.unwrap()).is_some());
     }
 }
