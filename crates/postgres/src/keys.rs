@@ -1,4 +1,5 @@
-//! API keys in the Postgres database, on the store's pool.
+//! API keys in the Postgres database, on the store's pool. Creating or revoking one notifies
+//! every listening server process in the same statement (see `key_listener`).
 
 use std::time::SystemTime;
 
@@ -7,10 +8,11 @@ use tokio_postgres::Row;
 
 use crate::PostgresStore;
 use crate::error::db;
+use crate::key_listener::CHANNEL;
 use checkpointd_core::domain::ApiKey;
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::time::whole_micros;
-use checkpointd_storage::keys::{ApiKeyStore, decode_binding, scope_text};
+use checkpointd_storage::keys::{ApiKeyStore, KeyChange, KeyWatch, decode_binding, scope_text};
 
 const COLUMNS: &str = "id, secret_hash, tenant, role, name, created_at, revoked_at";
 
@@ -18,10 +20,15 @@ const COLUMNS: &str = "id, secret_hash, tenant, role, name, created_at, revoked_
 impl ApiKeyStore for PostgresStore {
     async fn create_key(&self, key: &ApiKey) -> Result<()> {
         let client = self.client().await?;
+        // One statement: the notification goes out if and only if the insert commits.
         let inserted = client
-            .execute(
-                "INSERT INTO api_keys (id, secret_hash, tenant, role, name, created_at, \
-                 revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING",
+            .query(
+                &format!(
+                    "WITH created AS (INSERT INTO api_keys (id, secret_hash, tenant, role, name, \
+                     created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                     ON CONFLICT (id) DO NOTHING RETURNING id) \
+                     SELECT pg_notify('{CHANNEL}', id) FROM created"
+                ),
                 &[
                     &key.id,
                     &key.secret_hash,
@@ -34,9 +41,10 @@ impl ApiKeyStore for PostgresStore {
             )
             .await
             .map_err(db)?;
-        if inserted == 0 {
+        if inserted.is_empty() {
             return Err(Error::Conflict(format!("api key {} exists", key.id)));
         }
+        self.key_feed.publish(KeyChange::Key(key.id.clone()));
         Ok(())
     }
 
@@ -66,14 +74,26 @@ impl ApiKeyStore for PostgresStore {
 
     async fn revoke_key(&self, id: &str, at: SystemTime) -> Result<bool> {
         let client = self.client().await?;
+        // One statement: every listening server hears of the revocation when it commits.
         let found = client
-            .execute(
-                "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1",
+            .query(
+                &format!(
+                    "WITH revoked AS (UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) \
+                     WHERE id = $1 RETURNING id) SELECT pg_notify('{CHANNEL}', id) FROM revoked"
+                ),
                 &[&id, &whole_micros(at)],
             )
             .await
             .map_err(db)?;
-        Ok(found > 0)
+        if found.is_empty() {
+            return Ok(false);
+        }
+        self.key_feed.publish(KeyChange::Key(id.to_owned()));
+        Ok(true)
+    }
+
+    fn watch_keys(&self) -> KeyWatch {
+        self.key_feed.subscribe()
     }
 }
 

@@ -4,11 +4,13 @@
 //!
 //! - `store`: [`PostgresStore`], both store contracts.
 //! - `queue`: [`PostgresQueue`], the task queue on the store's pool and schema.
-//! - `keys`: the API key contract on the same pool.
+//! - `keys`: the API key contract on the same pool; `key_listener`: the `LISTEN` that tells
+//!   every server process of each key created or revoked.
 //! - `error`: driver errors classified by SQLSTATE; [`tls`]: `sslmode` and certificates from
 //!   the database URL; `testing` (feature `testing`): a schema per test.
 
 mod error;
+mod key_listener;
 mod keys;
 mod queue;
 mod store;

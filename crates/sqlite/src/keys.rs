@@ -1,4 +1,6 @@
-//! API keys in the SQLite database, on the store's connections.
+//! API keys in the SQLite database, on the store's connections. Changes made through this
+//! handle are told to its watchers; SQLite cannot tell of changes another process makes to the
+//! file (`checkpointd keys revoke`), which a cache learns of when its entry expires.
 
 use std::time::SystemTime;
 
@@ -10,13 +12,14 @@ use crate::codec::{from_micros, to_micros};
 use crate::error::DbResultExt;
 use checkpointd_core::domain::ApiKey;
 use checkpointd_core::error::{Error, Result};
-use checkpointd_storage::keys::{ApiKeyStore, decode_binding, scope_text};
+use checkpointd_storage::keys::{ApiKeyStore, KeyChange, KeyWatch, decode_binding, scope_text};
 
 const COLUMNS: &str = "id, secret_hash, tenant, role, name, created_at, revoked_at";
 
 #[async_trait]
 impl ApiKeyStore for SqliteStore {
     async fn create_key(&self, key: &ApiKey) -> Result<()> {
+        let id = key.id.clone();
         let key = key.clone();
         self.write(move |conn| {
             let inserted = conn
@@ -39,7 +42,9 @@ impl ApiKeyStore for SqliteStore {
             }
             Ok(())
         })
-        .await
+        .await?;
+        self.key_changes.publish(KeyChange::Key(id));
+        Ok(())
     }
 
     async fn find_key(&self, id: &str) -> Result<Option<ApiKey>> {
@@ -76,17 +81,26 @@ impl ApiKeyStore for SqliteStore {
     }
 
     async fn revoke_key(&self, id: &str, at: SystemTime) -> Result<bool> {
-        let id = id.to_owned();
-        self.write(move |conn| {
-            let found = conn
-                .execute(
-                    "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1",
-                    params![id, to_micros(at)],
-                )
-                .db()?;
-            Ok(found > 0)
-        })
-        .await
+        let owned = id.to_owned();
+        let found = self
+            .write(move |conn| {
+                let found = conn
+                    .execute(
+                        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1",
+                        params![owned, to_micros(at)],
+                    )
+                    .db()?;
+                Ok(found > 0)
+            })
+            .await?;
+        if found {
+            self.key_changes.publish(KeyChange::Key(id.to_owned()));
+        }
+        Ok(found)
+    }
+
+    fn watch_keys(&self) -> KeyWatch {
+        self.key_changes.subscribe()
     }
 }
 

@@ -4,6 +4,7 @@
 //! The memory backend is here, the SQLite and Postgres ones in their database's crate; one
 //! behaviour suite (`tests`) runs against all of them.
 
+mod changes;
 mod memory;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod tests;
@@ -12,6 +13,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
+pub use changes::{KeyChange, KeyChanges, KeyWatch};
 pub use memory::MemoryKeys;
 
 use checkpointd_core::domain::{ApiKey, Role, Tenant, TenantScope};
@@ -32,6 +34,12 @@ pub trait ApiKeyStore: Send + Sync {
     /// Marks the key revoked at `at`; `false` when no key has this id. Revoking a revoked key
     /// keeps its first revocation time and answers `true`.
     async fn revoke_key(&self, id: &str, at: SystemTime) -> Result<bool>;
+
+    /// A feed of the ids of keys created or revoked from now on, for caches of verified keys.
+    /// Every backend tells of the changes made through itself as they are made; Postgres also
+    /// tells of those other processes commit (`LISTEN`), SQLite and memory cannot (a cache
+    /// then relies on its entries expiring). A wrapper forwards its inner store's feed.
+    fn watch_keys(&self) -> KeyWatch;
 }
 
 /// The stored text of a tenant scope: NULL for all tenants.

@@ -3,7 +3,8 @@
 //! - [`store`]: the `CheckpointStore` and `RetentionStore` contracts, `MemoryStore`, and
 //!   `wrap_checkpoint_store!` for wrappers that forward to a store.
 //! - [`queue`]: the `TaskQueue` contract and `MemoryQueue`.
-//! - [`keys`]: the `ApiKeyStore` contract and `MemoryKeys`.
+//! - [`keys`]: the `ApiKeyStore` contract, `MemoryKeys`, and the feed of key changes that
+//!   caches of verified keys listen to.
 //! - [`migrations`]: the schema versions every SQL backend applies, named once.
 //!
 //! With the `testsuite` feature, each contract's behaviour suite (`store::tests`,

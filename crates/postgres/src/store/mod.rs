@@ -31,6 +31,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod, Runtime};
 
+use crate::key_listener::KeyFeed;
 use crate::{error, tls};
 use batch::SaveBatcher;
 use checkpointd_core::domain::{
@@ -61,6 +62,8 @@ pub struct PostgresStore {
     pool: Pool,
     cache: HeadCache,
     batcher: SaveBatcher,
+    /// Key changes, for the server's cache of verified keys.
+    pub(crate) key_feed: KeyFeed,
 }
 
 impl PostgresStore {
@@ -92,6 +95,7 @@ impl PostgresStore {
         // its server is closed by then, and skipping a per-checkout ping saves a round trip on
         // every call. Dead connections are dropped and replaced, so the pool heals by itself
         // once Postgres is back.
+        let key_feed = KeyFeed::new(config.clone(), connector.clone());
         let manager = Manager::from_config(
             config,
             connector,
@@ -123,6 +127,7 @@ impl PostgresStore {
             pool,
             cache: HeadCache::default(),
             batcher: SaveBatcher::new(),
+            key_feed,
         })
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use tonic::codegen::http::Uri;
 
-use super::declare::settings;
+use super::declare::{declared_defaults, settings};
 use super::parse_duration;
 
 settings! {
@@ -50,14 +50,23 @@ settings! {
         /// How old a JWKS may get before it is read again.
         #[arg(long, env = "CHECKPOINTD_JWT_JWKS_REFRESH")]
         pub jwt_jwks_refresh: Duration = "5m", parsed by parse_duration;
+        /// How long an API key read from the database admits its calls from memory before it
+        /// is read again: the longest a revoked key may still work on a server that missed
+        /// the revocation's notification (on SQLite, one made by another process). 0 reads
+        /// the key on every call.
+        #[arg(long, env = "CHECKPOINTD_API_KEY_CACHE_TTL")]
+        pub api_key_cache_ttl: Duration = "5s", parsed by parse_duration;
     }
 }
 
-/// How callers prove who they are; `serve --auth`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// How callers prove who they are; `serve --auth`. The default is auth `none` with every
+/// other setting at its declared default.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuthSettings {
     /// `api-key`: bearer tokens may be API keys from the database.
     pub api_keys: bool,
+    /// How long a key read from the database is admitted from memory.
+    pub api_key_cache_ttl: Duration,
     /// `jwt`: bearer tokens may be JWTs, verified as configured here.
     pub jwt: Option<JwtSettings>,
     /// Serve without authentication on a non-loopback address anyway.
@@ -91,6 +100,12 @@ pub struct JwtSettings {
     pub jwks_refresh: Duration,
 }
 
+impl Default for AuthSettings {
+    fn default() -> Self {
+        Self::from_values(declared_defaults::<AuthArgs>()).expect("the declared defaults are valid")
+    }
+}
+
 impl AuthSettings {
     /// Auth `none`: every call is allowed, the tenant comes from `x-tenant-id`.
     pub fn is_none(&self) -> bool {
@@ -116,6 +131,7 @@ impl AuthSettings {
         let mode = values.auth;
         let (api_keys, jwt) = parse_mode(&mode)?;
         let allow_unauthenticated = values.allow_unauthenticated;
+        let api_key_cache_ttl = values.api_key_cache_ttl;
         let (secret, jwks_file, jwks_url) = (
             values.jwt_secret_file,
             values.jwt_jwks_file,
@@ -132,6 +148,7 @@ impl AuthSettings {
             }
             return Ok(Self {
                 api_keys,
+                api_key_cache_ttl,
                 jwt: None,
                 allow_unauthenticated,
             });
@@ -153,6 +170,7 @@ impl AuthSettings {
         };
         Ok(Self {
             api_keys,
+            api_key_cache_ttl,
             jwt: Some(JwtSettings {
                 keys,
                 issuer: values.jwt_issuer,

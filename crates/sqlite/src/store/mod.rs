@@ -41,6 +41,8 @@ use checkpointd_storage::store::{
 /// A handle to one SQLite database; cheap to share behind an `Arc`.
 pub struct SqliteStore {
     connections: Arc<Connections>,
+    /// Keys created and revoked through this handle, for the server's cache of verified keys.
+    pub(crate) key_changes: checkpointd_storage::keys::KeyChanges,
 }
 
 struct Connections {
@@ -90,6 +92,7 @@ impl SqliteStore {
         .map_err(joined)??;
         Ok(Self {
             connections: Arc::new(connections),
+            key_changes: checkpointd_storage::keys::KeyChanges::new(),
         })
     }
 

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 
-use super::ApiKeyStore;
+use super::{ApiKeyStore, KeyChange, KeyChanges, KeyWatch};
 use checkpointd_core::domain::ApiKey;
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::time::whole_micros;
@@ -15,6 +15,7 @@ use checkpointd_core::time::whole_micros;
 #[derive(Default)]
 pub struct MemoryKeys {
     keys: Mutex<BTreeMap<String, ApiKey>>,
+    changes: KeyChanges,
 }
 
 impl MemoryKeys {
@@ -42,6 +43,8 @@ impl ApiKeyStore for MemoryKeys {
         stored.created_at = whole_micros(stored.created_at);
         stored.revoked_at = stored.revoked_at.map(whole_micros);
         keys.insert(key.id.clone(), stored);
+        drop(keys);
+        self.changes.publish(KeyChange::Key(key.id.clone()));
         Ok(())
     }
 
@@ -56,12 +59,20 @@ impl ApiKeyStore for MemoryKeys {
     }
 
     async fn revoke_key(&self, id: &str, at: SystemTime) -> Result<bool> {
-        Ok(match self.keys().get_mut(id) {
+        let found = match self.keys().get_mut(id) {
             None => false,
             Some(key) => {
                 key.revoked_at.get_or_insert(whole_micros(at));
                 true
             }
-        })
+        };
+        if found {
+            self.changes.publish(KeyChange::Key(id.to_owned()));
+        }
+        Ok(found)
+    }
+
+    fn watch_keys(&self) -> KeyWatch {
+        self.changes.subscribe()
     }
 }

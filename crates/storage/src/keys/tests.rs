@@ -2,7 +2,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::ApiKeyStore;
+use super::{ApiKeyStore, KeyChange};
 use checkpointd_core::domain::{ApiKey, NewApiKey, Role, Tenant, TenantScope};
 use checkpointd_core::error::Error;
 
@@ -21,6 +21,7 @@ macro_rules! key_behaviours {
                 a_taken_id_is_a_conflict_and_changes_nothing,
                 keys_are_listed_oldest_first,
                 a_revocation_is_kept_once_and_unknown_ids_are_reported,
+                creations_and_revocations_are_told_to_watchers_at_once,
             );
         }
     };
@@ -111,4 +112,27 @@ pub async fn a_revocation_is_kept_once_and_unknown_ids_are_reported(store: &dyn 
     let stored = store.find_key(&agent.id).await.unwrap().unwrap();
     assert_eq!(stored.revoked_at, Some(first));
     assert!(!store.revoke_key("ffffffffffffffff", first).await.unwrap());
+}
+
+pub async fn creations_and_revocations_are_told_to_watchers_at_once(store: &dyn ApiKeyStore) {
+    let mut watch = store.watch_keys();
+    let mut heard = || {
+        // A backend that listens to its database may add a resync (its listener connecting)
+        // and, later, its own change echoed back; only the change made here counts.
+        std::iter::from_fn(|| watch.next_change())
+            .filter(|change| *change != KeyChange::Resync)
+            .collect::<Vec<_>>()
+    };
+    let agent = key(Some("acme"), Role::Agent, 10);
+    store.create_key(&agent).await.unwrap();
+    assert!(heard().contains(&KeyChange::Key(agent.id.clone())));
+    assert!(store.revoke_key(&agent.id, UNIX_EPOCH).await.unwrap());
+    assert!(heard().contains(&KeyChange::Key(agent.id.clone())));
+    assert!(
+        !store
+            .revoke_key("ffffffffffffffff", UNIX_EPOCH)
+            .await
+            .unwrap()
+    );
+    assert!(!heard().contains(&KeyChange::Key("ffffffffffffffff".into())));
 }

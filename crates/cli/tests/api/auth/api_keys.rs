@@ -1,10 +1,13 @@
-//! API keys: refused when missing, wrong or revoked (without a restart); bound to one tenant;
+//! API keys: refused when missing, wrong or revoked (without a restart, within the revocation
+//! bound); bound to one tenant;
 //! roles enforced; approvals record the key. The CLI's keys work on the same database.
 
 use checkpointd::proto::task_service_client::TaskServiceClient;
 use checkpointd::proto::{
     ApproveRequest, DeleteRunRequest, GetRequest, ListCheckpointsRequest, LoadLatestRequest,
 };
+use std::time::{Duration, Instant};
+
 use checkpointd_core::domain::Role;
 use tonic::Code;
 
@@ -186,8 +189,9 @@ async fn an_agent_may_not_approve_and_an_operators_approval_records_its_key(back
 }
 
 /// The real `checkpointd keys` on the real server's database: a created key works, `list`
-/// never shows a secret, and a revoked key is refused on the next call with no restart.
-async fn keys_made_by_the_cli_work_until_revoked(url: &str) {
+/// never shows a secret, and a revoked key is refused within `bound` with no restart, the
+/// server caching keys for `ttl`.
+async fn keys_made_by_the_cli_work_until_revoked(url: &str, ttl: &str, bound: Duration) {
     let keys = |args: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_checkpointd"))
             .arg("keys")
@@ -203,7 +207,7 @@ async fn keys_made_by_the_cli_work_until_revoked(url: &str) {
     let refused = keys(&["create", "--tenant", "*", "--role", "agent"]);
     assert!(!refused.status.success(), "an agent key for all tenants");
 
-    let server = ServerProcess::start(url, &["--auth", "api-key"]);
+    let server = ServerProcess::start(url, &["--auth", "api-key", "--api-key-cache-ttl", ttl]);
     let mut client = checkpointd::proto::checkpoint_service_client::CheckpointServiceClient::new(
         channel(server.addr).await,
     );
@@ -223,10 +227,18 @@ async fn keys_made_by_the_cli_work_until_revoked(url: &str) {
     assert!(!listed.contains(secret), "list printed a secret: {listed}");
 
     stdout_of(&keys(&["revoke", id]));
-    let status = client
-        .save(bearer(Some(&token), None, save))
-        .await
-        .unwrap_err();
+    let revoked = Instant::now();
+    let status = loop {
+        match client.save(bearer(Some(&token), None, save.clone())).await {
+            Err(status) => break status,
+            Ok(_) => assert!(
+                revoked.elapsed() < bound,
+                "the revoked key still works {:?} after its revocation",
+                revoked.elapsed()
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     assert_unauthenticated(&status);
     assert!(stdout_of(&keys(&["list"])).contains("revoked"));
 }
@@ -235,11 +247,13 @@ async fn keys_made_by_the_cli_work_until_revoked(url: &str) {
 async fn keys_made_by_the_cli_work_until_revoked_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("sqlite://{}", dir.path().join("keys.db").display());
-    keys_made_by_the_cli_work_until_revoked(&url).await;
+    // Another process's revocation reaches a SQLite server when its cached read expires.
+    keys_made_by_the_cli_work_until_revoked(&url, "1s", Duration::from_secs(2)).await;
 }
 
 #[tokio::test]
 async fn keys_made_by_the_cli_work_until_revoked_on_postgres() {
     let schema = crate::support::PgSchema::create().await;
-    keys_made_by_the_cli_work_until_revoked(&schema.url()).await;
+    // The notification, long before the TTL.
+    keys_made_by_the_cli_work_until_revoked(&schema.url(), "10m", Duration::from_secs(3)).await;
 }

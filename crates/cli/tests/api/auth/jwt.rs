@@ -66,6 +66,7 @@ fn jwt_auth(keys: JwtKeys, refresh: Duration) -> AuthSettings {
             jwks_refresh: refresh,
         }),
         allow_unauthenticated: false,
+        ..AuthSettings::default()
     }
 }
 

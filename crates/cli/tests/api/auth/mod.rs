@@ -7,6 +7,7 @@ mod api_keys;
 mod jwt;
 mod key_flood;
 mod key_flood_process;
+mod revocation;
 mod roles_table;
 mod startup;
 

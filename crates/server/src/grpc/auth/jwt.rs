@@ -1,8 +1,10 @@
 //! JWT bearer tokens: verified against a shared HS256 secret or a JWKS (a file re-read, or a
 //! URL refetched, every `jwks_refresh` and on an unknown `kid`), with issuer, audience, expiry
-//! and not-before checked; the tenant and role come from configurable claims.
+//! and not-before checked; the tenant and role come from configurable claims. A token that
+//! verified is remembered for a while ([`JwtCache`] states the rules), so one presented again
+//! costs no signature check.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, AlgorithmFamily, DecodingKey, Validation};
@@ -10,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::RwLock;
 
 use super::jwks_fetch;
+use super::jwt_cache::{JwtCache, Verified};
 use super::setup_error::AuthSetupError;
 pub use crate::config::{JwtKeys, JwtSettings};
 use checkpointd_core::domain::{Identity, Role, Tenant, TenantScope};
@@ -29,6 +32,8 @@ const MIN_REFETCH: Duration = Duration::from_secs(1);
 struct Jwks {
     set: JwkSet,
     fetched_at: Instant,
+    /// Counts the successful reads, the first being 1.
+    read: u64,
 }
 
 /// See the module documentation.
@@ -38,6 +43,8 @@ pub struct JwtVerifier {
     secret: Option<DecodingKey>,
     /// The current JWKS, in JWKS mode.
     jwks: RwLock<Option<Jwks>>,
+    /// Tokens that verified.
+    cache: JwtCache,
 }
 
 impl JwtVerifier {
@@ -58,17 +65,23 @@ impl JwtVerifier {
                 Self {
                     secret: Some(DecodingKey::from_secret(secret.as_bytes())),
                     jwks: RwLock::new(None),
+                    cache: JwtCache::default(),
                     settings,
                 }
             }
             JwtKeys::JwksFile(_) | JwtKeys::JwksUrl(_) => {
                 let set = load(&settings.keys).await.map_err(AuthSetupError::Jwks)?;
+                let fetched_at = Instant::now();
+                let cache = JwtCache::default();
+                cache.jwks_read(1, fetched_at + settings.jwks_refresh, |_| true);
                 Self {
                     secret: None,
                     jwks: RwLock::new(Some(Jwks {
                         set,
-                        fetched_at: Instant::now(),
+                        fetched_at,
+                        read: 1,
                     })),
+                    cache,
                     settings,
                 }
             }
@@ -76,26 +89,44 @@ impl JwtVerifier {
         Ok(verifier)
     }
 
-    /// The identity `token` proves.
+    /// The identity `token` proves: remembered, or verified now.
     pub async fn verify(&self, token: &str) -> Result<Identity, Rejected> {
+        let now = Instant::now();
+        if let Some(identity) = self.cache.get(token, now) {
+            return Ok(identity);
+        }
         let header = jsonwebtoken::decode_header(token)
             .map_err(|error| Rejected(format!("bad header: {error}")))?;
-        let claims = match &self.secret {
+        let (claims, jwks_read) = match &self.secret {
             Some(secret) => {
                 if header.alg != Algorithm::HS256 {
                     return Err(Rejected(format!("{:?} with a shared secret", header.alg)));
                 }
-                self.decode(token, secret, header.alg)?
+                (self.decode(token, secret, header.alg)?, 0)
             }
             None => {
                 if header.alg.family() == AlgorithmFamily::Hmac {
                     return Err(Rejected("an HMAC token against a JWKS".into()));
                 }
-                let key = self.key_for(header.kid.as_deref(), header.alg).await?;
-                self.decode(token, &key, header.alg)?
+                let (key, read) = self.key_for(header.kid.as_deref(), header.alg).await?;
+                (self.decode(token, &key, header.alg)?, read)
             }
         };
-        self.identity(&claims)
+        let identity = self.identity(&claims)?;
+        // `exp` is required and was checked, so it is a number of seconds here.
+        let expires = claims
+            .get("exp")
+            .and_then(Value::as_f64)
+            .and_then(|exp| Duration::try_from_secs_f64(exp).ok())
+            .map_or(UNIX_EPOCH, |exp| UNIX_EPOCH + exp + CLOCK_LEEWAY);
+        let verified = Verified {
+            identity: &identity,
+            kid: header.kid.as_deref(),
+            valid_until: expires,
+            jwks_read,
+        };
+        self.cache.remember(token, verified, now, SystemTime::now());
+        Ok(identity)
     }
 
     fn decode(&self, token: &str, key: &DecodingKey, alg: Algorithm) -> Result<Value, Rejected> {
@@ -121,8 +152,13 @@ impl JwtVerifier {
             .map_err(|error| Rejected(error.to_string()))
     }
 
-    /// The key a JWKS holds for `kid`, reading the JWKS again when it is due or lacks the key.
-    async fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Rejected> {
+    /// The key a JWKS holds for `kid`, reading the JWKS again when it is due or lacks the key;
+    /// with the number of the read that held it.
+    async fn key_for(
+        &self,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<(DecodingKey, u64), Rejected> {
         let due = {
             let jwks = self.jwks.read().await;
             match jwks.as_ref() {
@@ -146,7 +182,7 @@ impl JwtVerifier {
         &self,
         kid: Option<&str>,
         alg: Algorithm,
-    ) -> Result<Option<DecodingKey>, Rejected> {
+    ) -> Result<Option<(DecodingKey, u64)>, Rejected> {
         let jwks = self.jwks.read().await;
         let Some(jwks) = jwks.as_ref() else {
             return Ok(None);
@@ -165,7 +201,7 @@ impl JwtVerifier {
             return Err(Rejected(format!("{alg:?} token for a {declared} key")));
         }
         DecodingKey::from_jwk(jwk)
-            .map(Some)
+            .map(|key| Some((key, jwks.read)))
             .map_err(|error| Rejected(format!("unusable JWK: {error}")))
     }
 
@@ -181,9 +217,18 @@ impl JwtVerifier {
         }
         match load(&self.settings.keys).await {
             Ok(set) => {
+                let fetched_at = Instant::now();
+                let read = jwks.as_ref().map_or(0, |old| old.read) + 1;
+                // Under the write lock, so no token is verified against either set meanwhile.
+                self.cache
+                    .jwks_read(read, fetched_at + self.settings.jwks_refresh, |kid| {
+                        jwks.as_ref()
+                            .is_some_and(|old| same_key(&old.set, &set, kid))
+                    });
                 *jwks = Some(Jwks {
                     set,
-                    fetched_at: Instant::now(),
+                    fetched_at,
+                    read,
                 });
             }
             Err(error) => {
@@ -191,6 +236,8 @@ impl JwtVerifier {
                 if let Some(current) = jwks.as_mut() {
                     // Wait a full period before trying again, instead of on every call.
                     current.fetched_at = Instant::now();
+                    self.cache
+                        .jwks_kept(current.fetched_at + self.settings.jwks_refresh);
                 }
             }
         }
@@ -218,6 +265,15 @@ impl JwtVerifier {
             role,
             authenticated: true,
         })
+    }
+}
+
+/// Whether `new` holds the key a token with this `kid` was verified with under `old`, as it
+/// was: the same key under the `kid`, or, for a token without one, the same single key.
+fn same_key(old: &JwkSet, new: &JwkSet, kid: Option<&str>) -> bool {
+    match kid {
+        Some(kid) => new.find(kid).is_some() && new.find(kid) == old.find(kid),
+        None => old.keys.len() == 1 && old.keys == new.keys,
     }
 }
 

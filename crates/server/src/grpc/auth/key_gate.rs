@@ -4,8 +4,9 @@
 //! (`known`), and for a short time every id it looked for and did not find (`unknown`).
 //! - A known id with a wrong secret is refused from memory: a key's secret hash never changes
 //!   (keys are created and revoked, never edited), so the remembered hash is the truth.
-//! - A known id with the right secret is read from the store on every call, as before, so a
-//!   revocation still takes effect on the next call without a restart.
+//! - A known id with the right secret is admitted from memory while the key read for it is
+//!   fresh, and read again otherwise ([`VerifiedKeys`] states the rules and the revocation
+//!   bound: the cache ttl, and far sooner wherever the store's change feed reaches).
 //! - An id remembered as unknown is refused from memory for [`WINDOW`].
 //! - Any other id costs a read, but at most [`MISSES_PER_WINDOW`] reads per [`WINDOW`] may find
 //!   nothing; once they are spent, unknown ids are refused from memory until the window ends.
@@ -17,8 +18,13 @@
 //! the attacker guessed it, and reads that find a key do not spend the budget. Only during a
 //! flood of unknown ids may its first calls be refused, for at most one window.
 //!
-//! Memory: `known` holds one entry per key in the store (the operator's table, not the
-//! attacker's input); `unknown` holds at most [`MAX_UNKNOWN`] ids, oldest dropped first.
+//! Before each lookup the gate applies the changes its store's feed has told of since the last
+//! one ([`ApiKeyStore::watch_keys`]): a created key's id leaves `unknown`, a created or revoked
+//! one leaves the verified keys.
+//!
+//! Memory: `known` and the verified keys hold one entry per key in the store (the operator's
+//! table, not the attacker's input); `unknown` holds at most [`MAX_UNKNOWN`] ids, oldest
+//! dropped first.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,7 +32,9 @@ use std::time::{Duration, Instant};
 
 use checkpointd_core::domain::{ApiKey, PresentedKey};
 use checkpointd_core::error::Error;
-use checkpointd_storage::keys::ApiKeyStore;
+use checkpointd_storage::keys::{ApiKeyStore, KeyChange, KeyWatch};
+
+use super::verified_keys::VerifiedKeys;
 
 /// How long an unknown id is remembered, and the period of the read budget for unknown ids.
 pub const WINDOW: Duration = Duration::from_secs(5);
@@ -37,8 +45,8 @@ pub const MAX_UNKNOWN: usize = 10_000;
 
 /// What the store says about a presented key.
 pub enum Found {
-    /// The key, read now, whose secret the caller presented.
-    Key(ApiKey),
+    /// The key, read now or remembered from a fresh read, whose secret the caller presented.
+    Key(Arc<ApiKey>),
     /// Refused; why, for the debug log.
     Refused(&'static str),
 }
@@ -51,10 +59,13 @@ pub struct KeyGate {
     settled: tokio::sync::Notify,
 }
 
-#[derive(Default)]
 struct State {
     /// Id → secret hash of every key seen in the store.
     known: HashMap<String, Vec<u8>>,
+    /// Keys read recently, admitted without a read while fresh.
+    verified: VerifiedKeys,
+    /// The store's feed of key changes, applied before each lookup.
+    watch: Option<KeyWatch>,
     /// When the whole list was last read; `None` before the first reload.
     listed_at: Option<Instant>,
     /// Id → when it was found missing; `order` holds the same entries oldest first.
@@ -84,10 +95,12 @@ enum Read {
 }
 
 impl KeyGate {
-    pub fn new(store: Arc<dyn ApiKeyStore>) -> Self {
+    /// A gate over `store` whose verified keys are fresh for `ttl`.
+    pub fn new(store: Arc<dyn ApiKeyStore>, ttl: Duration) -> Self {
+        let watch = store.watch_keys();
         Self {
             store,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State::new(ttl, Some(watch))),
             settled: tokio::sync::Notify::new(),
         }
     }
@@ -103,28 +116,33 @@ impl KeyGate {
     /// for which calls read the store.
     pub async fn find(&self, presented: &PresentedKey<'_>) -> Result<Found, Error> {
         let id = presented.id;
-        let read = loop {
+        let (read, start) = loop {
             // Registered before the state is looked at, so a read settling in between still
             // wakes this call.
             let settled = self.settled.notified();
             tokio::pin!(settled);
             settled.as_mut().enable();
-            let reserved = {
+            let (reserved, start) = {
                 let mut state = self.state();
+                state.hear_changes();
                 let now = Instant::now();
+                let start = state.verified.read_starts(now);
                 if let Some(hash) = state.known.get(id) {
                     if !presented.matches(hash) {
                         return Ok(Found::Refused("wrong secret"));
                     }
-                    break None;
+                    if let Some(key) = state.verified.fresh(id, now) {
+                        return Ok(Found::Key(key));
+                    }
+                    break (None, start);
                 }
                 if state.remembers_unknown(id, now) {
                     return Ok(Found::Refused("unknown key id (remembered)"));
                 }
-                state.reserve_read(now)
+                (state.reserve_read(now), start)
             };
             match reserved {
-                Reserve::Read(read) => break Some(read),
+                Reserve::Read(read) => break (Some(read), start),
                 Reserve::Spent => return Ok(Found::Refused("unknown key id (read budget spent)")),
                 // Every read of the budget is under way: one of them may be the whole list,
                 // which finds this key too (many calls of a key made a moment ago arrive at
@@ -136,9 +154,11 @@ impl KeyGate {
         let key = match read {
             None => {
                 let key = self.store.find_key(id).await?;
+                let mut state = self.state();
+                state.verified.read_ended(id, start, key.as_ref());
                 if key.is_none() {
                     // Deleted from the database by hand: forget it.
-                    self.state().known.remove(id);
+                    state.known.remove(id);
                 }
                 key
             }
@@ -152,9 +172,9 @@ impl KeyGate {
                 };
                 let key = self.read_unknown(id, read, reservation.started).await?;
                 if let Some(key) = &key {
-                    self.state()
-                        .known
-                        .insert(key.id.clone(), key.secret_hash.clone());
+                    let mut state = self.state();
+                    state.known.insert(key.id.clone(), key.secret_hash.clone());
+                    state.verified.read_ended(id, start, Some(key));
                 }
                 reservation.found = Some(key.is_some());
                 drop(reservation);
@@ -163,7 +183,7 @@ impl KeyGate {
         };
         Ok(match key {
             None => Found::Refused("unknown key id"),
-            Some(key) if presented.matches(&key.secret_hash) => Found::Key(key),
+            Some(key) if presented.matches(&key.secret_hash) => Found::Key(Arc::new(key)),
             Some(_) => Found::Refused("wrong secret"),
         })
     }
@@ -222,6 +242,34 @@ impl Drop for Reservation<'_> {
 }
 
 impl State {
+    fn new(ttl: Duration, watch: Option<KeyWatch>) -> Self {
+        Self {
+            known: HashMap::new(),
+            verified: VerifiedKeys::new(ttl),
+            watch,
+            listed_at: None,
+            unknown: HashMap::new(),
+            order: VecDeque::new(),
+            window_start: None,
+            misses: 0,
+            pending: 0,
+        }
+    }
+
+    /// Applies every change the store's feed told of since the last lookup.
+    fn hear_changes(&mut self) {
+        let Some(watch) = self.watch.as_mut() else {
+            return;
+        };
+        while let Some(change) = watch.next_change() {
+            if let KeyChange::Key(id) = &change {
+                // Made since it was looked for: look again.
+                self.unknown.remove(id);
+            }
+            self.verified.hear(&change);
+        }
+    }
+
     fn remembers_unknown(&mut self, id: &str, now: Instant) -> bool {
         self.forget_expired(now);
         self.unknown.contains_key(id)
@@ -282,7 +330,7 @@ mod tests {
     use checkpointd_core::domain::NewApiKey;
 
     fn state() -> State {
-        State::default()
+        State::new(Duration::from_secs(5), None)
     }
 
     #[test]
@@ -367,9 +415,8 @@ mod tests {
         assert!(after.remembers_unknown("0123456789abcdef", now));
     }
 
-    #[tokio::test]
-    async fn a_known_id_with_a_wrong_secret_is_refused_from_memory() {
-        let store = Arc::new(checkpointd_storage::keys::MemoryKeys::new());
+    /// A key stored in `store`; its token.
+    async fn stored_key(store: &dyn ApiKeyStore) -> (String, String) {
         let fresh = NewApiKey::generate().unwrap();
         let key = ApiKey {
             id: fresh.id.clone(),
@@ -381,14 +428,43 @@ mod tests {
             revoked_at: None,
         };
         store.create_key(&key).await.unwrap();
-        let gate = KeyGate::new(store);
-        let good = PresentedKey::parse(&fresh.token).unwrap();
+        (fresh.id, fresh.token)
+    }
+
+    #[tokio::test]
+    async fn a_known_id_with_a_wrong_secret_is_refused_from_memory() {
+        let store = Arc::new(checkpointd_storage::keys::MemoryKeys::new());
+        let (id, token) = stored_key(store.as_ref()).await;
+        let gate = KeyGate::new(store, Duration::from_secs(5));
+        let good = PresentedKey::parse(&token).unwrap();
         assert!(matches!(gate.find(&good).await.unwrap(), Found::Key(_)));
-        let wrong = format!("ckpt_{}_{}", fresh.id, "0".repeat(64));
+        let wrong = format!("ckpt_{id}_{}", "0".repeat(64));
         let wrong = PresentedKey::parse(&wrong).unwrap();
         assert!(matches!(
             gate.find(&wrong).await.unwrap(),
             Found::Refused("wrong secret")
         ));
+    }
+
+    #[tokio::test]
+    async fn a_revocation_the_store_tells_of_is_seen_on_the_next_lookup_despite_the_cache() {
+        let store = Arc::new(checkpointd_storage::keys::MemoryKeys::new());
+        let (id, token) = stored_key(store.as_ref()).await;
+        let gate = KeyGate::new(store.clone(), Duration::from_secs(600));
+        let good = PresentedKey::parse(&token).unwrap();
+        let revoked_at = |found: Found| match found {
+            Found::Key(key) => key.revoked_at,
+            Found::Refused(why) => panic!("refused: {why}"),
+        };
+        assert_eq!(revoked_at(gate.find(&good).await.unwrap()), None);
+        assert!(
+            gate.state().verified.fresh(&id, Instant::now()).is_some(),
+            "admitted from memory from now on"
+        );
+        store
+            .revoke_key(&id, std::time::SystemTime::UNIX_EPOCH)
+            .await
+            .unwrap();
+        assert!(revoked_at(gate.find(&good).await.unwrap()).is_some());
     }
 }

@@ -10,9 +10,11 @@
 
 pub mod jwks_fetch;
 pub mod jwt;
+pub mod jwt_cache;
 pub mod key_gate;
 pub mod roles;
 pub mod setup_error;
+pub mod verified_keys;
 
 use crate::config::AuthSettings;
 use crate::grpc::status::to_status;
@@ -66,7 +68,9 @@ impl Authenticator {
             None => None,
         };
         Ok(Some(Arc::new(Self {
-            keys: settings.api_keys.then(|| KeyGate::new(keys)),
+            keys: settings
+                .api_keys
+                .then(|| KeyGate::new(keys, settings.api_key_cache_ttl)),
             jwt,
         })))
     }
@@ -97,8 +101,9 @@ impl Authenticator {
             return Err(refused("not a JWT"));
         };
         let presented = PresentedKey::parse(token).ok_or_else(|| refused("not an API key"))?;
-        // A key whose secret is right is read on every call, so a revocation takes effect on
-        // the next one; forged ones reach the database only a few times a window (`key_gate`).
+        // A key whose secret is right is read once per `--api-key-cache-ttl` (sooner when its
+        // store tells of a change); forged ones reach the database only a few times a window
+        // (`key_gate`).
         let key = match keys.find(&presented).await? {
             Found::Key(key) => key,
             Found::Refused(why) => return Err(refused(why)),
