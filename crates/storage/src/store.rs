@@ -162,7 +162,9 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// the run is still at `epoch`; otherwise `FailedPrecondition`.
     async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()>;
 
-    /// Up to `query.limit` checkpoint summaries within the query's bounds, in its order.
+    /// Up to `query.limit` checkpoint summaries within the query's bounds whose metadata
+    /// passes its filter ([`ListQuery::matches`]), in its order: one query, which filters as it
+    /// scans, never a page per `limit` rows.
     async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>>;
 
     /// The step of the run's checkpoint labelled `label`; `None` when no checkpoint has it.

@@ -341,7 +341,7 @@ pub struct CheckpointSummary {
 }
 
 /// Which checkpoints a listing returns, as a keyset page.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListQuery {
     /// Only steps strictly above this one.
     pub above: Option<Step>,
@@ -350,6 +350,10 @@ pub struct ListQuery {
     /// Highest step first.
     pub descending: bool,
     pub limit: usize,
+    /// Only checkpoints whose metadata holds every entry, with exactly this value; empty
+    /// admits all. The store filters while it pages, so a page is one query however rarely
+    /// the filter matches.
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl ListQuery {
@@ -360,7 +364,15 @@ impl ListQuery {
             below: None,
             descending: false,
             limit,
+            metadata: BTreeMap::new(),
         }
+    }
+
+    /// Whether a checkpoint with `metadata` passes the query's metadata filter.
+    pub fn matches(&self, metadata: &BTreeMap<String, String>) -> bool {
+        self.metadata
+            .iter()
+            .all(|(key, value)| metadata.get(key) == Some(value))
     }
 
     /// Whether `step` falls inside the query's bounds.

@@ -103,24 +103,23 @@ impl PostgresStore {
         let above = query.above.map_or(-1, Step::as_i64);
         let below = query.below.map_or(i64::MAX, Step::as_i64);
         let limit = signed(query.limit as u64);
-        let sql = if query.descending {
-            sql::LIST_DESCENDING
-        } else {
-            sql::LIST
+        let sql = match (query.descending, query.metadata.is_empty()) {
+            (false, true) => sql::LIST,
+            (true, true) => sql::LIST_DESCENDING,
+            (false, false) => sql::LIST_MATCHING,
+            (true, false) => sql::LIST_MATCHING_DESCENDING,
         };
+        let keys: Vec<&str> = query.metadata.keys().map(String::as_str).collect();
+        let values: Vec<&str> = query.metadata.values().map(String::as_str).collect();
+        let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&tenant, &run_id, &above, &below, &limit];
+        if !query.metadata.is_empty() {
+            params.extend([&keys as &(dyn ToSql + Sync), &values]);
+        }
         let client = self.client().await?;
         let statement = client.prepare_cached(sql).await.map_err(db)?;
         Ok(client
-            .query(
-                &statement,
-                &[
-                    &run.tenant.as_str(),
-                    &run.run_id.as_str(),
-                    &above,
-                    &below,
-                    &limit,
-                ],
-            )
+            .query(&statement, &params)
             .await
             .map_err(db)?
             .iter()

@@ -379,13 +379,15 @@ pub(super) const STEPS: &str = "\
 SELECT step FROM checkpoints WHERE tenant = $1 AND run_id = $2 ORDER BY step";
 
 /// One page of summaries, steps strictly between `$3` and `$4`; `octet_length` reads the size
-/// from the TOAST pointer, not the value.
+/// from the TOAST pointer, not the value. A filter, when given, goes after the bounds.
 macro_rules! list_sql {
-    ($order:literal) => {
+    ($order:literal $(, $($filter:tt)+)?) => {
         concat!(
             "SELECT step, octet_length(state), quarantine_reason, created_at, checksum, epoch,
        message_count, label, metadata_keys, metadata_values
-FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step > $3 AND step < $4
+FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step > $3 AND step < $4",
+            $($($filter)+,)?
+            "
 ORDER BY step ",
             $order,
             " LIMIT $5"
@@ -395,6 +397,23 @@ ORDER BY step ",
 
 pub(super) const LIST: &str = list_sql!("ASC");
 pub(super) const LIST_DESCENDING: &str = list_sql!("DESC");
+
+/// Keeps only the checkpoints whose metadata holds every pair of the filter: keys `$6` and
+/// values `$7`, matched against the stored parallel arrays, so the database filters as it
+/// scans and a page is one statement however rarely it matches.
+macro_rules! metadata_filter {
+    () => {
+        "
+  AND NOT EXISTS (
+      SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(key, value)
+       WHERE NOT EXISTS (
+           SELECT 1 FROM unnest(metadata_keys, metadata_values) AS m(key, value)
+            WHERE m.key = f.key AND m.value = f.value))"
+    };
+}
+
+pub(super) const LIST_MATCHING: &str = list_sql!("ASC", metadata_filter!());
+pub(super) const LIST_MATCHING_DESCENDING: &str = list_sql!("DESC", metadata_filter!());
 
 /// The step carrying a label, through the partial unique index.
 pub(super) const LABEL_STEP: &str = "\

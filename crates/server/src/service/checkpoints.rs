@@ -436,8 +436,8 @@ impl Engine {
     /// whose metadata holds every entry of the filter; and the step to continue after when
     /// the page came back full.
     ///
-    /// The filter is applied while paging through the store, a page at a time, so a page is
-    /// full whenever enough checkpoints match, however many do not.
+    /// The store applies the filter as it scans, in one query, so a page is full whenever
+    /// enough checkpoints match, however many do not.
     pub async fn list(
         &self,
         run: &RunKey,
@@ -449,6 +449,7 @@ impl Engine {
             below: request.before,
             descending: request.descending,
             limit,
+            metadata: request.metadata.clone(),
         };
         match (request.after, request.descending) {
             (Some(after), false) => query.above = Some(after),
@@ -457,30 +458,8 @@ impl Engine {
             }
             (None, _) => {}
         }
-        let mut page = Vec::new();
-        let mut scanned_any = false;
-        loop {
-            let scanned = self.store.list(run, &query).await?;
-            scanned_any |= !scanned.is_empty();
-            let exhausted = scanned.len() < query.limit;
-            let Some(last) = scanned.last().map(|summary| summary.step) else {
-                break;
-            };
-            for summary in scanned {
-                if page.len() < limit && matches_filter(&summary.metadata, &request.metadata) {
-                    page.push(summary);
-                }
-            }
-            if page.len() == limit || exhausted {
-                break;
-            }
-            if query.descending {
-                query.below = Some(last);
-            } else {
-                query.above = Some(last);
-            }
-        }
-        if !scanned_any && request.after.is_none() && !self.store.run_exists(run).await? {
+        let page = self.store.list(run, &query).await?;
+        if page.is_empty() && request.after.is_none() && !self.store.run_exists(run).await? {
             return Err(Error::run_not_found(&run.run_id));
         }
         let next = (page.len() == limit).then(|| page[page.len() - 1].step);
@@ -709,12 +688,6 @@ pub struct ListRequest {
     pub before: Option<Step>,
     /// Every entry must be in the checkpoint's metadata with exactly this value.
     pub metadata: BTreeMap<String, String>,
-}
-
-fn matches_filter(metadata: &BTreeMap<String, String>, filter: &BTreeMap<String, String>) -> bool {
-    filter
-        .iter()
-        .all(|(key, value)| metadata.get(key) == Some(value))
 }
 
 /// A damaged tool journal cannot be skipped past: dropping a result would let a side-effecting

@@ -223,7 +223,7 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>> {
-        let (run, query) = (run.clone(), *query);
+        let (run, query) = (run.clone(), query.clone());
         self.read(move |conn| read::list(conn, &run, &query)).await
     }
 

@@ -382,7 +382,9 @@ pub(super) fn steps(conn: &Connection, run: &RunKey) -> Result<Vec<Step>> {
 }
 
 /// Up to `query.limit` summaries within the query's bounds, in its order: an index range scan
-/// on the primary key either way.
+/// on the primary key either way. The metadata filter is applied to each row as the one
+/// statement steps through the range (metadata is stored in checkpointd's own encoding, which
+/// SQL cannot read), so the statement has no LIMIT then and stops at the page's last match.
 pub(super) fn list(
     conn: &Connection,
     run: &RunKey,
@@ -398,7 +400,11 @@ pub(super) fn list(
         Some(step) => codec::signed(step.get(), "step")?,
         None => i64::MAX,
     };
-    let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+    // Without a filter every row is a match, and SQLite stops at the limit itself.
+    let limit = match query.metadata.is_empty() {
+        true => i64::try_from(query.limit).unwrap_or(i64::MAX),
+        false => -1,
+    };
     let order = if query.descending { "DESC" } else { "ASC" };
     let mut statement = conn
         .prepare_cached(&format!(
@@ -433,7 +439,17 @@ pub(super) fn list(
             },
         )
         .db()?;
-    rows.collect::<rusqlite::Result<_>>().db()
+    let mut page = Vec::new();
+    for summary in rows {
+        if page.len() == query.limit {
+            break;
+        }
+        let summary = summary.db()?;
+        if query.matches(&summary.metadata) {
+            page.push(summary);
+        }
+    }
+    Ok(page)
 }
 
 /// The head columns of a run row with its checkpoint figures, as [`run_info_row`] reads them.

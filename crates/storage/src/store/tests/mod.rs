@@ -56,6 +56,7 @@ macro_rules! store_behaviours {
             journal_windows::damage_in_a_message_window_or_to_the_digest_at_its_offset_fails_it,
             heads::a_label_names_one_checkpoint_of_its_run,
             heads::list_runs_either_way_within_bounds_with_metadata,
+            heads::a_rare_metadata_filter_fills_a_page_in_one_listing,
             heads::a_run_head_tells_where_the_run_stands,
             heads::runs_list_by_id_in_byte_order_with_a_prefix_range,
             deletes::deleting_chosen_steps_is_idempotent_and_ignores_unknown_ones,
