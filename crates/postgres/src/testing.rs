@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use checkpointd_core::domain::{RunKey, Step};
-use checkpointd_storage::store::tests::{DAMAGED_STATE, TestBackend};
+use checkpointd_storage::store::tests::{DAMAGED_DIGEST, DAMAGED_STATE, Damage, TestBackend};
 use checkpointd_storage::store::{CheckpointStore, RetentionStore};
 use checkpointd_testkit::PgSchema;
 
@@ -96,5 +96,27 @@ impl TestBackend for PostgresBackend {
             .await
             .expect("damage a journal entry");
         assert_eq!(changed, 1, "no journal entry {seq} to damage");
+    }
+
+    async fn damage(&self, run: &RunKey, damage: Damage) {
+        let (sql, seq, value): (&str, u64, &[u8]) = match damage {
+            Damage::ToolChain(seq) => ("UPDATE tool_results SET chain", seq, &DAMAGED_DIGEST),
+            Damage::MessageContent(seq) => ("UPDATE messages SET content", seq, DAMAGED_STATE),
+            Damage::MessageChain(seq) => ("UPDATE messages SET chain", seq, &DAMAGED_DIGEST),
+        };
+        let changed = raw_client(&self.schema.url())
+            .await
+            .execute(
+                &format!("{sql} = $4 WHERE tenant = $1 AND run_id = $2 AND seq = $3"),
+                &[
+                    &run.tenant.as_str(),
+                    &run.run_id.as_str(),
+                    &(seq as i64),
+                    &value,
+                ],
+            )
+            .await
+            .expect("damage a row");
+        assert_eq!(changed, 1, "no row to damage for {damage:?}");
     }
 }

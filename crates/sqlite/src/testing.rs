@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use checkpointd_core::domain::{Message, NewCheckpoint, RunKey, Step};
-use checkpointd_storage::store::tests::{DAMAGED_STATE, TestBackend};
+use checkpointd_storage::store::tests::{DAMAGED_DIGEST, DAMAGED_STATE, Damage, TestBackend};
 use checkpointd_storage::store::{CheckpointStore, RetentionStore};
 use tempfile::TempDir;
 
@@ -67,6 +67,22 @@ impl TestBackend for SqliteBackend {
             )
             .expect("damage a journal entry");
         assert_eq!(changed, 1, "no journal entry {seq} to damage");
+    }
+
+    async fn damage(&self, run: &RunKey, damage: Damage) {
+        let (sql, seq, value): (&str, u64, &[u8]) = match damage {
+            Damage::ToolChain(seq) => ("UPDATE tool_results SET chain", seq, &DAMAGED_DIGEST),
+            Damage::MessageContent(seq) => ("UPDATE messages SET content", seq, DAMAGED_STATE),
+            Damage::MessageChain(seq) => ("UPDATE messages SET chain", seq, &DAMAGED_DIGEST),
+        };
+        let changed = rusqlite::Connection::open(&self.path)
+            .expect("raw sqlite connection")
+            .execute(
+                &format!("{sql} = ?4 WHERE tenant = ?1 AND run_id = ?2 AND seq = ?3"),
+                rusqlite::params![run.tenant.as_str(), run.run_id.as_str(), seq as i64, value],
+            )
+            .expect("damage a row");
+        assert_eq!(changed, 1, "no row to damage for {damage:?}");
     }
 }
 

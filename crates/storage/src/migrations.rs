@@ -16,6 +16,7 @@ macro_rules! schema_versions {
             5 => "0005_auto_resume_hitl",
             6 => "0006_api_keys",
             7 => "0007_labels_and_run_listing",
+            8 => "0008_journal_by_step",
         }
     };
 }

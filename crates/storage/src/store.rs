@@ -12,9 +12,9 @@ use async_trait::async_trait;
 pub use memory::MemoryStore;
 
 use checkpointd_core::domain::{
-    CheckpointSummary, Checksum, Epoch, IntentOutcome, JournalAction, ListQuery, MessageChain,
-    MessageWindow, NewCheckpoint, NewToolIntent, NewToolResult, RunId, RunInfo, RunKey,
-    SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord,
+    CheckpointSummary, Checksum, Epoch, IntentOutcome, JournalAction, JournalScope, ListQuery,
+    MessageChain, MessageWindow, NewCheckpoint, NewToolIntent, NewToolResult, RunId, RunInfo,
+    RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolChain, ToolRecord, ToolWindow,
 };
 use checkpointd_core::error::Result;
 use checkpointd_core::{plan, retention};
@@ -28,12 +28,17 @@ pub enum Which {
     At(Step),
 }
 
-/// A checkpoint with the run's whole tool journal, read in one consistent snapshot.
+/// A checkpoint with the part of the run's tool journal its load asked for, read in one
+/// consistent snapshot.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
     pub checkpoint: StoredCheckpoint,
-    /// Every journalled tool result of the run, in journal order.
+    /// The journal entries from `tool_window.from` to the journal's end, results and intents,
+    /// in journal order: the whole journal unless a narrower [`JournalScope`] was asked for.
     pub tools: Vec<ToolRecord>,
+    /// Where `tools` start, with the chain digests stored around them, which verify them
+    /// without the entries before ([`checkpointd_core::domain::verify_tool_window`]).
+    pub tool_window: ToolWindow,
     /// Already verified by whoever produced it: the cache verifies every hit itself, because a
     /// bad cache entry must be dropped, never quarantined in the store. Backends say `false`.
     pub verified: bool,
@@ -107,26 +112,38 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// Every repair recorded for the run's journal, oldest first.
     async fn journal_actions(&self, run: &RunKey) -> Result<Vec<JournalAction>>;
 
-    /// Reads one checkpoint with the messages it covers and the run's tool journal.
+    /// Reads one checkpoint with the messages it covers and the run's whole tool journal.
     ///
     /// Performs no verification: the checkpoint engine verifies what it restores. `None` when no
     /// checkpoint matches.
     async fn load(&self, run: &RunKey, which: Which) -> Result<Option<Snapshot>> {
-        self.load_window(run, which, MessageWindow::ALL).await
+        self.load_window(run, which, MessageWindow::ALL, JournalScope::All)
+            .await
     }
 
-    /// [`Self::load`], reading only `window` of the checkpoint's messages: those from its
-    /// offset (clamped to `message_count`) for as long as [`MessageWindow::take`] takes them,
-    /// with the chain digests stored around them ([`checkpointd_core::domain::WindowChains`]: `before`
-    /// when the window starts past 0; `after` and `head` when it stops short of
-    /// `message_count`). `messages_from` and `messages_end` say where the window starts and
-    /// where it stops, whether or not rows are missing in between; the engine verifies the
-    /// rest.
+    /// [`Self::load`], reading only `window` of the checkpoint's messages and the part of the
+    /// tool journal `journal` needs, in the same snapshot.
+    ///
+    /// Messages: those from the window's offset (clamped to `message_count`) for as long as
+    /// [`MessageWindow::take`] takes them, with the chain digests stored around them
+    /// ([`checkpointd_core::domain::WindowChains`]: `before` when the window starts past 0;
+    /// `after` and `head` when it stops short of `message_count`). `messages_from` and
+    /// `messages_end` say where the window starts and where it stops, whether or not rows are
+    /// missing in between.
+    ///
+    /// Journal ([`ToolWindow`]): `All` reads every entry (`from` 1); `Step` reads the entries
+    /// from the first one whose step is the checkpoint's to the journal's end (`from` is that
+    /// seq, or the journal's length + 1 when the step has none), through an index on
+    /// `(tenant, run, step, seq)`; `None` reads no entry (`from` is
+    /// [`ToolWindow::NO_ENTRIES`]). Outside `All`, `before` is the digest stored with entry
+    /// `from - 1` and `covered` the one stored with entry `tool_count`, each read by key. The
+    /// engine verifies the rest.
     async fn load_window(
         &self,
         run: &RunKey,
         which: Which,
         window: MessageWindow,
+        journal: JournalScope,
     ) -> Result<Option<Snapshot>>;
 
     /// The run's whole tool journal, results and intents, in journal order.
@@ -145,7 +162,9 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// the run is still at `epoch`; otherwise `FailedPrecondition`.
     async fn rewind(&self, run: &RunKey, epoch: Epoch, chain: MessageChain) -> Result<()>;
 
-    /// Up to `query.limit` checkpoint summaries within the query's bounds, in its order.
+    /// Up to `query.limit` checkpoint summaries within the query's bounds whose metadata
+    /// passes its filter ([`ListQuery::matches`]), in its order: one query, which filters as it
+    /// scans, never a page per `limit` rows.
     async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>>;
 
     /// The step of the run's checkpoint labelled `label`; `None` when no checkpoint has it.

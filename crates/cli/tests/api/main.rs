@@ -30,6 +30,7 @@ mod health_command;
 mod hitl;
 mod intents;
 mod journal_repair;
+mod journal_windows;
 mod memory_limits;
 mod messages;
 mod operator_cli;

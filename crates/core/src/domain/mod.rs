@@ -8,6 +8,7 @@ mod journal;
 mod paging;
 mod records;
 mod text;
+mod tool_window;
 mod window;
 
 pub use access::{ApiKey, Identity, NewApiKey, PresentedKey, Role, TenantScope, check_binding};
@@ -27,4 +28,5 @@ pub use records::{
     verify_tool_journal,
 };
 pub use text::{MAX_LABEL_BYTES, MAX_TEXT_BYTES, check_label, check_no_nul, check_text};
+pub use tool_window::{ToolWindow, covered_tools, verify_tool_window};
 pub use window::{MessageWindow, WindowChains, WindowCut, covered_chain};

@@ -7,7 +7,8 @@ use std::time::SystemTime;
 
 use super::{
     CallId, Checksum, Digest32, EntryKind, Epoch, InDoubt, MessageChain, MessageWindow, RunId,
-    RunKey, Step, ToolChain, WindowChains, covered_chain,
+    RunKey, Step, ToolChain, ToolWindow, WindowChains, covered_chain, covered_tools,
+    verify_tool_window,
 };
 
 /// One entry of a run's message log.
@@ -83,17 +84,49 @@ pub struct StoredCheckpoint {
 
 impl StoredCheckpoint {
     /// Recomputes checksum v1 from the content and compares it with the stored one; the
-    /// messages count through their window (see [`covered_chain`]), so a load verifies what it
-    /// returns.
-    ///
-    /// `tools` is the run's verified tool journal in journal order.
+    /// messages count through their window (see [`covered_chain`]), the tool chain is
+    /// recomputed over `tools`, the run's whole journal in journal order.
     pub fn verify(&self, tools: &[ToolRecord]) -> Result<(), String> {
-        self.verify_with(&self.covered_messages()?, tools)
+        self.verify_with(&self.covered_messages()?, &self.recomputed_tools(tools)?)
     }
 
-    /// Checksum v1 over this checkpoint's content with `messages` standing for its log: the
-    /// chain of its window ([`Self::verify`]) or one recomputed over the whole log.
-    pub fn verify_with(&self, messages: &MessageChain, tools: &[ToolRecord]) -> Result<(), String> {
+    /// [`Self::verify`] for a load: the tool results count through their window too (see
+    /// [`covered_tools`]), so a load verifies what it returns. `tools` are the journal entries
+    /// read from `tool_window.from` on, already verified link by link
+    /// ([`verify_tool_window`]).
+    pub fn verify_window(
+        &self,
+        tools: &[ToolRecord],
+        tool_window: &ToolWindow,
+    ) -> Result<(), String> {
+        let covered = covered_tools(tools, self.tool_count, tool_window)?;
+        self.verify_with(&self.covered_messages()?, &covered)
+    }
+
+    /// Checksum v1 over this checkpoint's content with `messages` and `tools` standing for its
+    /// log and journal: the chains of its windows ([`Self::verify`]) or ones recomputed whole.
+    pub fn verify_with(&self, messages: &MessageChain, tools: &ToolChain) -> Result<(), String> {
+        let computed = super::checkpoint_checksum(
+            &self.run_id,
+            self.step,
+            &self.content_type,
+            &self.state,
+            &self.metadata,
+            messages,
+            tools,
+        );
+        if computed != self.checksum {
+            return Err(format!(
+                "checksum mismatch: stored {}, computed {}",
+                self.checksum, computed
+            ));
+        }
+        Ok(())
+    }
+
+    /// The tool chain over the first `tool_count` entries of `tools` (the whole journal from
+    /// seq 1), recomputed from content without trusting a stored digest: what Validate uses.
+    pub fn recomputed_tools(&self, tools: &[ToolRecord]) -> Result<ToolChain, String> {
         let covered = usize::try_from(self.tool_count).unwrap_or(usize::MAX);
         if tools.len() < covered {
             return Err(format!(
@@ -106,22 +139,7 @@ impl StoredCheckpoint {
         for record in &tools[..covered] {
             tool_chain.push_record(record);
         }
-        let computed = super::checkpoint_checksum(
-            &self.run_id,
-            self.step,
-            &self.content_type,
-            &self.state,
-            &self.metadata,
-            messages,
-            &tool_chain,
-        );
-        if computed != self.checksum {
-            return Err(format!(
-                "checksum mismatch: stored {}, computed {}",
-                self.checksum, computed
-            ));
-        }
-        Ok(())
+        Ok(tool_chain)
     }
 }
 
@@ -156,23 +174,7 @@ pub struct ToolRecord {
 
 /// Verifies a whole tool journal: every stored chain value must match the content.
 pub fn verify_tool_journal(tools: &[ToolRecord]) -> Result<(), String> {
-    let mut chain = ToolChain::EMPTY;
-    for (index, record) in tools.iter().enumerate() {
-        if record.seq != index as u64 + 1 {
-            return Err(format!(
-                "tool journal has a hole: entry {} carries seq {}",
-                index + 1,
-                record.seq
-            ));
-        }
-        if chain.push_record(record) != record.chain {
-            return Err(format!(
-                "tool result {} (seq {}) does not match its digest",
-                record.call_id, record.seq
-            ));
-        }
-    }
-    Ok(())
+    verify_tool_window(tools, &ToolWindow::WHOLE)
 }
 
 /// Which journal entries a load returns.
@@ -339,7 +341,7 @@ pub struct CheckpointSummary {
 }
 
 /// Which checkpoints a listing returns, as a keyset page.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ListQuery {
     /// Only steps strictly above this one.
     pub above: Option<Step>,
@@ -348,6 +350,10 @@ pub struct ListQuery {
     /// Highest step first.
     pub descending: bool,
     pub limit: usize,
+    /// Only checkpoints whose metadata holds every entry, with exactly this value; empty
+    /// admits all. The store filters while it pages, so a page is one query however rarely
+    /// the filter matches.
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl ListQuery {
@@ -358,7 +364,15 @@ impl ListQuery {
             below: None,
             descending: false,
             limit,
+            metadata: BTreeMap::new(),
         }
+    }
+
+    /// Whether a checkpoint with `metadata` passes the query's metadata filter.
+    pub fn matches(&self, metadata: &BTreeMap<String, String>) -> bool {
+        self.metadata
+            .iter()
+            .all(|(key, value)| metadata.get(key) == Some(value))
     }
 
     /// Whether `step` falls inside the query's bounds.

@@ -215,8 +215,9 @@ impl CheckpointStore for PostgresStore {
         run: &RunKey,
         which: Which,
         window: checkpointd_core::domain::MessageWindow,
+        journal: checkpointd_core::domain::JournalScope,
     ) -> Result<Option<Snapshot>> {
-        self.load_snapshot(run, which, window).await
+        self.load_snapshot(run, which, window, journal).await
     }
 
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {

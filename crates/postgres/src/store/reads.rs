@@ -9,8 +9,8 @@ use super::rows::{
 use super::sql;
 use crate::error::db;
 use checkpointd_core::domain::{
-    CheckpointSummary, Checksum, Epoch, ListQuery, MessageWindow, RunId, RunInfo, RunKey, Step,
-    Tenant, ToolChain, ToolRecord, prefix_upper_bound,
+    CheckpointSummary, Checksum, Epoch, JournalScope, ListQuery, MessageWindow, RunId, RunInfo,
+    RunKey, Step, Tenant, ToolChain, ToolRecord, prefix_upper_bound,
 };
 use checkpointd_core::error::Result;
 use checkpointd_storage::store::{CheckpointHead, LatestHead, Snapshot, Which};
@@ -28,6 +28,7 @@ impl PostgresStore {
         run: &RunKey,
         which: Which,
         window: MessageWindow,
+        journal: JournalScope,
     ) -> Result<Option<Snapshot>> {
         let (full, bare, step) = match which {
             // "Below" is exclusive; the statement takes an inclusive bound, which also lets
@@ -56,8 +57,14 @@ impl PostgresStore {
         }
         let offset = signed(window.offset);
         let max_bytes = i64::try_from(window.max_bytes).unwrap_or(i64::MAX);
-        let params: [&(dyn ToSql + Sync); 5] =
-            [params[0], params[1], params[2], &offset, &max_bytes];
+        let journal: i32 = match journal {
+            JournalScope::All => 0,
+            JournalScope::Step => 1,
+            JournalScope::None => 2,
+        };
+        let params: [&(dyn ToSql + Sync); 6] = [
+            params[0], params[1], params[2], &offset, &max_bytes, &journal,
+        ];
         let statement = client.prepare_cached(full).await.map_err(db)?;
         let row = client.query_opt(&statement, &params).await.map_err(db)?;
         row.map(|row| snapshot(&row, run)).transpose()
@@ -96,24 +103,23 @@ impl PostgresStore {
         let above = query.above.map_or(-1, Step::as_i64);
         let below = query.below.map_or(i64::MAX, Step::as_i64);
         let limit = signed(query.limit as u64);
-        let sql = if query.descending {
-            sql::LIST_DESCENDING
-        } else {
-            sql::LIST
+        let sql = match (query.descending, query.metadata.is_empty()) {
+            (false, true) => sql::LIST,
+            (true, true) => sql::LIST_DESCENDING,
+            (false, false) => sql::LIST_MATCHING,
+            (true, false) => sql::LIST_MATCHING_DESCENDING,
         };
+        let keys: Vec<&str> = query.metadata.keys().map(String::as_str).collect();
+        let values: Vec<&str> = query.metadata.values().map(String::as_str).collect();
+        let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
+        let mut params: Vec<&(dyn ToSql + Sync)> = vec![&tenant, &run_id, &above, &below, &limit];
+        if !query.metadata.is_empty() {
+            params.extend([&keys as &(dyn ToSql + Sync), &values]);
+        }
         let client = self.client().await?;
         let statement = client.prepare_cached(sql).await.map_err(db)?;
         Ok(client
-            .query(
-                &statement,
-                &[
-                    &run.tenant.as_str(),
-                    &run.run_id.as_str(),
-                    &above,
-                    &below,
-                    &limit,
-                ],
-            )
+            .query(&statement, &params)
             .await
             .map_err(db)?
             .iter()

@@ -12,7 +12,7 @@ use tokio_postgres::Row;
 
 use checkpointd_core::domain::{
     CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, Message, MessageChain,
-    Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord,
+    Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord, ToolWindow,
     WindowChains,
 };
 use checkpointd_core::error::{Error, Result};
@@ -182,9 +182,15 @@ pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
         after: chain(27),
         head: chain(28),
     };
+    let tool_window = ToolWindow {
+        from: unsigned(row.get(29)),
+        before: chain(30),
+        covered: chain(31),
+    };
     Ok(Snapshot {
         checkpoint,
         tools: journal(row)?,
+        tool_window,
         verified: false,
     })
 }
@@ -200,6 +206,7 @@ pub(super) fn bare_snapshot(row: &Row, run: &RunKey) -> Option<Snapshot> {
     Some(Snapshot {
         checkpoint: stored_checkpoint(row, run, Vec::new(), 13),
         tools: Vec::new(),
+        tool_window: ToolWindow::WHOLE,
         verified: false,
     })
 }

@@ -265,6 +265,12 @@ SELECT run.updated_at FROM run, journalled"
 /// stops at the first message past the window (`LIMIT 1` over the ordered window aggregate).
 /// The chain digests stored around the window come with it. The checkpoint is picked first in a LIMIT 1 subquery, so the
 /// lateral reads run once. Aggregating from an ordered subquery keeps `seq` order.
+///
+/// The journal is read from seq `j.tools_from` on, by `$6` (the store contract's
+/// `JournalScope`): 0 (all) from 1; 1 (step) from the first entry of the checkpoint's step,
+/// found through `tool_results_by_step` (the journal's length + 1 when the step has none);
+/// 2 (none) from `ToolWindow::NO_ENTRIES` (`i64::MAX`), past every entry. Outside "all" the
+/// digests stored with entry `tools_from - 1` and entry `tool_count` come too, each by key.
 macro_rules! snapshot_sql {
     ($($filter:tt)+) => {
         concat!(
@@ -280,7 +286,12 @@ macro_rules! snapshot_sql {
        (SELECT chain FROM messages WHERE tenant = $1 AND run_id = $2
            AND seq = w.end_seq - 1 AND w.end_seq < c.message_count) AS after_chain,
        (SELECT chain FROM messages WHERE tenant = $1 AND run_id = $2
-           AND seq = c.message_count - 1 AND w.end_seq < c.message_count) AS head_chain
+           AND seq = c.message_count - 1 AND w.end_seq < c.message_count) AS head_chain,
+       j.tools_from,
+       (SELECT chain FROM tool_results WHERE tenant = $1 AND run_id = $2
+           AND seq = j.tools_from - 1 AND $6 <> 0) AS tools_before,
+       (SELECT chain FROM tool_results WHERE tenant = $1 AND run_id = $2
+           AND seq = c.tool_count AND $6 <> 0) AS tools_covered
 FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+,
             ") AS c
@@ -297,6 +308,17 @@ CROSS JOIN LATERAL (
                     c.message_count) AS end_seq
 ) AS w
 CROSS JOIN LATERAL (
+    SELECT CASE $6::int
+               WHEN 0 THEN 1::bigint
+               WHEN 1 THEN coalesce(
+                   (SELECT min(seq) FROM tool_results
+                     WHERE tenant = $1 AND run_id = $2 AND step = c.step),
+                   (SELECT coalesce(max(seq), 0) + 1 FROM tool_results
+                     WHERE tenant = $1 AND run_id = $2))
+               ELSE 9223372036854775807::bigint
+           END AS tools_from
+) AS j
+CROSS JOIN LATERAL (
     SELECT array_agg(role) AS roles, array_agg(content) AS contents
     FROM (SELECT role, content FROM messages
           WHERE tenant = $1 AND run_id = $2 AND seq >= w.from_seq AND seq < w.end_seq
@@ -309,7 +331,7 @@ CROSS JOIN LATERAL (
            array_agg(recorded_at) AS recorded_ats, array_agg(chain) AS chains,
            array_agg(intent) AS intents
     FROM (SELECT * FROM tool_results
-          WHERE tenant = $1 AND run_id = $2 ORDER BY seq) AS ordered
+          WHERE tenant = $1 AND run_id = $2 AND seq >= j.tools_from ORDER BY seq) AS ordered
 ) AS t"
         )
     };
@@ -357,13 +379,15 @@ pub(super) const STEPS: &str = "\
 SELECT step FROM checkpoints WHERE tenant = $1 AND run_id = $2 ORDER BY step";
 
 /// One page of summaries, steps strictly between `$3` and `$4`; `octet_length` reads the size
-/// from the TOAST pointer, not the value.
+/// from the TOAST pointer, not the value. A filter, when given, goes after the bounds.
 macro_rules! list_sql {
-    ($order:literal) => {
+    ($order:literal $(, $($filter:tt)+)?) => {
         concat!(
             "SELECT step, octet_length(state), quarantine_reason, created_at, checksum, epoch,
        message_count, label, metadata_keys, metadata_values
-FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step > $3 AND step < $4
+FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step > $3 AND step < $4",
+            $($($filter)+,)?
+            "
 ORDER BY step ",
             $order,
             " LIMIT $5"
@@ -373,6 +397,23 @@ ORDER BY step ",
 
 pub(super) const LIST: &str = list_sql!("ASC");
 pub(super) const LIST_DESCENDING: &str = list_sql!("DESC");
+
+/// Keeps only the checkpoints whose metadata holds every pair of the filter: keys `$6` and
+/// values `$7`, matched against the stored parallel arrays, so the database filters as it
+/// scans and a page is one statement however rarely it matches.
+macro_rules! metadata_filter {
+    () => {
+        "
+  AND NOT EXISTS (
+      SELECT 1 FROM unnest($6::text[], $7::text[]) AS f(key, value)
+       WHERE NOT EXISTS (
+           SELECT 1 FROM unnest(metadata_keys, metadata_values) AS m(key, value)
+            WHERE m.key = f.key AND m.value = f.value))"
+    };
+}
+
+pub(super) const LIST_MATCHING: &str = list_sql!("ASC", metadata_filter!());
+pub(super) const LIST_MATCHING_DESCENDING: &str = list_sql!("DESC", metadata_filter!());
 
 /// The step carrying a label, through the partial unique index.
 pub(super) const LABEL_STEP: &str = "\

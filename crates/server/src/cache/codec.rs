@@ -9,7 +9,7 @@ use crate::proto;
 use crate::wire::{message_from_wire, message_to_wire, timestamp, tool_to_wire};
 use checkpointd_core::domain::{
     CallId, Checksum, EntryKind, Epoch, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step,
-    StoredCheckpoint, ToolChain, ToolJournal, ToolRecord, WindowChains,
+    StoredCheckpoint, ToolChain, ToolJournal, ToolRecord, ToolWindow, WindowChains,
 };
 use checkpointd_storage::store::Snapshot;
 
@@ -136,6 +136,7 @@ pub fn snapshot(
             label: Some(header.label).filter(|label| !label.is_empty()),
         },
         tools,
+        tool_window: ToolWindow::WHOLE,
         verified: false,
     })
 }

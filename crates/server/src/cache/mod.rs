@@ -25,8 +25,9 @@ pub use keys::RunKeys;
 pub use stats::{CacheCounts, CacheStats, Lookup};
 
 use checkpointd_core::domain::{
-    EntryKind, Epoch, IntentOutcome, Message, MessageChain, MessageWindow, NewCheckpoint,
-    NewToolIntent, NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
+    EntryKind, Epoch, IntentOutcome, JournalScope, Message, MessageChain, MessageWindow,
+    NewCheckpoint, NewToolIntent, NewToolResult, RunKey, SavedCheckpoint, Step, ToolRecord,
+    verify_tool_window,
 };
 use checkpointd_core::error::Result;
 use checkpointd_core::plan::JournalRewrite;
@@ -88,13 +89,19 @@ impl CachedStore {
 
     /// The latest checkpoint: from Redis when it matches the store's head, else from the store.
     /// The latest checkpoint's `window`: a hit is a whole verified entry (entries are small,
-    /// see [`CacheSettings::max_entry_bytes`]) cut to the window; only a whole load fills.
-    async fn load_latest(&self, run: &RunKey, window: MessageWindow) -> Result<Option<Snapshot>> {
+    /// see [`CacheSettings::max_entry_bytes`]) cut to the window, its whole journal left for
+    /// the engine to cut to `journal`; only a whole load (whole log and journal) fills.
+    async fn load_latest(
+        &self,
+        run: &RunKey,
+        window: MessageWindow,
+        journal: JournalScope,
+    ) -> Result<Option<Snapshot>> {
         let Some(mut connection) = self.link.connection() else {
             self.link.stats.record(Lookup::Bypassed);
             return self
                 .inner
-                .load_window(run, Which::LatestBelow(None), window)
+                .load_window(run, Which::LatestBelow(None), window, journal)
                 .await;
         };
         let keys = self.keys(run);
@@ -121,9 +128,10 @@ impl CachedStore {
         }
         let found = self
             .inner
-            .load_window(run, Which::LatestBelow(None), window)
+            .load_window(run, Which::LatestBelow(None), window, journal)
             .await?;
-        if let Some(snapshot) = found.as_ref().filter(|found| found.checkpoint.is_whole()) {
+        let whole = |found: &&Snapshot| found.checkpoint.is_whole() && found.tool_window.is_whole();
+        if let Some(snapshot) = found.as_ref().filter(whole) {
             self.fill(&keys, snapshot);
         }
         Ok(found)
@@ -151,7 +159,12 @@ impl CachedStore {
             stats.record(Lookup::Stale);
             return None;
         }
-        if let Err(reason) = snapshot.checkpoint.verify(&snapshot.tools) {
+        let verified = verify_tool_window(&snapshot.tools, &snapshot.tool_window).and_then(|()| {
+            snapshot
+                .checkpoint
+                .verify_window(&snapshot.tools, &snapshot.tool_window)
+        });
+        if let Err(reason) = verified {
             tracing::warn!(run_id = %run.run_id, %reason, "dropping a corrupt cache entry");
             stats.record(Lookup::Corrupt);
             self.writer.send(CacheWrite::Evicted { keys: keys.clone() });
@@ -322,12 +335,13 @@ wrap_checkpoint_store! {
             run: &RunKey,
             which: Which,
             window: MessageWindow,
+            journal: JournalScope,
         ) -> Result<Option<Snapshot>> {
             match which {
-                Which::LatestBelow(None) => self.load_latest(run, window).await,
+                Which::LatestBelow(None) => self.load_latest(run, window, journal).await,
                 // Fallbacks past corrupt checkpoints and exact steps are rare: straight to the
                 // store.
-                _ => self.inner.load_window(run, which, window).await,
+                _ => self.inner.load_window(run, which, window, journal).await,
             }
         }
 

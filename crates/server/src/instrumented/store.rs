@@ -108,9 +108,13 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
         run: &RunKey,
         which: Which,
         window: checkpointd_core::domain::MessageWindow,
+        journal: checkpointd_core::domain::JournalScope,
     ) -> Result<Option<Snapshot>> {
-        self.observe("store.load", self.inner.load_window(run, which, window))
-            .await
+        self.observe(
+            "store.load",
+            self.inner.load_window(run, which, window, journal),
+        )
+        .await
     }
 
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
@@ -260,7 +264,7 @@ pub(crate) mod tests {
     use std::sync::Arc;
 
     use checkpointd_core::domain::{RunKey, Step};
-    use checkpointd_storage::store::tests::{MemoryBackend, TestBackend};
+    use checkpointd_storage::store::tests::{Damage, MemoryBackend, TestBackend};
     use checkpointd_storage::store::{CheckpointStore, RetentionStore};
 
     use super::InstrumentedStore;
@@ -298,6 +302,10 @@ pub(crate) mod tests {
 
         async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
             self.inner.damage_tool_output(run, seq).await;
+        }
+
+        async fn damage(&self, run: &RunKey, damage: Damage) {
+            self.inner.damage(run, damage).await;
         }
     }
 

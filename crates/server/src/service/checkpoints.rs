@@ -7,10 +7,10 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 
 use checkpointd_core::domain::{
-    CheckpointSummary, Checksum, Digest32, JournalDiagnosis, ListQuery, LoadOptions, MessageChain,
-    MessageWindow, NewCheckpoint, NewToolResult, PageSize, Restored, Resumed, RunId, RunInfo,
-    RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict, WindowChains,
-    covered_chain, verify_tool_journal,
+    CheckpointSummary, Checksum, Digest32, JournalDiagnosis, JournalScope, ListQuery, LoadOptions,
+    MessageChain, MessageWindow, NewCheckpoint, NewToolResult, PageSize, Restored, Resumed, RunId,
+    RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict,
+    WindowChains, covered_chain, verify_tool_journal, verify_tool_window,
 };
 use checkpointd_core::error::{Error, Missing, Result};
 use checkpointd_storage::store::{CheckpointStore, Snapshot, Which};
@@ -68,14 +68,19 @@ impl Engine {
     /// [`Self::load_latest`], trimmed to what `options` ask for after verification.
     pub async fn load_latest_with(&self, run: &RunKey, options: LoadOptions) -> Result<Restored> {
         Ok(self
-            .load_latest_verified(run, options.window())
+            .load_latest_verified(run, options.window(), options.journal)
             .await?
             .trimmed(options))
     }
 
-    async fn load_latest_verified(&self, run: &RunKey, window: MessageWindow) -> Result<Restored> {
+    async fn load_latest_verified(
+        &self,
+        run: &RunKey,
+        window: MessageWindow,
+        journal: JournalScope,
+    ) -> Result<Restored> {
         let (found, mut skipped_steps) = self
-            .latest_valid(run, DamagedJournal::Refuse, window)
+            .latest_valid(run, DamagedJournal::Refuse, window, journal)
             .await?;
         if found.is_none() && skipped_steps.is_empty() {
             // Only here, off the hot path: tell "no checkpoints" from "all quarantined earlier".
@@ -104,7 +109,7 @@ impl Engine {
         options: LoadOptions,
     ) -> Result<Restored> {
         Ok(self
-            .load_window_at(run, step, options.window())
+            .load_window_at(run, step, options.window(), options.journal)
             .await?
             .trimmed(options))
     }
@@ -127,7 +132,8 @@ impl Engine {
 
     /// The checkpoint at one step, verified.
     pub async fn load_at_step(&self, run: &RunKey, step: Step) -> Result<Restored> {
-        self.load_window_at(run, step, MessageWindow::ALL).await
+        self.load_window_at(run, step, MessageWindow::ALL, JournalScope::All)
+            .await
     }
 
     /// The next page of a checkpoint's messages after `page`, verified: the same checkpoint
@@ -146,9 +152,10 @@ impl Engine {
             ))
         };
         let window = MessageWindow::new(page.offset, max_message_bytes);
+        // A page carries only messages: no journal entry is read for it.
         let Some(snapshot) = self
             .store
-            .load_window(run, Which::At(page.step), window)
+            .load_window(run, Which::At(page.step), window, JournalScope::None)
             .await?
         else {
             return Err(changed());
@@ -169,10 +176,11 @@ impl Engine {
         run: &RunKey,
         step: Step,
         window: MessageWindow,
+        journal: JournalScope,
     ) -> Result<Restored> {
         let snapshot = self
             .store
-            .load_window(run, Which::At(step), window)
+            .load_window(run, Which::At(step), window, journal)
             .await?
             .ok_or_else(|| Error::checkpoint_not_found(&run.run_id, step.get()))?;
         self.verified_at(run, step, snapshot).await
@@ -187,7 +195,8 @@ impl Engine {
             )));
         }
         verify_journal(&snapshot)?;
-        if let Err(reason) = snapshot.checkpoint.verify(&snapshot.tools) {
+        if let Err(reason) = verify_checkpoint(&snapshot) {
+            self.refuse_damaged_journal(run, &snapshot).await?;
             self.quarantine(run, step, &reason).await?;
             return Err(Error::DataLoss(format!(
                 "checkpoint at step {step} is corrupt: {reason}"
@@ -257,7 +266,11 @@ impl Engine {
         step: Step,
     ) -> Result<Option<(Snapshot, std::result::Result<(), String>)>> {
         let first = MessageWindow::new(0, VERIFY_WINDOW_BYTES);
-        let Some(snapshot) = self.store.load_window(run, Which::At(step), first).await? else {
+        let Some(snapshot) = self
+            .store
+            .load_window(run, Which::At(step), first, JournalScope::All)
+            .await?
+        else {
             return Ok(None);
         };
         let checkpoint = &snapshot.checkpoint;
@@ -293,7 +306,11 @@ impl Engine {
                 }
             }
             let next = MessageWindow::new(window.messages_end, VERIFY_WINDOW_BYTES);
-            let Some(read) = self.store.load_window(run, Which::At(step), next).await? else {
+            let Some(read) = self
+                .store
+                .load_window(run, Which::At(step), next, JournalScope::None)
+                .await?
+            else {
                 return Ok(None);
             };
             if read.checkpoint.id != checkpoint.id
@@ -312,7 +329,9 @@ impl Engine {
                 "the chain digest stored with message {} does not match the log",
                 checkpoint.message_count - 1
             )),
-            _ => checkpoint.verify_with(&chain, &snapshot.tools),
+            _ => checkpoint
+                .recomputed_tools(&snapshot.tools)
+                .and_then(|tools| checkpoint.verify_with(&chain, &tools)),
         };
         Ok(Some((snapshot, outcome)))
     }
@@ -321,7 +340,12 @@ impl Engine {
     /// with the run's verified tool journal; `None` when no checkpoint verifies.
     pub async fn verified_latest(&self, run: &RunKey) -> Result<Option<Snapshot>> {
         Ok(self
-            .latest_valid(run, DamagedJournal::Refuse, MessageWindow::ALL)
+            .latest_valid(
+                run,
+                DamagedJournal::Refuse,
+                MessageWindow::ALL,
+                JournalScope::All,
+            )
             .await?
             .0)
     }
@@ -363,8 +387,9 @@ impl Engine {
         if !in_doubt_calls {
             refuse_calls_in_doubt(run, &self.store.tools(run).await?)?;
         }
+        // Resume returns the whole journal, so it reads and verifies it whole.
         let (found, _) = self
-            .latest_valid(run, DamagedJournal::FallBack, window)
+            .latest_valid(run, DamagedJournal::FallBack, window, JournalScope::All)
             .await?;
         let restored_step = found.as_ref().map(|snapshot| snapshot.checkpoint.step);
         let skipped_steps = self.quarantined_above(run, restored_step).await?;
@@ -411,8 +436,8 @@ impl Engine {
     /// whose metadata holds every entry of the filter; and the step to continue after when
     /// the page came back full.
     ///
-    /// The filter is applied while paging through the store, a page at a time, so a page is
-    /// full whenever enough checkpoints match, however many do not.
+    /// The store applies the filter as it scans, in one query, so a page is full whenever
+    /// enough checkpoints match, however many do not.
     pub async fn list(
         &self,
         run: &RunKey,
@@ -424,6 +449,7 @@ impl Engine {
             below: request.before,
             descending: request.descending,
             limit,
+            metadata: request.metadata.clone(),
         };
         match (request.after, request.descending) {
             (Some(after), false) => query.above = Some(after),
@@ -432,30 +458,8 @@ impl Engine {
             }
             (None, _) => {}
         }
-        let mut page = Vec::new();
-        let mut scanned_any = false;
-        loop {
-            let scanned = self.store.list(run, &query).await?;
-            scanned_any |= !scanned.is_empty();
-            let exhausted = scanned.len() < query.limit;
-            let Some(last) = scanned.last().map(|summary| summary.step) else {
-                break;
-            };
-            for summary in scanned {
-                if page.len() < limit && matches_filter(&summary.metadata, &request.metadata) {
-                    page.push(summary);
-                }
-            }
-            if page.len() == limit || exhausted {
-                break;
-            }
-            if query.descending {
-                query.below = Some(last);
-            } else {
-                query.above = Some(last);
-            }
-        }
-        if !scanned_any && request.after.is_none() && !self.store.run_exists(run).await? {
+        let page = self.store.list(run, &query).await?;
+        if page.is_empty() && request.after.is_none() && !self.store.run_exists(run).await? {
             return Err(Error::run_not_found(&run.run_id));
         }
         let next = (page.len() == limit).then(|| page[page.len() - 1].step);
@@ -496,12 +500,13 @@ impl Engine {
         run: &RunKey,
         damaged_journal: DamagedJournal,
         window: MessageWindow,
+        journal: JournalScope,
     ) -> Result<(Option<Snapshot>, Vec<Step>)> {
         let mut skipped = Vec::new();
         let mut below = None;
         while let Some(snapshot) = self
             .store
-            .load_window(run, Which::LatestBelow(below), window)
+            .load_window(run, Which::LatestBelow(below), window, journal)
             .await?
         {
             if snapshot.verified {
@@ -522,9 +527,12 @@ impl Engine {
                     continue;
                 }
             }
-            match snapshot.checkpoint.verify(&snapshot.tools) {
+            match verify_checkpoint(&snapshot) {
                 Ok(()) => return Ok((Some(snapshot), skipped)),
                 Err(reason) => {
+                    if damaged_journal == DamagedJournal::Refuse {
+                        self.refuse_damaged_journal(run, &snapshot).await?;
+                    }
                     self.quarantine(run, step, &reason).await?;
                     skipped.push(step);
                     below = Some(step);
@@ -547,6 +555,18 @@ impl Engine {
             .collect();
         steps.reverse();
         Ok(steps)
+    }
+
+    /// Before a checkpoint read with part of the journal is quarantined for a checksum
+    /// mismatch: the mismatch may come from a damaged digest the window stands on (the one
+    /// stored at `tool_count`, before the window), which a whole read refuses as a damaged
+    /// journal instead. So the whole journal is read and verified then, off the hot path,
+    /// and a damaged one is DATA_LOSS without quarantine, exactly as a whole read answers.
+    async fn refuse_damaged_journal(&self, run: &RunKey, snapshot: &Snapshot) -> Result<()> {
+        if snapshot.tool_window.is_whole() {
+            return Ok(());
+        }
+        verify_tool_journal(&self.store.tools(run).await?).map_err(journal_corrupt)
     }
 
     async fn quarantine(&self, run: &RunKey, step: Step, reason: &str) -> Result<()> {
@@ -670,15 +690,20 @@ pub struct ListRequest {
     pub metadata: BTreeMap<String, String>,
 }
 
-fn matches_filter(metadata: &BTreeMap<String, String>, filter: &BTreeMap<String, String>) -> bool {
-    filter
-        .iter()
-        .all(|(key, value)| metadata.get(key) == Some(value))
+/// A damaged tool journal cannot be skipped past: dropping a result would let a side-effecting
+/// tool run twice, so the read fails instead. Only the entries read are verified, from the
+/// digest stored before them ([`verify_tool_window`]): a load costs the journal it returns.
+fn verify_journal(snapshot: &Snapshot) -> Result<()> {
+    verify_tool_window(&snapshot.tools, &snapshot.tool_window).map_err(journal_corrupt)
 }
 
-/// A damaged tool journal cannot be skipped past: dropping a result would let a side-effecting
-/// tool run twice, so the read fails instead.
-fn verify_journal(snapshot: &Snapshot) -> Result<()> {
-    verify_tool_journal(&snapshot.tools)
-        .map_err(|reason| Error::DataLoss(format!("tool journal is corrupt: {reason}")))
+fn journal_corrupt(reason: String) -> Error {
+    Error::DataLoss(format!("tool journal is corrupt: {reason}"))
+}
+
+/// Checksum v1 over the snapshot's windows of the log and the journal.
+fn verify_checkpoint(snapshot: &Snapshot) -> std::result::Result<(), String> {
+    snapshot
+        .checkpoint
+        .verify_window(&snapshot.tools, &snapshot.tool_window)
 }

@@ -51,12 +51,13 @@ async fn tasks_enqueued_before_version_5_resume_by_themselves_after_a_decision()
     };
     let (task, _) = queue.enqueue(&t, new).await.unwrap();
     drop(queue);
-    // Back to a schema from before version 5, which had no such column (nor version 6's keys or the labels of
-    // version 7).
+    // Back to a schema from before version 5, which had no such column (nor version 6's keys, the labels of
+    // version 7 or the journal index of version 8).
     db.raw()
         .execute_batch(
             "ALTER TABLE tasks DROP COLUMN auto_resume_hitl; DROP TABLE api_keys;
              DROP INDEX checkpoints_label; ALTER TABLE checkpoints DROP COLUMN label;
+             DROP INDEX tool_results_by_step;
              DELETE FROM checkpointd_migrations WHERE version >= 5;",
         )
         .unwrap();

@@ -12,6 +12,7 @@
 //! connection so loads do not wait behind a Save's fsync.
 
 mod journal;
+mod journal_window;
 mod read;
 mod retention;
 mod schema;
@@ -172,6 +173,7 @@ impl CheckpointStore for SqliteStore {
         run: &RunKey,
         which: Which,
         window: checkpointd_core::domain::MessageWindow,
+        journal: checkpointd_core::domain::JournalScope,
     ) -> Result<Option<Snapshot>> {
         let run = run.clone();
         self.read(move |conn| {
@@ -180,7 +182,17 @@ impl CheckpointStore for SqliteStore {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Deferred)
                 .db()?;
-            read::snapshot(&tx, &run, which, window)
+            let Some(checkpoint) = read::checkpoint(&tx, &run, which, window)? else {
+                return Ok(None);
+            };
+            let (tools, tool_window) =
+                journal_window::read(&tx, &run, journal, checkpoint.step, checkpoint.tool_count)?;
+            Ok(Some(Snapshot {
+                checkpoint,
+                tools,
+                tool_window,
+                verified: false,
+            }))
         })
         .await
     }
@@ -214,7 +226,7 @@ impl CheckpointStore for SqliteStore {
     }
 
     async fn list(&self, run: &RunKey, query: &ListQuery) -> Result<Vec<CheckpointSummary>> {
-        let (run, query) = (run.clone(), *query);
+        let (run, query) = (run.clone(), query.clone());
         self.read(move |conn| read::list(conn, &run, &query)).await
     }
 

@@ -14,7 +14,7 @@ use checkpointd_core::domain::{
 };
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{ExistingCheckpoint, RunHead};
-use checkpointd_storage::store::{CheckpointHead, LatestHead, Snapshot, Which};
+use checkpointd_storage::store::{CheckpointHead, LatestHead, Which};
 
 /// The run's write-side head, or `None` when the run does not exist.
 pub(super) fn run_head(conn: &Connection, run: &RunKey) -> Result<Option<RunHead>> {
@@ -139,14 +139,14 @@ pub(super) fn tool_chain_at(conn: &Connection, run: &RunKey, seq: i64) -> Result
 const CHECKPOINT_COLUMNS: &str = "step, id, epoch, content_type, metadata, message_count, \
      tool_count, checksum, created_at, quarantine_reason, state, label";
 
-/// One checkpoint with its messages and the run's tool journal. The caller runs this inside a
-/// transaction so the three reads see one snapshot.
-pub(super) fn snapshot(
+/// One checkpoint with its window of messages; the caller reads the journal beside it, inside
+/// one transaction so the reads see one snapshot.
+pub(super) fn checkpoint(
     conn: &Connection,
     run: &RunKey,
     which: Which,
     window: MessageWindow,
-) -> Result<Option<Snapshot>> {
+) -> Result<Option<StoredCheckpoint>> {
     let scope = "tenant = ?1 AND run_id = ?2";
     let (sql, step) = match which {
         Which::LatestBelow(None) => (
@@ -186,11 +186,7 @@ pub(super) fn snapshot(
         return Ok(None);
     };
     read_window(conn, run, &mut checkpoint, window)?;
-    Ok(Some(Snapshot {
-        checkpoint,
-        tools: tools(conn, run)?,
-        verified: false,
-    }))
+    Ok(Some(checkpoint))
 }
 
 fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpoint> {
@@ -281,13 +277,23 @@ pub(super) const TOOL_COLUMNS: &str =
 
 /// The run's whole tool journal, ascending by seq.
 pub(super) fn tools(conn: &Connection, run: &RunKey) -> Result<Vec<ToolRecord>> {
+    tools_from(conn, run, 1)
+}
+
+/// The run's tool journal from seq `from` on, ascending: a range of the primary key.
+pub(super) fn tools_from(conn: &Connection, run: &RunKey, from: u64) -> Result<Vec<ToolRecord>> {
     let mut statement = conn
         .prepare_cached(&format!(
-            "SELECT {TOOL_COLUMNS} FROM tool_results WHERE tenant = ?1 AND run_id = ?2 ORDER BY seq"
+            "SELECT {TOOL_COLUMNS} FROM tool_results
+              WHERE tenant = ?1 AND run_id = ?2 AND seq >= ?3 ORDER BY seq"
         ))
         .db()?;
+    let from = codec::signed(from, "seq")?;
     let rows = statement
-        .query_map(params![run.tenant.as_str(), run.run_id.as_str()], tool_row)
+        .query_map(
+            params![run.tenant.as_str(), run.run_id.as_str(), from],
+            tool_row,
+        )
         .db()?;
     let mut records = Vec::new();
     for row in rows {
@@ -376,7 +382,9 @@ pub(super) fn steps(conn: &Connection, run: &RunKey) -> Result<Vec<Step>> {
 }
 
 /// Up to `query.limit` summaries within the query's bounds, in its order: an index range scan
-/// on the primary key either way.
+/// on the primary key either way. The metadata filter is applied to each row as the one
+/// statement steps through the range (metadata is stored in checkpointd's own encoding, which
+/// SQL cannot read), so the statement has no LIMIT then and stops at the page's last match.
 pub(super) fn list(
     conn: &Connection,
     run: &RunKey,
@@ -392,7 +400,11 @@ pub(super) fn list(
         Some(step) => codec::signed(step.get(), "step")?,
         None => i64::MAX,
     };
-    let limit = i64::try_from(query.limit).unwrap_or(i64::MAX);
+    // Without a filter every row is a match, and SQLite stops at the limit itself.
+    let limit = match query.metadata.is_empty() {
+        true => i64::try_from(query.limit).unwrap_or(i64::MAX),
+        false => -1,
+    };
     let order = if query.descending { "DESC" } else { "ASC" };
     let mut statement = conn
         .prepare_cached(&format!(
@@ -427,7 +439,17 @@ pub(super) fn list(
             },
         )
         .db()?;
-    rows.collect::<rusqlite::Result<_>>().db()
+    let mut page = Vec::new();
+    for summary in rows {
+        if page.len() == query.limit {
+            break;
+        }
+        let summary = summary.db()?;
+        if query.matches(&summary.metadata) {
+            page.push(summary);
+        }
+    }
+    Ok(page)
 }
 
 /// The head columns of a run row with its checkpoint figures, as [`run_info_row`] reads them.

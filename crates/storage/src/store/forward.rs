@@ -100,8 +100,9 @@ macro_rules! wrap_checkpoint_store {
                 run: &$crate::__core::domain::RunKey,
                 which: $crate::store::Which,
                 window: $crate::__core::domain::MessageWindow,
+                journal: $crate::__core::domain::JournalScope,
             ) -> $crate::__core::error::Result<Option<$crate::store::Snapshot>> {
-                self.$inner.load_window(run, which, window).await
+                self.$inner.load_window(run, which, window, journal).await
             }
         ]);
     };

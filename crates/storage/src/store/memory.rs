@@ -14,9 +14,9 @@ use async_trait::async_trait;
 use super::{CheckpointHead, CheckpointStore, DeletedCheckpoints, LatestHead, Snapshot, Which};
 use checkpointd_core::domain::{
     CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, IntentOutcome, JournalAction,
-    ListQuery, Message, MessageChain, MessageWindow, NewCheckpoint, NewToolIntent, NewToolResult,
-    Quarantine, RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant,
-    ToolRecord, WindowChains,
+    JournalScope, ListQuery, Message, MessageChain, MessageWindow, NewCheckpoint, NewToolIntent,
+    NewToolResult, Quarantine, RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint,
+    Tenant, ToolRecord, WindowChains,
 };
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{
@@ -95,6 +95,7 @@ impl RunData {
         step: Step,
         row: &CheckpointRow,
         window: MessageWindow,
+        journal: JournalScope,
     ) -> Snapshot {
         let count = usize::try_from(row.message_count).unwrap_or(usize::MAX);
         let held = &self.messages[..count.min(self.messages.len())];
@@ -120,6 +121,7 @@ impl RunData {
                 .then(|| count.checked_sub(1).and_then(stored_at))
                 .flatten(),
         };
+        let (tools, tool_window) = self.journal_window(journal, step, row.tool_count);
         Snapshot {
             checkpoint: StoredCheckpoint {
                 id: row.id.clone(),
@@ -143,7 +145,8 @@ impl RunData {
                 quarantine: row.quarantine.clone(),
                 label: row.label.clone(),
             },
-            tools: self.tools.clone(),
+            tools,
+            tool_window,
             verified: false,
         }
     }
@@ -169,6 +172,22 @@ impl MemoryStore {
                 .and_then(|data| data.checkpoints.get_mut(&step))
                 .unwrap_or_else(|| panic!("no checkpoint at step {step} to overwrite"));
             row.state = state.to_vec();
+        });
+    }
+
+    /// Changes message `seq` (from 0) or the chain digest stored with it, as a bad disk would.
+    pub fn overwrite_message(
+        &self,
+        run: &RunKey,
+        seq: u64,
+        change: impl FnOnce(&mut Message, &mut Digest32),
+    ) {
+        self.with_runs(|runs| {
+            let (message, chain) = runs
+                .get_mut(run)
+                .and_then(|data| data.messages.get_mut(usize::try_from(seq).ok()?))
+                .unwrap_or_else(|| panic!("no message {seq} to overwrite"));
+            change(message, chain);
         });
     }
 
@@ -346,6 +365,7 @@ impl CheckpointStore for MemoryStore {
         run: &RunKey,
         which: Which,
         window: MessageWindow,
+        journal: JournalScope,
     ) -> Result<Option<Snapshot>> {
         self.with_runs(|runs| {
             let Some(data) = runs.get(run) else {
@@ -355,7 +375,7 @@ impl CheckpointStore for MemoryStore {
                 Which::LatestBelow(below) => data.latest_valid(below),
                 Which::At(step) => data.checkpoints.get(&step).map(|row| (step, row)),
             };
-            Ok(found.map(|(step, row)| data.snapshot(run, step, row, window)))
+            Ok(found.map(|(step, row)| data.snapshot(run, step, row, window, journal)))
         })
     }
 

@@ -13,7 +13,7 @@ use settled::Settled;
 use super::{CachedStore, RunKeys};
 use crate::config::CacheSettings;
 use checkpointd_core::domain::{RunKey, Step};
-use checkpointd_storage::store::tests::TestBackend;
+use checkpointd_storage::store::tests::{Damage, TestBackend};
 use checkpointd_storage::store::{CheckpointStore, RetentionStore};
 
 /// The Redis cache around another backend's store, on the Redis at `TEST_REDIS_URL` under a
@@ -84,6 +84,13 @@ impl<B: TestBackend, const SETTLED: bool> TestBackend for Cached<B, SETTLED> {
     async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
         self.cache.flushed().await;
         self.inner.damage_tool_output(run, seq).await;
+        self.evict(run).await;
+    }
+
+    /// Damages the store's row and drops the run's entry, like `damage_state`.
+    async fn damage(&self, run: &RunKey, damage: Damage) {
+        self.cache.flushed().await;
+        self.inner.damage(run, damage).await;
         self.evict(run).await;
     }
 

@@ -69,8 +69,10 @@ impl CheckpointStore for Settled {
         run: &RunKey,
         which: Which,
         window: checkpointd_core::domain::MessageWindow,
+        journal: checkpointd_core::domain::JournalScope,
     ) -> Result<Option<Snapshot>> {
-        self.settle(self.0.load_window(run, which, window)).await
+        self.settle(self.0.load_window(run, which, window, journal))
+            .await
     }
 
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {

@@ -36,7 +36,11 @@ async fn data_survives_closing_and_reopening_the_file() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(versions, vec![1, 2, 3, 4, 5, 6, 7], "migrations apply once");
+    assert_eq!(
+        versions,
+        vec![1, 2, 3, 4, 5, 6, 7, 8],
+        "migrations apply once"
+    );
 }
 
 #[tokio::test]

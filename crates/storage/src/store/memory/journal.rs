@@ -1,8 +1,9 @@
-//! The in-memory store's tool intents and journal repairs.
+//! The in-memory store's tool intents, journal repairs and journal windows.
 
 use super::{MemoryStore, RunData};
 use checkpointd_core::domain::{
-    EntryKind, IntentOutcome, JournalAction, NewToolIntent, Quarantine, Step,
+    Digest32, EntryKind, IntentOutcome, JournalAction, JournalScope, NewToolIntent, Quarantine,
+    Step, ToolRecord, ToolWindow,
 };
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{self, IntentPlan, JournalRewrite};
@@ -82,6 +83,22 @@ impl MemoryStore {
         });
     }
 
+    /// Overwrites the chain digest stored with journal entry `seq`, as a bad disk would.
+    pub fn overwrite_tool_chain(
+        &self,
+        run: &checkpointd_core::domain::RunKey,
+        seq: u64,
+        chain: Digest32,
+    ) {
+        self.with_runs(|runs| {
+            let record = runs
+                .get_mut(run)
+                .and_then(|data| data.tools.iter_mut().find(|record| record.seq == seq))
+                .unwrap_or_else(|| panic!("no journal entry {seq} to overwrite"));
+            record.chain = chain;
+        });
+    }
+
     pub(super) fn journal_actions_of(
         &self,
         run: &checkpointd_core::domain::RunKey,
@@ -92,5 +109,47 @@ impl MemoryStore {
                 .map(|data| data.actions.clone())
                 .unwrap_or_default())
         })
+    }
+}
+
+impl RunData {
+    /// The journal entries a load with `scope` reads for the checkpoint at `step` covering
+    /// `tool_count` entries, with the digests stored around them (the store contract's
+    /// [`super::CheckpointStore::load_window`]).
+    pub(super) fn journal_window(
+        &self,
+        scope: JournalScope,
+        step: Step,
+        tool_count: u64,
+    ) -> (Vec<ToolRecord>, ToolWindow) {
+        let from = match scope {
+            JournalScope::All => return (self.tools.clone(), ToolWindow::WHOLE),
+            JournalScope::Step => self
+                .tools
+                .iter()
+                .find(|record| record.step == step)
+                .map_or(self.tools.len() as u64 + 1, |record| record.seq),
+            JournalScope::None => ToolWindow::NO_ENTRIES,
+        };
+        let tools = self
+            .tools
+            .iter()
+            .filter(|record| record.seq >= from)
+            .cloned()
+            .collect();
+        let window = ToolWindow {
+            from,
+            before: self.tool_chain_at(from - 1),
+            covered: self.tool_chain_at(tool_count),
+        };
+        (tools, window)
+    }
+
+    /// The digest stored with journal entry `seq`, if there is one.
+    fn tool_chain_at(&self, seq: u64) -> Option<Digest32> {
+        self.tools
+            .binary_search_by_key(&seq, |record| record.seq)
+            .ok()
+            .map(|index| self.tools[index].chain)
     }
 }

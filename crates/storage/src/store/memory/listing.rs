@@ -49,7 +49,7 @@ impl MemoryStore {
             let admitted = data
                 .checkpoints
                 .iter()
-                .filter(|(step, _)| query.admits(**step));
+                .filter(|(step, row)| query.admits(**step) && query.matches(&row.metadata));
             let summary = |(step, row): (&Step, &CheckpointRow)| RunData::summary(*step, row);
             Ok(if query.descending {
                 admitted.rev().take(query.limit).map(summary).collect()

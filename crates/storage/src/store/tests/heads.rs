@@ -93,6 +93,7 @@ pub async fn list_runs_either_way_within_bounds_with_metadata(backend: &impl Tes
                 below: below.map(Step::new),
                 descending,
                 limit,
+                metadata: Default::default(),
             };
             let page = store.list(&key, &query).await.unwrap();
             page.iter().map(|s| s.step.get()).collect::<Vec<_>>()
@@ -224,4 +225,74 @@ pub async fn runs_list_by_id_in_byte_order_with_a_prefix_range(backend: &impl Te
     let heads = store.list_runs(&tenant, "ab", None, 10).await.unwrap();
     assert_eq!(heads.len(), 1);
     assert_eq!(heads[0].epoch.get(), 1);
+}
+
+/// A metadata filter is applied by the store as it scans: a page of a filter that matches one
+/// checkpoint in fifty is full in one call, in either direction, within the bounds, and a pair
+/// matches only with its own value.
+pub async fn a_rare_metadata_filter_fills_a_page_in_one_listing(backend: &impl TestBackend) {
+    let store = backend.store();
+    let key = run("default", "rare");
+    for step in 1..=200u64 {
+        let mut saved = checkpoint(&key, step, step - 1, &["m"]);
+        if step % 50 == 0 {
+            saved.metadata.insert("kind".into(), "milestone".into());
+        }
+        store.save(&saved).await.unwrap();
+    }
+    let query =
+        |above: Option<u64>, below: Option<u64>, descending: bool, filter: &[(&str, &str)]| {
+            ListQuery {
+                above: above.map(Step::new),
+                below: below.map(Step::new),
+                descending,
+                limit: 3,
+                metadata: filter
+                    .iter()
+                    .map(|(key, value)| (key.to_string(), value.to_string()))
+                    .collect(),
+            }
+        };
+    let listed = |query: ListQuery| {
+        let store = store.clone();
+        let key = key.clone();
+        async move {
+            let page = store.list(&key, &query).await.unwrap();
+            page.iter().map(|s| s.step.get()).collect::<Vec<_>>()
+        }
+    };
+    let milestone = [("kind", "milestone")];
+    assert_eq!(
+        listed(query(None, None, false, &milestone)).await,
+        [50, 100, 150]
+    );
+    assert_eq!(
+        listed(query(None, None, true, &milestone)).await,
+        [200, 150, 100]
+    );
+    assert_eq!(
+        listed(query(Some(50), Some(200), false, &milestone)).await,
+        [100, 150]
+    );
+    let both = [("kind", "milestone"), ("agent", "planner")];
+    assert_eq!(listed(query(Some(150), None, false, &both)).await, [200]);
+    assert!(
+        listed(query(None, None, false, &[("kind", "planner")]))
+            .await
+            .is_empty()
+    );
+    assert!(
+        listed(query(None, None, false, &[("agent", "milestone")]))
+            .await
+            .is_empty()
+    );
+    let page = store
+        .list(&key, &query(None, Some(60), true, &milestone))
+        .await
+        .unwrap();
+    assert_eq!(page.len(), 1);
+    assert_eq!(
+        page[0].metadata.get("kind").map(String::as_str),
+        Some("milestone")
+    );
 }

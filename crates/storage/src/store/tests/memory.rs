@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{DAMAGED_STATE, TestBackend};
+use super::{DAMAGED_DIGEST, DAMAGED_STATE, Damage, TestBackend};
 use crate::store::{CheckpointStore, MemoryStore, RetentionStore};
 use checkpointd_core::domain::{RunKey, Step};
 
@@ -28,6 +28,18 @@ impl TestBackend for MemoryBackend {
 
     async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
         self.0.overwrite_tool_output(run, seq, DAMAGED_STATE);
+    }
+
+    async fn damage(&self, run: &RunKey, damage: Damage) {
+        match damage {
+            Damage::ToolChain(seq) => self.0.overwrite_tool_chain(run, seq, DAMAGED_DIGEST),
+            Damage::MessageContent(seq) => self.0.overwrite_message(run, seq, |message, _| {
+                message.content = DAMAGED_STATE.to_vec();
+            }),
+            Damage::MessageChain(seq) => self.0.overwrite_message(run, seq, |_, chain| {
+                *chain = DAMAGED_DIGEST;
+            }),
+        }
     }
 }
 

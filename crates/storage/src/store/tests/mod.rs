@@ -51,8 +51,12 @@ macro_rules! store_behaviours {
             journal::a_tool_intent_is_fenced_by_epoch,
             journal::a_repair_rewrites_the_journal_from_a_corrupt_entry_and_records_who,
             journal::an_in_doubt_call_marked_done_gets_its_result_appended,
+            journal_windows::a_journal_scope_reads_from_its_steps_first_entry_and_verifies_from_there,
+            journal_windows::damage_in_a_journal_window_or_to_a_digest_it_stands_on_fails_it,
+            journal_windows::damage_in_a_message_window_or_to_the_digest_at_its_offset_fails_it,
             heads::a_label_names_one_checkpoint_of_its_run,
             heads::list_runs_either_way_within_bounds_with_metadata,
+            heads::a_rare_metadata_filter_fills_a_page_in_one_listing,
             heads::a_run_head_tells_where_the_run_stands,
             heads::runs_list_by_id_in_byte_order_with_a_prefix_range,
             deletes::deleting_chosen_steps_is_idempotent_and_ignores_unknown_ones,
@@ -78,6 +82,7 @@ pub mod deletes;
 pub mod fencing;
 pub mod heads;
 pub mod journal;
+pub mod journal_windows;
 mod memory;
 pub mod reads;
 pub mod retention;
@@ -95,6 +100,20 @@ use checkpointd_core::domain::{RunKey, Step};
 /// A state no checkpoint in the suite was saved with: what `damage_state` and
 /// `damage_tool_output` write.
 pub const DAMAGED_STATE: &[u8] = b"\x00";
+
+/// A chain digest no content hashes to: what [`TestBackend::damage`] writes over a digest.
+pub const DAMAGED_DIGEST: [u8; 32] = [7; 32];
+
+/// A stored value [`TestBackend::damage`] overwrites, as a bad disk would.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Damage {
+    /// The chain digest stored with tool journal entry `seq` becomes [`DAMAGED_DIGEST`].
+    ToolChain(u64),
+    /// The content of message `seq` (from 0) becomes [`DAMAGED_STATE`].
+    MessageContent(u64),
+    /// The chain digest stored with message `seq` (from 0) becomes [`DAMAGED_DIGEST`].
+    MessageChain(u64),
+}
 
 /// One fresh, empty store per test, and the means to damage it behind its back. (The suites
 /// run on multi-threaded runtimes and never need the futures to be `Send` by name.)
@@ -115,6 +134,10 @@ pub trait TestBackend: Sized {
     /// Overwrites the output of tool journal entry `seq` as a bad disk would, so that it reads
     /// back but no longer matches its digest.
     async fn damage_tool_output(&self, run: &RunKey, seq: u64);
+
+    /// Overwrites one stored message or chain digest as a bad disk would: it reads back, but
+    /// no longer matches the content around it. Panics when the row does not exist.
+    async fn damage(&self, run: &RunKey, damage: Damage);
 }
 
 /// The run's latest checkpoint that is not quarantined; panics when there is none.
