@@ -53,6 +53,9 @@ pub(super) struct SaveBatcher {
     queue: Mutex<Vec<Pending>>,
     /// The turn to write: whoever holds it has a write in flight.
     turn: Arc<Semaphore>,
+    /// How many Saves were handed to the batcher: the tests' evidence of which path a Save took.
+    #[cfg(test)]
+    submitted: std::sync::atomic::AtomicUsize,
 }
 
 impl SaveBatcher {
@@ -60,12 +63,23 @@ impl SaveBatcher {
         Self {
             queue: Mutex::new(Vec::new()),
             turn: Arc::new(Semaphore::new(1)),
+            #[cfg(test)]
+            submitted: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// How many Saves took the fast path to the batcher so far.
+    #[cfg(test)]
+    pub fn submitted(&self) -> usize {
+        self.submitted.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Applies `write` if its run row is unchanged, alone or with others; answers after the
     /// commit.
     pub async fn submit(&self, pool: &Pool, write: PlannedWrite<'_>) -> Outcome {
+        #[cfg(test)]
+        self.submitted
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if write.bytes() >= SOLO_BYTES {
             return write_alone(pool, &write).await;
         }
@@ -156,8 +170,9 @@ async fn write_batch(pool: &Pool, mut batch: Vec<Pending>) {
             }
         }
         // Postgres refused the statement, so nothing was applied: most likely a step that is
-        // taken already (a cache that missed another instance's write), which fails the whole
-        // batch. Each Save now writes alone and gets its own answer.
+        // taken already (a cache that missed another instance's write) or a label another
+        // checkpoint of the run carries, which fails the whole batch. Each Save now writes alone
+        // and gets its own answer.
         Err(Failure::Refused(error)) => {
             tracing::debug!(
                 error = %error,
@@ -263,6 +278,7 @@ struct BatchColumns<'a> {
     message_roles: Vec<&'a str>,
     message_contents: Vec<&'a [u8]>,
     message_chains: Vec<&'a [u8]>,
+    labels: Vec<Option<&'a str>>,
 }
 
 impl<'a> BatchColumns<'a> {
@@ -289,6 +305,7 @@ impl<'a> BatchColumns<'a> {
             columns.tool_counts.push(signed(write.expected.tools.len));
             columns.tool_heads.push(&write.expected.tools.head);
             columns.versions.push(write.version);
+            columns.labels.push(request.label.as_deref());
             for (key, value) in &request.metadata {
                 columns.metadata_ords.push(ord);
                 columns.metadata_keys.push(key);
@@ -305,7 +322,7 @@ impl<'a> BatchColumns<'a> {
         columns
     }
 
-    fn params(&self) -> [&(dyn ToSql + Sync); 24] {
+    fn params(&self) -> [&(dyn ToSql + Sync); 25] {
         [
             &self.ords,
             &self.tenants,
@@ -331,6 +348,7 @@ impl<'a> BatchColumns<'a> {
             &self.message_roles,
             &self.message_contents,
             &self.message_chains,
+            &self.labels,
         ]
     }
 }

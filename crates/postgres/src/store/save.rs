@@ -3,7 +3,8 @@
 //! A Save's cost is dominated by its commit and its round trips. The fast path plans from the
 //! cached run row and writes with one autocommit statement that applies the plan only if the run
 //! row is still that version: one round trip, one commit, shared with other Saves in flight at
-//! the same moment (see `batch`). Anything the cache cannot decide (no entry, a retry at a known
+//! the same moment (see `batch`). Labelled Saves take it too: the unique index on labels decides
+//! whether a label is free, in the same statement. Anything the cache cannot decide (no entry, a retry at a known
 //! step, a replace, an offset inside the log) and any write that finds the row moved on goes to
 //! the slow path, which locks the run and reads the truth, as the `CheckpointStore::save`
 //! contract describes.
@@ -184,7 +185,7 @@ impl<'a> WriteParams<'a> {
     }
 
     /// The parameters of `sql::WRITE_CHECKPOINT_BARE`, for a write that appends no messages.
-    fn bare_params(&self) -> [&(dyn ToSql + Sync); 15] {
+    fn bare_params(&self) -> [&(dyn ToSql + Sync); 16] {
         let request: &NewCheckpoint = &self.write.request;
         [
             &self.tenant,
@@ -202,6 +203,7 @@ impl<'a> WriteParams<'a> {
             &self.tool_count,
             &self.tool_head,
             &self.write.version,
+            &request.label,
         ]
     }
 }
@@ -226,10 +228,6 @@ impl PostgresStore {
         let Some(latest_step) = cached.latest_step else {
             return Ok(None);
         };
-        // Whether a label is taken needs the truth, and the batched statement writes none.
-        if request.label.is_some() {
-            return Ok(None);
-        }
         // A step at or below the latest is a retry, a replace or an error: all need the truth.
         // So does a Save covering fewer journal entries than the cached head: the chain value it
         // covers is in the journal, not the cache (and the group commit stores the head's count).
@@ -240,6 +238,9 @@ impl PostgresStore {
         {
             return Ok(None);
         }
+        // A label is planned as free: the partial unique index on (tenant, run_id, label) is the
+        // check. A label another step carries fails the statement (a unique violation, nothing
+        // applied), and the locked path then reads whose it is and answers `LabelTaken`.
         let context = SaveContext {
             head: cached.head,
             existing: None,

@@ -88,7 +88,8 @@ SELECT run.updated_at, checkpoint.created_at FROM run, checkpoint"
 ///
 /// $1 tenant, $2 run_id, $3 step, $4 id, $5 epoch, $6 content_type, $7 state, $8 metadata keys,
 /// $9 metadata values, $10 checksum, then the expected run row: $11 message_count,
-/// $12 message_head, $13 tool_count, $14 tool_head, $15 updated_at.
+/// $12 message_head, $13 tool_count, $14 tool_head, $15 updated_at; $16 the label (NULL for
+/// none).
 pub(super) const WRITE_CHECKPOINT_BARE: &str = concat!(
     "WITH run AS (
     UPDATE runs SET ",
@@ -100,8 +101,8 @@ pub(super) const WRITE_CHECKPOINT_BARE: &str = concat!(
     RETURNING updated_at
 )
 INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state, metadata_keys,
-                         metadata_values, message_count, tool_count, checksum, created_at)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $13, $10, now() FROM run
+                         metadata_values, message_count, tool_count, checksum, created_at, label)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $13, $10, now(), $16::text FROM run
 RETURNING (SELECT updated_at FROM run), created_at"
 );
 
@@ -115,7 +116,8 @@ RETURNING (SELECT updated_at FROM run), created_at"
 /// One item per row of the `input` arrays:
 /// $1 ord, $2 tenant, $3 run_id, $4 step, $5 id, $6 epoch, $7 content_type, $8 state,
 /// $9 checksum, $10 new message_count, $11 new message_head, then the expected run row:
-/// $12 message_count, $13 message_head, $14 tool_count, $15 tool_head, $16 updated_at.
+/// $12 message_count, $13 message_head, $14 tool_count, $15 tool_head, $16 updated_at;
+/// $25 the label (NULL for none).
 /// Metadata and appended messages are flattened, each entry naming its item's `ord`:
 /// $17-$19 metadata (ord, key, value) in key order; $20-$24 messages (ord, seq, role, content,
 /// chain).
@@ -126,17 +128,19 @@ RETURNING (SELECT updated_at FROM run), created_at"
 ///
 /// Two items of one run never both apply: a run row is updated at most once per statement, and
 /// the other item's expected version is then stale. A checkpoint already at an item's step fails
-/// the whole statement (unique violation) with nothing applied; the caller then writes each item
-/// alone. The run rows are updated in `input` order (a nested loop over the primary key), which
+/// the whole statement (unique violation) with nothing applied, and so does a label another
+/// checkpoint of the run carries (the partial unique index on labels); the caller then writes
+/// each item alone. The run rows are updated in `input` order (a nested loop over the primary key), which
 /// the caller sorts, so batches lock rows in one order.
 pub(super) const WRITE_CHECKPOINTS: &str = "\
 WITH input AS (
     SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::text[],
                          $6::bigint[], $7::text[], $9::bytea[], $10::bigint[], $11::bytea[],
                          $12::bigint[], $13::bytea[], $14::bigint[], $15::bytea[],
-                         $16::timestamptz[])
+                         $16::timestamptz[], $25::text[])
         AS i(ord, tenant, run_id, step, id, epoch, content_type, checksum, new_message_count,
-             new_message_head, message_count, message_head, tool_count, tool_head, updated_at)
+             new_message_head, message_count, message_head, tool_count, tool_head, updated_at,
+             label)
 ), run AS (
     UPDATE runs AS r SET message_count = i.new_message_count, message_head = i.new_message_head,
         updated_at = greatest(clock_timestamp(), r.updated_at + interval '1 microsecond')
@@ -155,10 +159,10 @@ WITH input AS (
 ), checkpoint AS (
     INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state,
                              metadata_keys, metadata_values, message_count, tool_count,
-                             checksum, created_at)
+                             checksum, created_at, label)
     SELECT i.tenant, i.run_id, i.step, i.id, i.epoch, i.content_type, s.state,
            coalesce(metadata.keys, '{}'), coalesce(metadata.vals, '{}'),
-           i.new_message_count, i.tool_count, i.checksum, now()
+           i.new_message_count, i.tool_count, i.checksum, now(), i.label
     FROM unnest($1::int[], $8::bytea[]) AS s(ord, state)
     JOIN run USING (ord) JOIN input AS i USING (ord) LEFT JOIN metadata USING (ord)
 ), appended AS (

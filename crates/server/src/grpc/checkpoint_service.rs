@@ -143,9 +143,11 @@ fn parse_tool_result(
 
 #[tonic::async_trait]
 impl CheckpointService for CheckpointApi {
+    // The run id is recorded as a string, not through `%` (Display): that would format it on
+    // every call once spans are exported.
     #[tracing::instrument(name = "checkpoint.save", skip_all, fields(
         otel.kind = "server",
-        checkpoint.run_id = %request.get_ref().run_id,
+        checkpoint.run_id = request.get_ref().run_id.as_str(),
         checkpoint.step = request.get_ref().step,
         checkpoint.bytes = request.get_ref().state.len(),
     ))]
@@ -167,7 +169,7 @@ impl CheckpointService for CheckpointApi {
 
     #[tracing::instrument(name = "checkpoint.load_latest", skip_all, fields(
         otel.kind = "server",
-        checkpoint.run_id = %request.get_ref().run_id,
+        checkpoint.run_id = request.get_ref().run_id.as_str(),
     ))]
     async fn load_latest(
         &self,

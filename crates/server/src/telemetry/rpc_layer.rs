@@ -50,7 +50,7 @@ where
         Box::pin(async move {
             let outcome = call.await;
             if let Ok(response) = &outcome {
-                metrics::record_rpc(&method, grpc_status(response), started.elapsed());
+                metrics::record_rpc(method, grpc_status(response), started.elapsed());
             }
             outcome
         })

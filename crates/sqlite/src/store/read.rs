@@ -24,20 +24,26 @@ pub(super) fn run_head(conn: &Connection, run: &RunKey) -> Result<Option<RunHead
     )
     .db()?
     .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
-        Ok(RunHead {
-            epoch: Epoch::new(unsigned(row, 0)?),
-            messages: MessageChain {
-                len: unsigned(row, 1)?,
-                head: digest(row, 2)?,
-            },
-            tools: ToolChain {
-                len: unsigned(row, 3)?,
-                head: digest(row, 4)?,
-            },
-        })
+        head_columns(row, 0)
     })
     .optional()
     .db()
+}
+
+/// A run head from the five columns epoch, message_count, message_head, tool_count, tool_head,
+/// starting at `first`.
+fn head_columns(row: &Row<'_>, first: usize) -> rusqlite::Result<RunHead> {
+    Ok(RunHead {
+        epoch: Epoch::new(unsigned(row, first)?),
+        messages: MessageChain {
+            len: unsigned(row, first + 1)?,
+            head: digest(row, first + 2)?,
+        },
+        tools: ToolChain {
+            len: unsigned(row, first + 3)?,
+            head: digest(row, first + 4)?,
+        },
+    })
 }
 
 /// Whether the run has a row.
@@ -48,31 +54,72 @@ pub(super) fn run_exists(conn: &Connection, run: &RunKey) -> Result<bool> {
         .db()
 }
 
-/// The checkpoint already at `step`, as much of it as a Save needs to plan.
-pub(super) fn existing_checkpoint(
+/// What a Save plans from, read in one statement: the run's head (`None` when the run does not
+/// exist), the checkpoint already at `step`, the highest step whose checkpoint is not
+/// quarantined, and the step carrying `label` (`label = NULL` matches nothing).
+pub(super) struct SaveFacts {
+    pub head: Option<RunHead>,
+    pub existing: Option<ExistingCheckpoint>,
+    pub latest_step: Option<Step>,
+    pub label_step: Option<Step>,
+}
+
+pub(super) fn save_facts(
     conn: &Connection,
     run: &RunKey,
     step: i64,
-) -> Result<Option<ExistingCheckpoint>> {
+    label: Option<&str>,
+) -> Result<SaveFacts> {
     conn.prepare_cached(
-        "SELECT id, epoch, checksum, created_at, quarantine_reason IS NOT NULL, label
-           FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step = ?3",
+        "SELECT r.epoch, r.message_count, r.message_head, r.tool_count, r.tool_head,
+                e.id, e.epoch, e.checksum, e.created_at, e.quarantine_reason IS NOT NULL, e.label,
+                (SELECT step FROM checkpoints
+                  WHERE tenant = ?1 AND run_id = ?2 AND quarantine_reason IS NULL
+                  ORDER BY step DESC LIMIT 1),
+                (SELECT step FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND label = ?4)
+           FROM (SELECT 1)
+           LEFT JOIN runs AS r ON r.tenant = ?1 AND r.run_id = ?2
+           LEFT JOIN checkpoints AS e ON e.tenant = ?1 AND e.run_id = ?2 AND e.step = ?3",
     )
     .db()?
     .query_row(
-        params![run.tenant.as_str(), run.run_id.as_str(), step],
+        params![run.tenant.as_str(), run.run_id.as_str(), step, label],
         |row| {
-            Ok(ExistingCheckpoint {
-                id: text(row, 0)?,
-                epoch: Epoch::new(unsigned(row, 1)?),
-                checksum: Checksum::from_bytes(digest(row, 2)?),
-                created_at: codec::from_micros(row.get(3)?),
-                quarantined: row.get(4)?,
-                label: optional_text(row, 5)?,
+            let present = |index| -> rusqlite::Result<bool> {
+                Ok(row.get_ref(index)? != rusqlite::types::ValueRef::Null)
+            };
+            let step_at = |index| -> rusqlite::Result<Option<Step>> {
+                Ok(if present(index)? {
+                    Some(Step::new(unsigned(row, index)?))
+                } else {
+                    None
+                })
+            };
+            let head = if present(0)? {
+                Some(head_columns(row, 0)?)
+            } else {
+                None
+            };
+            let existing = if present(5)? {
+                Some(ExistingCheckpoint {
+                    id: text(row, 5)?,
+                    epoch: Epoch::new(unsigned(row, 6)?),
+                    checksum: Checksum::from_bytes(digest(row, 7)?),
+                    created_at: codec::from_micros(row.get(8)?),
+                    quarantined: row.get(9)?,
+                    label: optional_text(row, 10)?,
+                })
+            } else {
+                None
+            };
+            Ok(SaveFacts {
+                head,
+                existing,
+                latest_step: step_at(11)?,
+                label_step: step_at(12)?,
             })
         },
     )
-    .optional()
     .db()
 }
 
@@ -86,21 +133,6 @@ pub(super) fn label_step(conn: &Connection, run: &RunKey, label: &str) -> Result
         params![run.tenant.as_str(), run.run_id.as_str(), label],
         |row| unsigned(row, 0).map(Step::new),
     )
-    .optional()
-    .db()
-}
-
-/// The highest step whose checkpoint is not quarantined.
-pub(super) fn latest_restorable_step(conn: &Connection, run: &RunKey) -> Result<Option<Step>> {
-    conn.prepare_cached(
-        "SELECT step FROM checkpoints
-          WHERE tenant = ?1 AND run_id = ?2 AND quarantine_reason IS NULL
-          ORDER BY step DESC LIMIT 1",
-    )
-    .db()?
-    .query_row(params![run.tenant.as_str(), run.run_id.as_str()], |row| {
-        unsigned(row, 0).map(Step::new)
-    })
     .optional()
     .db()
 }

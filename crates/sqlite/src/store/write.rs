@@ -25,7 +25,11 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
     let run = &request.run;
     let step = signed(request.step.get(), "step")?;
     let tx = begin(conn)?;
-    let head = read::run_head(&tx, run)?.unwrap_or(RunHead::NEW);
+    // The common path (a Save continuing the log and covering the whole journal) reads its whole
+    // context in this one statement; only an offset inside the log or a shorter tool_count reads
+    // one more stored chain value.
+    let facts = read::save_facts(&tx, run, step, request.label.as_deref())?;
+    let head = facts.head.unwrap_or(RunHead::NEW);
     let prefix = match SaveContext::prefix_source(&head, request.message_offset) {
         PrefixSource::Head => Some(head.messages.head),
         PrefixSource::Empty => Some([0; 32]),
@@ -38,13 +42,10 @@ pub(super) fn save(conn: &mut Connection, request: &NewCheckpoint) -> Result<Sav
     };
     let context = SaveContext {
         head,
-        existing: read::existing_checkpoint(&tx, run, step)?,
-        latest_step: read::latest_restorable_step(&tx, run)?,
+        existing: facts.existing,
+        latest_step: facts.latest_step,
         prefix,
-        label_step: match &request.label {
-            Some(label) => read::label_step(&tx, run, label)?,
-            None => None,
-        },
+        label_step: facts.label_step,
         tools: SaveContext::covered_tools(&head, request.tool_count, |seq| {
             match i64::try_from(seq) {
                 Ok(seq) => read::tool_chain_at(&tx, run, seq),

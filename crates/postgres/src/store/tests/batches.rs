@@ -8,6 +8,7 @@ use super::super::save::PlannedWrite;
 use super::{TestSchema, checkpoint, load_latest, run, texts, tool};
 use crate::PostgresStore;
 use checkpointd_core::domain::{NewCheckpoint, RunKey, Step};
+use checkpointd_core::error::Error;
 use checkpointd_core::plan::{self, SaveContext, SavePlan};
 use checkpointd_storage::store::CheckpointStore;
 
@@ -44,6 +45,15 @@ fn planned(store: &PostgresStore, request: NewCheckpoint) -> PlannedWrite<'stati
     }
 }
 
+fn assert_all_applied<T: std::fmt::Debug>(outcomes: &[checkpointd_core::error::Result<Option<T>>]) {
+    assert!(
+        outcomes
+            .iter()
+            .all(|outcome| matches!(outcome, Ok(Some(_)))),
+        "{outcomes:?}"
+    );
+}
+
 async fn runs_with_one_checkpoint(store: &PostgresStore, count: usize) -> Vec<RunKey> {
     let mut keys = Vec::new();
     for index in 0..count {
@@ -76,12 +86,7 @@ async fn a_batch_stores_each_save_whole_with_its_messages_and_metadata() {
         })
         .collect();
     let outcomes = write_as_batch(&store.pool, writes).await;
-    assert!(
-        outcomes
-            .iter()
-            .all(|outcome| matches!(outcome, Ok(Some(_)))),
-        "{outcomes:?}"
-    );
+    assert_all_applied(&outcomes);
     for (index, (key, outcome)) in keys.iter().zip(&outcomes).enumerate() {
         let latest = load_latest(&store, key).await;
         latest.checkpoint.verify(&latest.tools).unwrap();
@@ -148,4 +153,115 @@ async fn a_taken_step_fails_the_batch_and_every_save_gets_its_own_answer() {
     assert!(matches!(outcomes[0], Ok(Some(_))), "{outcomes:?}");
     assert!(matches!(outcomes[1], Ok(Some(_))), "{outcomes:?}");
     assert!(matches!(outcomes[2], Ok(None)), "{outcomes:?}");
+}
+
+fn labelled(mut request: NewCheckpoint, label: &str) -> NewCheckpoint {
+    request.label = Some(label.to_owned());
+    request
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn labelled_saves_take_the_fast_path_alone_or_together() {
+    let schema = TestSchema::create().await;
+    let store = schema.store().await;
+    let keys = runs_with_one_checkpoint(&store, 4).await;
+    let before = store.batcher.submitted();
+    // One at a time: each writes alone, without messages (the bare statement) and with them.
+    store
+        .save(&labelled(checkpoint(&keys[0], 2, b"two", 1, &[]), "bare"))
+        .await
+        .unwrap();
+    store
+        .save(&labelled(
+            checkpoint(&keys[1], 2, b"two", 1, &["m"]),
+            "full",
+        ))
+        .await
+        .unwrap();
+    // At once: whatever shares a statement, every Save went to the batcher.
+    let (third, fourth) = (
+        labelled(checkpoint(&keys[2], 2, b"two", 1, &["m"]), "lg"),
+        labelled(checkpoint(&keys[3], 2, b"two", 1, &["m"]), "lg"),
+    );
+    let (third, fourth) = tokio::join!(store.save(&third), store.save(&fourth));
+    third.unwrap();
+    fourth.unwrap();
+    assert_eq!(store.batcher.submitted() - before, 4);
+    for (key, label) in keys.iter().zip(["bare", "full", "lg", "lg"]) {
+        assert_eq!(
+            store.label_step(key, label).await.unwrap(),
+            Some(Step::new(2))
+        );
+        let latest = load_latest(&store, key).await;
+        latest.checkpoint.verify(&latest.tools).unwrap();
+        assert_eq!(latest.checkpoint.label.as_deref(), Some(label));
+    }
+
+    // In one statement, each item keeps its own label (or none).
+    let writes = keys
+        .iter()
+        .zip([Some("three"), None, Some("three"), Some("other")])
+        .map(|(key, label)| {
+            // run-0's step 2 appended no message.
+            let offset = store.cache.get(key).unwrap().head.messages.len;
+            let request = checkpoint(key, 3, b"three", offset, &["n"]);
+            let request = match label {
+                Some(label) => labelled(request, label),
+                None => request,
+            };
+            planned(&store, request)
+        })
+        .collect();
+    let outcomes = write_as_batch(&store.pool, writes).await;
+    assert_all_applied(&outcomes);
+    let labels = [Some("three"), None, Some("three"), Some("other")];
+    for (key, label) in keys.iter().zip(labels) {
+        let at_three = load_latest(&store, key).await.checkpoint;
+        assert_eq!(at_three.step, Step::new(3));
+        assert_eq!(at_three.label.as_deref(), label);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_taken_label_fails_the_batch_and_its_save_is_refused_as_before() {
+    let schema = TestSchema::create().await;
+    let store = schema.store().await;
+    let keys = runs_with_one_checkpoint(&store, 3).await;
+    store
+        .save(&labelled(checkpoint(&keys[2], 2, b"two", 1, &[]), "lg"))
+        .await
+        .unwrap();
+    // The same label on three runs: free on the first two, carried by step 2 of the third.
+    let writes = keys
+        .iter()
+        .map(|key| {
+            let latest = store.cache.get(key).unwrap().latest_step.unwrap().unwrap();
+            let step = latest.get() + 1;
+            planned(
+                &store,
+                labelled(checkpoint(key, step, b"next", 1, &["m"]), "lg"),
+            )
+        })
+        .collect();
+    let outcomes = write_as_batch(&store.pool, writes).await;
+    assert!(matches!(outcomes[0], Ok(Some(_))), "{outcomes:?}");
+    assert!(matches!(outcomes[1], Ok(Some(_))), "{outcomes:?}");
+    assert!(matches!(outcomes[2], Ok(None)), "{outcomes:?}");
+    assert_eq!(
+        store.steps(&keys[2]).await.unwrap(),
+        [Step::new(1), Step::new(2)]
+    );
+
+    // Through the store, the fast path's refusal becomes the locked path's answer.
+    let before = store.batcher.submitted();
+    let taken = store
+        .save(&labelled(checkpoint(&keys[2], 3, b"next", 1, &["m"]), "lg"))
+        .await
+        .unwrap_err();
+    assert!(matches!(taken, Error::LabelTaken(_)), "{taken:?}");
+    assert_eq!(store.batcher.submitted() - before, 1);
+    assert_eq!(
+        store.steps(&keys[2]).await.unwrap(),
+        [Step::new(1), Step::new(2)]
+    );
 }
