@@ -274,7 +274,11 @@ SELECT run.updated_at FROM run, journalled"
 /// `JournalScope`): 0 (all) from 1; 1 (step) from the first entry of the checkpoint's step,
 /// found through `tool_results_by_step` (the journal's length + 1 when the step has none);
 /// 2 (none) from `ToolWindow::NO_ENTRIES` (`i64::MAX`), past every entry. Outside "all" the
-/// digests stored with entry `tools_from - 1` and entry `tool_count` come too, each by key.
+/// digests stored with entry `tools_from - 1` and entry `tool_count` come too, each read as
+/// the first entry from that seq on in seq order: only the primary key serves that order, so
+/// the planner never answers these lookups by scanning the run in `tool_results_by_step`
+/// (which it did for a plain `seq = ...` on a table without statistics yet: 0.6 ms each for
+/// a 10,000-entry journal).
 macro_rules! snapshot_sql {
     ($($filter:tt)+) => {
         concat!(
@@ -292,10 +296,14 @@ macro_rules! snapshot_sql {
        (SELECT chain FROM messages WHERE tenant = $1 AND run_id = $2
            AND seq = c.message_count - 1 AND w.end_seq < c.message_count) AS head_chain,
        j.tools_from,
-       (SELECT chain FROM tool_results WHERE tenant = $1 AND run_id = $2
-           AND seq = j.tools_from - 1 AND $6 <> 0) AS tools_before,
-       (SELECT chain FROM tool_results WHERE tenant = $1 AND run_id = $2
-           AND seq = c.tool_count AND $6 <> 0) AS tools_covered
+       (SELECT chain FROM (SELECT seq, chain FROM tool_results
+                            WHERE tenant = $1 AND run_id = $2 AND seq >= j.tools_from - 1
+                              AND $6 <> 0 ORDER BY seq LIMIT 1) AS d
+         WHERE d.seq = j.tools_from - 1) AS tools_before,
+       (SELECT chain FROM (SELECT seq, chain FROM tool_results
+                            WHERE tenant = $1 AND run_id = $2 AND seq >= c.tool_count
+                              AND $6 <> 0 ORDER BY seq LIMIT 1) AS d
+         WHERE d.seq = c.tool_count) AS tools_covered
 FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+,
             ") AS c
@@ -321,6 +329,9 @@ CROSS JOIN LATERAL (
                      WHERE tenant = $1 AND run_id = $2))
                ELSE 9223372036854775807::bigint
            END AS tools_from
+    -- Kept a subquery (not flattened into its users), so the digest lookups below compare seq
+    -- with a computed value and probe the primary key even before the table has statistics.
+    OFFSET 0
 ) AS j
 CROSS JOIN LATERAL (
     SELECT array_agg(role) AS roles, array_agg(content) AS contents
