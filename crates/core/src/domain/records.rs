@@ -235,6 +235,12 @@ impl StoredCheckpoint {
     /// reading only the window would have, digests around it included: they are recomputed
     /// here, since the whole log is at hand, so a cut window hands out a continuation.
     pub fn restrict(&mut self, window: MessageWindow) {
+        let sizes = self.messages.iter().map(|message| message.content.len());
+        if window.offset == 0 && window.take(sizes) == self.messages.len() {
+            // The window is the whole log (a cache hit's usual case): nothing to cut, and no
+            // digest to recompute, which would hash the whole log a second time.
+            return;
+        }
         let mut chain = MessageChain::EMPTY;
         let heads: Vec<Digest32> = self
             .messages
@@ -407,4 +413,64 @@ pub struct Verdict {
     pub reason: String,
     pub stored_checksum: Checksum,
     pub quarantined: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::RunId;
+
+    fn whole(texts: &[&str]) -> StoredCheckpoint {
+        let messages: Vec<Message> = texts
+            .iter()
+            .map(|text| Message {
+                role: "user".into(),
+                content: text.as_bytes().to_vec(),
+            })
+            .collect();
+        let count = messages.len() as u64;
+        StoredCheckpoint {
+            id: "id".into(),
+            run_id: RunId::parse("r").unwrap(),
+            step: Step::new(1),
+            epoch: Epoch::new(1),
+            content_type: "application/json".into(),
+            state: b"{}".to_vec(),
+            metadata: BTreeMap::new(),
+            messages,
+            messages_from: 0,
+            messages_end: count,
+            chains: WindowChains::default(),
+            message_count: count,
+            tool_count: 0,
+            checksum: Checksum::from_bytes([0; 32]),
+            created_at: SystemTime::UNIX_EPOCH,
+            quarantine: None,
+            label: None,
+        }
+    }
+
+    #[test]
+    fn restricting_to_a_window_covering_the_log_changes_nothing() {
+        let mut checkpoint = whole(&["a", "bb", "ccc"]);
+        checkpoint.restrict(MessageWindow::new(0, 100));
+        assert_eq!(checkpoint.messages.len(), 3);
+        assert_eq!(checkpoint.chains, WindowChains::default());
+        assert!(checkpoint.is_whole());
+    }
+
+    #[test]
+    fn a_cut_window_carries_the_digests_that_chain_it_into_the_whole_log() {
+        let texts = ["a", "bb", "ccc", "dddd"];
+        let expected = whole(&texts).covered_messages().unwrap();
+        let mut checkpoint = whole(&texts);
+        checkpoint.restrict(MessageWindow::new(1, 5));
+        assert_eq!(
+            (checkpoint.messages_from, checkpoint.messages_end),
+            (1, 3),
+            "messages 1 and 2 fit in 5 bytes"
+        );
+        assert!(checkpoint.continues());
+        assert_eq!(checkpoint.covered_messages(), Ok(expected));
+    }
 }
