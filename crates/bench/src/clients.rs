@@ -1,8 +1,10 @@
 //! The contenders' clients (a real tonic client of an in-process server, a raw tokio-postgres
-//! connection) and the batch runner that drives many of them at once.
+//! connection, raw rusqlite connections to a file) and the batch runner that drives many of them
+//! at once.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -309,6 +311,135 @@ impl BenchClient for RawClient {
             .await?;
         // Owned bytes, as an application restoring state would hold them.
         let payload: Vec<u8> = row.get(0);
+        let elapsed = start.elapsed();
+        if payload.len() != self.state.len() {
+            return Err(format!("SELECT returned {} bytes", payload.len()).into());
+        }
+        Ok(elapsed)
+    }
+}
+
+/// How long a raw SQLite statement waits for a lock, as checkpointd's SQLite store does.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The PRAGMAs checkpointd's SQLite store sets on every connection it opens
+/// (`crates/sqlite/src/store/schema.rs`): the same durability, so the floor is honest.
+fn sqlite_configure(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(SQLITE_BUSY_TIMEOUT)?;
+    // FULL syncs the WAL on every commit, as the store's Saves do.
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}
+
+/// The read-write connection, in WAL mode, as the store's writer opens it.
+fn sqlite_writer(path: &Path) -> Result<rusqlite::Connection, BoxError> {
+    let conn = rusqlite::Connection::open(path)?;
+    sqlite_configure(&conn)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(format!(
+            "{} refused WAL mode (journal_mode is {mode})",
+            path.display()
+        )
+        .into());
+    }
+    Ok(conn)
+}
+
+/// A read-only connection, as the store's loads use beside its writer.
+fn sqlite_reader(path: &Path) -> Result<rusqlite::Connection, BoxError> {
+    let conn = rusqlite::Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    sqlite_configure(&conn)?;
+    Ok(conn)
+}
+
+/// Creates the SQLite file at `path` in WAL mode with `raw_bench (run, step, payload)`, the
+/// same shape as the Postgres table the raw statements use.
+pub async fn create_raw_sqlite(path: PathBuf) -> Result<(), BoxError> {
+    tokio::task::spawn_blocking(move || -> Result<(), BoxError> {
+        sqlite_writer(&path)?.execute_batch(
+            "CREATE TABLE raw_bench (run TEXT NOT NULL, step INTEGER NOT NULL, payload BLOB NOT NULL, \
+             PRIMARY KEY (run, step))",
+        )?;
+        Ok(())
+    })
+    .await?
+}
+
+/// A writer and a read-only connection to one SQLite file, driven the way checkpointd's SQLite
+/// store drives its own: each statement on tokio's blocking pool (`spawn_blocking`) with the
+/// connection behind a mutex, because rusqlite blocks the thread for the whole statement (the
+/// fsync of a commit included) and must not stall the runtime's workers. The time measured is
+/// the `spawn_blocking` round trip, so it includes the hand-off to the pool that the store's
+/// Save and LoadLatest also pay.
+pub struct RawSqliteClient {
+    writer: Arc<Mutex<rusqlite::Connection>>,
+    reader: Arc<Mutex<rusqlite::Connection>>,
+    run_id: Arc<str>,
+    next_step: i64,
+    state: Arc<Vec<u8>>,
+}
+
+impl RawSqliteClient {
+    /// `path` must hold `raw_bench`, as [`create_raw_sqlite`] makes it.
+    pub async fn open(
+        path: PathBuf,
+        run_id: String,
+        state: Arc<Vec<u8>>,
+    ) -> Result<Self, BoxError> {
+        let (writer, reader) = tokio::task::spawn_blocking(move || -> Result<_, BoxError> {
+            Ok((sqlite_writer(&path)?, sqlite_reader(&path)?))
+        })
+        .await??;
+        Ok(Self {
+            writer: Arc::new(Mutex::new(writer)),
+            reader: Arc::new(Mutex::new(reader)),
+            run_id: run_id.into(),
+            next_step: 0,
+            state,
+        })
+    }
+}
+
+#[async_trait]
+impl BenchClient for RawSqliteClient {
+    async fn write_next(&mut self) -> Result<Duration, BoxError> {
+        let (writer, run_id, state) = (
+            Arc::clone(&self.writer),
+            Arc::clone(&self.run_id),
+            Arc::clone(&self.state),
+        );
+        let step = self.next_step;
+        let start = Instant::now();
+        tokio::task::spawn_blocking(move || -> rusqlite::Result<usize> {
+            let conn = writer.lock().unwrap_or_else(PoisonError::into_inner);
+            // Autocommit: the statement is its own transaction, synced on commit.
+            conn.prepare_cached("INSERT INTO raw_bench (run, step, payload) VALUES (?1, ?2, ?3)")?
+                .execute(rusqlite::params![&*run_id, step, state.as_slice()])
+        })
+        .await??;
+        let elapsed = start.elapsed();
+        self.next_step += 1;
+        Ok(elapsed)
+    }
+
+    async fn read_last(&mut self) -> Result<Duration, BoxError> {
+        let (reader, run_id) = (Arc::clone(&self.reader), Arc::clone(&self.run_id));
+        let step = self.next_step - 1;
+        let start = Instant::now();
+        let payload = tokio::task::spawn_blocking(move || -> rusqlite::Result<Vec<u8>> {
+            let conn = reader.lock().unwrap_or_else(PoisonError::into_inner);
+            // Owned bytes, as an application restoring state would hold them.
+            conn.prepare_cached("SELECT payload FROM raw_bench WHERE run = ?1 AND step = ?2")?
+                .query_row(rusqlite::params![&*run_id, step], |row| row.get(0))
+        })
+        .await??;
         let elapsed = start.elapsed();
         if payload.len() != self.state.len() {
             return Err(format!("SELECT returned {} bytes", payload.len()).into());

@@ -5,7 +5,8 @@
 //! run ends with one line per performance target of issue 20.
 //!
 //! Every contender runs in this process against the same Postgres: raw tokio-postgres
-//! statements, and checkpointd servers on `127.0.0.1:0` (Postgres, SQLite, memory) reached by
+//! statements (and, for the SQLite store's floor, raw rusqlite statements on a file), and
+//! checkpointd servers on `127.0.0.1:0` (Postgres, SQLite, memory) reached by
 //! real tonic clients over loopback. Contenders take turns in rounds, so a noisy machine slows
 //! them alike and the ratios stay meaningful. The recovery scenario runs real `checkpointd
 //! worker` processes, and the tracing scenario `checkpointd serve` processes, from the
@@ -219,7 +220,7 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
         concurrencies.push(args.concurrency);
     }
     let mut stores = args.stores.clone();
-    stores.retain(|kind| !matches!(kind, Kind::Raw | Kind::Cached));
+    stores.retain(|kind| !matches!(kind, Kind::Raw | Kind::RawSqlite | Kind::Cached));
     stores.sort();
     stores.dedup();
     let options = StoreOptions {
@@ -384,7 +385,7 @@ async fn measure(setup: Setup<'_>, targets: &mut targets::Targets) -> Result<(),
         let url = match kind {
             Kind::Postgres => url_with_schema(setup.base, setup.store_schema),
             Kind::Sqlite => format!("sqlite://{}", setup.scratch.join("bench.db").display()),
-            Kind::Memory | Kind::Raw | Kind::Cached => "memory://".to_owned(),
+            Kind::Memory | Kind::Raw | Kind::RawSqlite | Kind::Cached => "memory://".to_owned(),
         };
         let server = InProcessServer::start(&url, setup.options).await?;
         contenders.push(Contender {
@@ -393,10 +394,25 @@ async fn measure(setup: Setup<'_>, targets: &mut targets::Targets) -> Result<(),
         });
         servers.push(server);
     }
+    // The SQLite store's floor: raw statements on a file of its own with the store's PRAGMAs,
+    // at one client only (the throughput targets are judged on Postgres).
+    if setup.stores.contains(&Kind::Sqlite) {
+        let path = setup.scratch.join("raw_bench.db");
+        clients::create_raw_sqlite(path.clone()).await?;
+        contenders.push(Contender {
+            kind: Kind::RawSqlite,
+            target: Target::RawSqlite { path },
+        });
+    }
 
     let mut results = Vec::new();
     for size in SIZES {
         for &clients in setup.concurrencies {
+            let contenders: Vec<Contender> = contenders
+                .iter()
+                .filter(|contender| clients == 1 || contender.kind != Kind::RawSqlite)
+                .cloned()
+                .collect();
             eprintln!(
                 "bench: {:>6}, {:>2} client(s) ... ({:.0?} elapsed)",
                 report::size_label(size),

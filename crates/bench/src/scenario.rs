@@ -2,10 +2,11 @@
 //! in rounds so that a noisy neighbour hurts them all alike.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::BoxError;
-use super::clients::{BenchClient, GrpcClient, Op, RawClient, run_batch};
+use super::clients::{BenchClient, GrpcClient, Op, RawClient, RawSqliteClient, run_batch};
 use super::payload::agent_state;
 use super::stats::{Samples, Summary};
 
@@ -15,6 +16,10 @@ pub enum Kind {
     /// Raw tokio-postgres statements: the baseline.
     #[value(skip)]
     Raw,
+    /// Raw rusqlite statements on a WAL file with synchronous=FULL: the SQLite store's floor
+    /// (core scenario, 1 client).
+    #[value(skip)]
+    RawSqlite,
     /// checkpointd over gRPC, on each store.
     Postgres,
     Sqlite,
@@ -28,6 +33,7 @@ impl Kind {
     pub fn label(self) -> &'static str {
         match self {
             Kind::Raw => "raw SQL, postgres",
+            Kind::RawSqlite => "raw SQL, sqlite",
             Kind::Postgres => "checkpointd postgres",
             Kind::Sqlite => "checkpointd sqlite",
             Kind::Memory => "checkpointd memory",
@@ -37,8 +43,8 @@ impl Kind {
 
     pub fn op_label(self, op: Op) -> &'static str {
         match (self, op) {
-            (Kind::Raw, Op::Write) => "INSERT",
-            (Kind::Raw, Op::Read) => "SELECT",
+            (Kind::Raw | Kind::RawSqlite, Op::Write) => "INSERT",
+            (Kind::Raw | Kind::RawSqlite, Op::Read) => "SELECT",
             (_, Op::Write) => "Save",
             (_, Op::Read) => "LoadLatest",
         }
@@ -46,13 +52,17 @@ impl Kind {
 }
 
 /// Where a contender's clients connect.
+#[derive(Clone)]
 pub enum Target {
     /// A Postgres URL and the table raw statements use.
     Raw { url: String, table: String },
+    /// A SQLite file (in WAL mode, holding `raw_bench`) that raw statements use.
+    RawSqlite { path: PathBuf },
     /// An in-process checkpointd server.
     Grpc { addr: SocketAddr },
 }
 
+#[derive(Clone)]
 pub struct Contender {
     pub kind: Kind,
     pub target: Target,
@@ -71,6 +81,9 @@ impl Contender {
             clients.push(match &self.target {
                 Target::Raw { url, table } => {
                     Box::new(RawClient::connect(url, table, run_id, state.clone()).await?)
+                }
+                Target::RawSqlite { path } => {
+                    Box::new(RawSqliteClient::open(path.clone(), run_id, state.clone()).await?)
                 }
                 Target::Grpc { addr } => {
                     Box::new(GrpcClient::connect(*addr, run_id, state.clone()).await?)
