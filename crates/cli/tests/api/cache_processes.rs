@@ -10,8 +10,8 @@ use tonic_health::pb::health_client::HealthClient;
 
 use crate::support::requests::{message, save};
 use crate::support::{
-    PgSchema, RedisProcess, ServerProcess, TcpProxy, cached_step, channel, connect, redis_url,
-    unique_prefix, wait_until,
+    PgSchema, RedisProcess, ServerProcess, TcpProxy, cached_step, channel, connect, latest_step,
+    redis_url, unique_prefix, wait_until,
 };
 
 async fn health(addr: SocketAddr, service: &str) -> ServingStatus {
@@ -63,21 +63,6 @@ async fn two_instances_saving_alternately_always_load_the_true_latest() {
     }
 }
 
-async fn latest_step(addr: SocketAddr, run_id: &str) -> i64 {
-    connect(addr)
-        .await
-        .load_latest(LoadLatestRequest {
-            run_id: run_id.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .checkpoint
-        .unwrap()
-        .step
-}
-
 /// The crash the cache must survive: one server commits a Save, its cache write never reaches
 /// Redis, and the server dies (SIGKILL). Redis still holds the previous step, which the other
 /// server had cached and served; from now on it must serve the store's step, and so must a
@@ -107,7 +92,10 @@ async fn a_server_killed_between_commit_and_cache_write_leaves_no_stale_hit_on_a
         cached_step(&redis.url(), &prefix, "crash").await == Some(1)
     })
     .await;
-    assert_eq!(latest_step(survivor.addr, "crash").await, 1);
+    assert_eq!(
+        latest_step(&mut connect(survivor.addr).await, "crash").await,
+        1
+    );
 
     // The doomed server loses Redis, commits step 2 (acknowledged: the Save returns OK), and
     // dies before any cache write of it could land.
@@ -126,7 +114,7 @@ async fn a_server_killed_between_commit_and_cache_write_leaves_no_stale_hit_on_a
 
     for _ in 0..3 {
         assert_eq!(
-            latest_step(survivor.addr, "crash").await,
+            latest_step(&mut connect(survivor.addr).await, "crash").await,
             2,
             "the stale cached step was served"
         );
@@ -135,12 +123,18 @@ async fn a_server_killed_between_commit_and_cache_write_leaves_no_stale_hit_on_a
         &schema.url(),
         &["--redis", &redis.url(), "--cache-prefix", &prefix],
     );
-    assert_eq!(latest_step(restarted.addr, "crash").await, 2);
+    assert_eq!(
+        latest_step(&mut connect(restarted.addr).await, "crash").await,
+        2
+    );
     wait_until("the entry is refilled from the store", || async {
         cached_step(&redis.url(), &prefix, "crash").await == Some(2)
     })
     .await;
-    assert_eq!(latest_step(restarted.addr, "crash").await, 2);
+    assert_eq!(
+        latest_step(&mut connect(restarted.addr).await, "crash").await,
+        2
+    );
 }
 
 #[tokio::test]

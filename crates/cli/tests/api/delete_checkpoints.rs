@@ -5,8 +5,8 @@
 use checkpointd::config::CacheSettings;
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::{
-    DeleteCheckpointsRequest, DeleteCheckpointsResponse, GetRunRequest, LoadLatestRequest,
-    PinCheckpointRequest, ResumeRequest, RunHead,
+    DeleteCheckpointsRequest, DeleteCheckpointsResponse, GetRunRequest, PinCheckpointRequest,
+    ResumeRequest, RunHead,
 };
 use tonic::transport::Channel;
 use tonic::{Code, Status};
@@ -14,7 +14,7 @@ use tonic_types::StatusExt;
 
 use crate::support::requests::{message, save, tool};
 use crate::support::{
-    Backend, PgSchema, cached_step, redis_url, serve_cached, spawn_app, unique_prefix,
+    Backend, PgSchema, cached_step, latest_step, redis_url, serve_cached, spawn_app, unique_prefix,
 };
 
 type Client = CheckpointServiceClient<Channel>;
@@ -49,20 +49,6 @@ async fn delete(
         })
         .await
         .map(tonic::Response::into_inner)
-}
-
-async fn latest_step(client: &mut Client, run_id: &str) -> i64 {
-    client
-        .load_latest(LoadLatestRequest {
-            run_id: run_id.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .checkpoint
-        .unwrap()
-        .step
 }
 
 async fn head(client: &mut Client, run_id: &str) -> RunHead {

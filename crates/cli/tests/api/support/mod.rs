@@ -19,7 +19,7 @@ use checkpointd::config::ServeConfig;
 use checkpointd::config::ServerSettings;
 use checkpointd::proto::checkpoint_service_client::CheckpointServiceClient;
 use checkpointd::proto::task_service_client::TaskServiceClient;
-use checkpointd::proto::{CheckpointVerdict, ValidateRequest};
+use checkpointd::proto::{CheckpointVerdict, LoadLatestRequest, ValidateRequest};
 use checkpointd::service::Engine;
 use checkpointd::shutdown::Shutdown;
 use checkpointd_storage::keys::ApiKeyStore;
@@ -269,6 +269,21 @@ pub async fn channel(addr: SocketAddr) -> Channel {
 
 pub async fn connect(addr: SocketAddr) -> CheckpointServiceClient<Channel> {
     CheckpointServiceClient::new(channel(addr).await).max_decoding_message_size(256 << 20)
+}
+
+/// The step LoadLatest restores for a run (which must have a checkpoint).
+pub async fn latest_step(client: &mut CheckpointServiceClient<Channel>, run_id: &str) -> i64 {
+    client
+        .load_latest(LoadLatestRequest {
+            run_id: run_id.to_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .checkpoint
+        .unwrap()
+        .step
 }
 
 /// Validates every checkpoint of a run; the verdicts, ascending by step.
