@@ -1,0 +1,13 @@
+/**
+ * checkpointd's TypeScript client: typed gRPC clients with typed errors, checksum v1 and
+ * idempotency key v1, client-side verification of loaded checkpoints, and the generated
+ * messages of the contract (proto/checkpoint/v1).
+ */
+
+export * from "./checksum.js";
+export * from "./client.js";
+export * from "./errors.js";
+export * from "./verify.js";
+export * from "./gen/checkpoint/v1/checkpoint_pb.js";
+export * from "./gen/checkpoint/v1/task_pb.js";
+export { type ErrorInfo, ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
