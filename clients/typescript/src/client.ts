@@ -4,7 +4,9 @@
  * refusal thrown as a {@link CheckpointdError} with its gRPC code and ErrorInfo reason.
  */
 
-import { createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
+import { readFileSync } from "node:fs";
+
+import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport, type GrpcTransportOptions } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 
@@ -19,6 +21,24 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
  * messages by default) with room for state and journal, so a large load is never cut short here.
  */
 export const DEFAULT_READ_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * The largest request message written, in bytes: the server's default `--max-request-bytes`
+ * (16 MiB) and more, so the server, not the client, is the one to refuse a large Save.
+ */
+export const DEFAULT_WRITE_MAX_BYTES = 64 * 1024 * 1024;
+
+/** A PEM file's path, or its contents (a string that holds `-----BEGIN`, or bytes). */
+export type PemSource = string | Uint8Array;
+
+/** TLS towards an `https://` base URL: the CA to trust and, for mTLS, the client's identity. */
+export interface CheckpointdTlsOptions {
+  /** PEM CA bundle that signed the server's certificate; Node's default roots when absent. */
+  caCert?: PemSource;
+  /** PEM certificate chain presented to a server that asks for one (`--tls-client-ca`). */
+  clientCert?: PemSource;
+  /** PEM private key of `clientCert`. */
+  clientKey?: PemSource;
+}
 
 export interface CheckpointdClientOptions {
   /** The server's URL, e.g. `http://127.0.0.1:50051` (`https://` for a TLS port). */
@@ -31,7 +51,11 @@ export interface CheckpointdClientOptions {
   timeoutMs?: number;
   /** Largest answer message accepted; defaults to {@link DEFAULT_READ_MAX_BYTES}. */
   readMaxBytes?: number;
-  /** Node's HTTP/2 session options, e.g. `ca`, `cert` and `key` for TLS and mTLS. */
+  /** Largest request message sent; defaults to {@link DEFAULT_WRITE_MAX_BYTES}. */
+  writeMaxBytes?: number;
+  /** TLS (and mTLS) towards an `https://` base URL; merged over `nodeOptions`. */
+  tls?: CheckpointdTlsOptions;
+  /** Node's HTTP/2 session options, passed as they are (`tls` sets `ca`, `cert` and `key`). */
   nodeOptions?: GrpcTransportOptions["nodeOptions"];
   /** More interceptors, run after the one that sets the credential and tenant headers. */
   interceptors?: Interceptor[];
@@ -50,14 +74,88 @@ export function credentialInterceptor(token?: string, tenant?: string): Intercep
   };
 }
 
+/** Node's code of a TLS failure somewhere in an error's causes, or undefined. */
+function tlsErrorCode(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code !== "string") continue;
+    if (/^ERR_(SSL|TLS)_/.test(code) || /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)) return code;
+  }
+  return undefined;
+}
+
+function tlsHint(code: string): string {
+  if (/CERTIFICATE_REQUIRED|BAD_CERTIFICATE|UNKNOWN_CA/.test(code)) {
+    return "the server asks for a client certificate it trusts: pass tls.clientCert and tls.clientKey";
+  }
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") return "the server's certificate does not name the base URL's host";
+  if (/SELF_SIGNED|UNABLE_TO_(GET|VERIFY)/.test(code)) {
+    return "the server's certificate is not signed by a trusted CA: pass tls.caCert, the CA that signed it";
+  }
+  return "check the TLS options";
+}
+
+/**
+ * Turns a failed TLS handshake (which Connect reports as INTERNAL) into UNAVAILABLE, as gRPC
+ * reports it, with a message naming the server and what to fix.
+ */
+export function tlsErrorInterceptor(baseUrl: string): Interceptor {
+  return (next) => async (request) => {
+    try {
+      return await next(request);
+    } catch (error) {
+      const code = tlsErrorCode(error);
+      if (code === undefined) throw error;
+      const detail = error instanceof ConnectError ? error.rawMessage : String(error);
+      throw new ConnectError(`TLS handshake with ${baseUrl} failed: ${detail} (${code}; ${tlsHint(code)})`,
+        Code.Unavailable, undefined, undefined, error);
+    }
+  };
+}
+
+/** The PEM text of a path or of contents given as they are. */
+export function readPem(source: PemSource, what: string): string | Buffer {
+  if (typeof source !== "string") return Buffer.from(source);
+  if (source.includes("-----BEGIN")) return source;
+  try {
+    return readFileSync(source);
+  } catch (error) {
+    throw new Error(`checkpointd client: cannot read the ${what} at ${source}: ${String(error)}`, { cause: error });
+  }
+}
+
+/** `nodeOptions` with the `tls` options merged in; throws on options that cannot work. */
+function sessionOptions(options: CheckpointdClientOptions): GrpcTransportOptions["nodeOptions"] {
+  const tls = options.tls;
+  if (tls === undefined) return options.nodeOptions;
+  if (!options.baseUrl.startsWith("https://")) {
+    throw new Error(`checkpointd client: TLS options need an https:// base URL, not ${options.baseUrl}`);
+  }
+  if ((tls.clientCert === undefined) !== (tls.clientKey === undefined)) {
+    throw new Error("checkpointd client: clientCert and clientKey go together (mTLS needs both)");
+  }
+  return {
+    ...(options.nodeOptions ?? {}),
+    ...(tls.caCert === undefined ? {} : { ca: readPem(tls.caCert, "CA certificate") }),
+    ...(tls.clientCert === undefined ? {} : { cert: readPem(tls.clientCert, "client certificate") }),
+    ...(tls.clientKey === undefined ? {} : { key: readPem(tls.clientKey, "client key") }),
+  };
+}
+
 /** One gRPC transport (one HTTP/2 connection) that several service clients may share. */
 export function createCheckpointdTransport(options: CheckpointdClientOptions): Transport {
+  const nodeOptions = sessionOptions(options);
   return createGrpcTransport({
     baseUrl: options.baseUrl,
     defaultTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     readMaxBytes: options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
-    interceptors: [credentialInterceptor(options.token, options.tenant), ...(options.interceptors ?? [])],
-    ...(options.nodeOptions === undefined ? {} : { nodeOptions: options.nodeOptions }),
+    writeMaxBytes: options.writeMaxBytes ?? DEFAULT_WRITE_MAX_BYTES,
+    interceptors: [
+      tlsErrorInterceptor(options.baseUrl),
+      credentialInterceptor(options.token, options.tenant),
+      ...(options.interceptors ?? []),
+    ],
+    ...(nodeOptions === undefined ? {} : { nodeOptions }),
   });
 }
 
