@@ -10,13 +10,11 @@ import {
   Code,
   CheckpointdError,
   ERROR_DOMAIN,
-  MessageChain,
-  ToolChain,
-  checkpointChecksum,
   createCheckpointClient,
   verifyCheckpoint,
   type CheckpointClient,
 } from "../src/index.js";
+import { loadVerified, withChecksum } from "./roundtrip.js";
 import { BACKENDS, startServer, type TestServer } from "./server.js";
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
@@ -34,8 +32,7 @@ function saveRequest(runId: string) {
     // Keys whose UTF-8 order differs from JavaScript's: the server must agree with the client.
     metadata: { "\u{1F600}": "grinning", "\uFF61": "halfwidth stop", agent: "demo" },
   };
-  const checksum = checkpointChecksum(content, MessageChain.over(messages), ToolChain.EMPTY);
-  return { ...content, messages, checksum };
+  return withChecksum(content, messages);
 }
 
 for (const backend of BACKENDS) {
@@ -57,14 +54,10 @@ for (const backend of BACKENDS) {
       const saved = await client.save(request);
       assert.equal(saved.checksum, request.checksum);
 
-      const loaded = await client.loadLatest({ runId: "ts-roundtrip" });
+      const loaded = await loadVerified(client, "ts-roundtrip", request.checksum);
       const checkpoint = loaded.checkpoint;
-      assert.ok(checkpoint, "LoadLatest returned no checkpoint");
       assert.equal(checkpoint.step, 3n);
-      assert.equal(checkpoint.checksum, request.checksum);
       assert.equal(checkpoint.messages.length, 2);
-      const verified = verifyCheckpoint(checkpoint, loaded.toolResults, loaded.toolIntents);
-      assert.ok(verified.valid, verified.problem);
 
       checkpoint.state = utf8('{"counter":4}');
       assert.equal(verifyCheckpoint(checkpoint, loaded.toolResults, loaded.toolIntents).valid, false);

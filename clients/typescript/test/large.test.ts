@@ -11,13 +11,10 @@ import { after, before, describe, test } from "node:test";
 import {
   DEFAULT_READ_MAX_BYTES,
   DEFAULT_WRITE_MAX_BYTES,
-  MessageChain,
-  ToolChain,
-  checkpointChecksum,
   createCheckpointClient,
-  verifyCheckpoint,
   type CheckpointClient,
 } from "../src/index.js";
+import { loadVerified, withChecksum } from "./roundtrip.js";
 import { BACKENDS, startServer, type TestServer } from "./server.js";
 
 const STATE_BYTES = 6 * 1024 * 1024 + 123;
@@ -47,17 +44,12 @@ for (const backend of BACKENDS) {
       const state = new Uint8Array(randomBytes(STATE_BYTES));
       const messages = [{ role: "user", content: new TextEncoder().encode('{"content":"big"}') }];
       const content = { runId: "ts-large", step: 1n, contentType: "application/octet-stream", state, metadata: {} };
-      const checksum = checkpointChecksum(content, MessageChain.over(messages), ToolChain.EMPTY);
-      assert.equal((await client.save({ ...content, messages, checksum })).checksum, checksum);
+      const request = withChecksum(content, messages);
+      assert.equal((await client.save(request)).checksum, request.checksum);
 
-      const loaded = await client.loadLatest({ runId: "ts-large" });
-      const checkpoint = loaded.checkpoint;
-      assert.ok(checkpoint, "LoadLatest returned no checkpoint");
+      const { checkpoint } = await loadVerified(client, "ts-large", request.checksum);
       assert.equal(checkpoint.state.length, STATE_BYTES);
       assert.ok(Buffer.from(checkpoint.state).equals(Buffer.from(state)), "the state came back different");
-      assert.equal(checkpoint.checksum, checksum);
-      const verified = verifyCheckpoint(checkpoint, loaded.toolResults, loaded.toolIntents);
-      assert.ok(verified.valid, verified.problem);
     });
   });
 }

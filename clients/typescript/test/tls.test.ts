@@ -12,15 +12,12 @@ import { after, before, describe, test } from "node:test";
 import {
   Code,
   CheckpointdError,
-  MessageChain,
-  ToolChain,
-  checkpointChecksum,
   createCheckpointClient,
-  verifyCheckpoint,
   type CheckpointClient,
   type CheckpointdTlsOptions,
 } from "../src/index.js";
 import { makeCerts, type TestCerts } from "./certs.js";
+import { loadVerified, withChecksum } from "./roundtrip.js";
 import { startServer, type TestServer } from "./server.js";
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
@@ -28,13 +25,9 @@ const utf8 = (text: string) => new TextEncoder().encode(text);
 async function roundTrip(client: CheckpointClient, runId: string): Promise<void> {
   const messages = [{ role: "user", content: utf8('{"content":"over tls"}') }];
   const content = { runId, step: 1n, contentType: "application/json", state: utf8('{"tls":true}'), metadata: {} };
-  const checksum = checkpointChecksum(content, MessageChain.over(messages), ToolChain.EMPTY);
-  assert.equal((await client.save({ ...content, messages, checksum })).checksum, checksum);
-  const loaded = await client.loadLatest({ runId });
-  assert.ok(loaded.checkpoint, "LoadLatest returned no checkpoint");
-  assert.equal(loaded.checkpoint.checksum, checksum);
-  const verified = verifyCheckpoint(loaded.checkpoint, loaded.toolResults, loaded.toolIntents);
-  assert.ok(verified.valid, verified.problem);
+  const request = withChecksum(content, messages);
+  assert.equal((await client.save(request)).checksum, request.checksum);
+  await loadVerified(client, runId, request.checksum);
 }
 
 /** The call fails UNAVAILABLE with a message naming the certificate problem. */
