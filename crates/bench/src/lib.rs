@@ -1,7 +1,8 @@
 //! `checkpointd-bench`: Save and LoadLatest measured side by side with raw SQL and against the
 //! floor (one gRPC hop plus one SQL statement), then the task queue: claim-to-complete
 //! throughput, and recovery from a SIGKILLed worker; the cache and what identity costs; then
-//! scaling: tracing overhead, history length (with the prefix held) and long conversations. The
+//! scaling: tracing overhead, history length (with the prefix held) and long conversations; and, on
+//! request, what each language's client adds over the Rust one. The
 //! run ends with one line per performance target of issue 20.
 //!
 //! Every contender runs in this process against the same Postgres: raw tokio-postgres
@@ -23,6 +24,7 @@ mod floor;
 mod held_prefix;
 mod history;
 mod identity;
+mod languages;
 mod overhead;
 mod payload;
 mod queue;
@@ -76,6 +78,9 @@ pub enum Scenario {
     History,
     /// Bytes and latency per Save along a 1,000-message conversation.
     Conversation,
+    /// Save and LoadLatest p50 of the Rust, Python and TypeScript clients against one server
+    /// (not in the default set: it needs the Python package and the TypeScript test build).
+    Languages,
 }
 
 /// Flags of `checkpointd-bench`.
@@ -152,6 +157,12 @@ pub struct BenchArgs {
     /// Conversation scenario: conversations of 1,000 messages [default: 3, or 1 with --quick].
     #[arg(long)]
     pub conversations: Option<usize>,
+    /// Languages scenario: the Python interpreter, which must import the `checkpointd` package.
+    #[arg(long, default_value = "python3")]
+    pub python: String,
+    /// Languages scenario: the Node.js executable.
+    #[arg(long, default_value = "node")]
+    pub node: String,
     /// The `checkpointd` binary the recovery and tracing scenarios run [default: `checkpointd`
     /// in the directory of this executable].
     #[arg(long, env = "CHECKPOINTD_BIN")]
@@ -305,6 +316,17 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
                         &mut targets,
                     );
                 }),
+            Scenario::Languages => {
+                let effort = languages::LanguagesEffort {
+                    iterations: effort.iterations,
+                    rounds: effort.rounds * 2,
+                    warmup: effort.warmup * 10,
+                };
+                let external = languages::ExternalClient::in_repository(&args.python, &args.node);
+                languages::run_languages(&schemas, &options, &external, effort)
+                    .await
+                    .map(|results| languages::print(&results, effort))
+            }
             Scenario::Conversation => {
                 scaling::run_conversation(&schemas, &scratch, &options, scaling_effort)
                     .await
