@@ -7,12 +7,13 @@
 import { readFileSync } from "node:fs";
 
 import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport, type GrpcTransportOptions } from "@connectrpc/connect-node";
+import type { GrpcTransportOptions } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 
 import { CheckpointService } from "./gen/checkpoint/v1/checkpoint_pb.js";
 import { TaskService } from "./gen/checkpoint/v1/task_pb.js";
 import { CheckpointdError } from "./errors.js";
+import { createFastGrpcTransport } from "./transport.js";
 
 /** The deadline of a call that names none, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -145,7 +146,7 @@ function sessionOptions(options: CheckpointdClientOptions): GrpcTransportOptions
 /** One gRPC transport (one HTTP/2 connection) that several service clients may share. */
 export function createCheckpointdTransport(options: CheckpointdClientOptions): Transport {
   const nodeOptions = sessionOptions(options);
-  return createGrpcTransport({
+  return createFastGrpcTransport({
     baseUrl: options.baseUrl,
     defaultTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     readMaxBytes: options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
