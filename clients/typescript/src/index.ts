@@ -11,3 +11,6 @@ export * from "./verify.js";
 export * from "./gen/checkpoint/v1/checkpoint_pb.js";
 export * from "./gen/checkpoint/v1/task_pb.js";
 export { type ErrorInfo, ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
+export * from "./worker.js";
+export { parseDuration } from "./worker/duration.js";
+export { loadAgent, parseAgentSpec, type LoadedAgent } from "./worker/load.js";
