@@ -34,6 +34,8 @@ export interface ServerOptions {
 export interface TestServer {
   baseUrl: string;
   backend: Backend;
+  /** The `--database` URL the server runs on, for tests that damage stored data directly. */
+  database: string;
   /** Everything the server wrote to stderr and stdout, for a failing test's message. */
   output(): string;
   stop(): Promise<void>;
@@ -114,6 +116,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const server: TestServer = {
     baseUrl: `${options.tls === undefined ? "http" : "https"}://127.0.0.1:${port}`,
     backend,
+    database,
     output: () => output,
     async stop() {
       child.kill("SIGTERM");
