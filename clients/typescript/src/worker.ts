@@ -49,7 +49,8 @@ export type TaskEnd =
   | "failed_transient"
   | "lease_lost"
   | "report_failed"
-  | string;
+  // An operator moved the task meanwhile: the refusal's reason in lower case, e.g. `task_state`.
+  | (string & {});
 
 export interface WorkerReport {
   ends: Array<{ taskId: string; end: TaskEnd }>;

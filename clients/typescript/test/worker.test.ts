@@ -2,8 +2,9 @@
  * The queue worker (`checkpointd-worker`) as real processes against a real server on SQLite and
  * Postgres: a task completed; a worker SIGKILLed mid-task and its task finished by a second
  * worker after the lease, from the latest checkpoint with no tool run twice; a frozen worker
- * that lost its lease writes nothing; SIGTERM drains; fatal versus transient errors; human
- * approval and rejection through the operator CLI; an in-doubt email settled by its policy.
+ * that lost its lease writes nothing; SIGTERM drains; fatal versus transient errors (and a dead
+ * letter once the attempts are used up); human approval and rejection through the operator CLI;
+ * an in-doubt email settled by its policy.
  */
 
 import assert from "node:assert/strict";
@@ -157,6 +158,17 @@ for (const backend of BACKENDS) {
       // The first life and two resurrections reached step 3; the journal kept its lookup single.
       assert.equal(countLines(join(dir, "attempts.log")).get("step 3"), 3);
       assert.equal(countLines(join(dir, "tools.log")).get("lookup@3"), 1);
+    });
+
+    test("a transient error on the task's last attempt, past the resurrection budget, makes it a dead letter", async () => {
+      setUp("worker-dead");
+      const input = new TextEncoder().encode("{}");
+      const taskId = (await tasks.enqueue({ runId: "ts-worker-dead", input, retryPolicy: { maxAttempts: 1 } })).task!.taskId;
+      const out = await worker(["--exit-after", "1", "--max-resurrections", "0"], { AGENT_TRANSIENT_AT: "2" }).finish();
+      const dead = await task(taskId);
+      assert.equal(dead.state, TaskState.DEAD, out);
+      assert.equal(dead.lastErrorClass, ErrorClass.TRANSIENT);
+      assert.equal(countLines(join(dir, "attempts.log")).get("step 2"), 1);
     });
 
     for (const [verb, by, approvedBy] of [["approve", "alice", "alice"], ["reject", "carol", null]] as const) {
