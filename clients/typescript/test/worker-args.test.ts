@@ -26,12 +26,13 @@ test("an agent spec is MODULE[:EXPORT], the export being default when omitted", 
   assert.throws(() => parseAgentSpec(":agent"), /expected MODULE\[:EXPORT\]/);
 });
 
-test("an agent module's step function is loaded, and a missing export is named", async () => {
+test("an agent module's step function is loaded; a missing module or export is named", async () => {
   const loaded = await loadAgent(`${FIXTURE_AGENT}:agent`);
   assert.equal(typeof loaded.step, "function");
   assert.equal(loaded.initialState, undefined);
   await assert.rejects(loadAgent(`${FIXTURE_AGENT}:nope`), /has no export nope/);
   await assert.rejects(loadAgent(`${FIXTURE_AGENT}`), /has no export default/);
+  await assert.rejects(loadAgent("./no-such-agent.mjs:agent"), /cannot import the agent module \.\/no-such-agent\.mjs/);
 });
 
 test("the flags fill the worker's options, and a bad value is refused naming its flag", () => {

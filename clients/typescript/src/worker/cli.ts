@@ -27,7 +27,14 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const { step, initialState } = await loadAgent<AgentFn, (task: unknown) => State>(args.agent);
+  let loaded;
+  try {
+    loaded = await loadAgent<AgentFn, (task: unknown) => State>(args.agent);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    return 2;
+  }
+  const { step, initialState } = loaded;
   const transport = createCheckpointdTransport(args.client);
   const store = new CheckpointStore({ backend: withSaveSpans(createCheckpointClient(args.client, transport)) });
   const worker = new Worker(step, createTaskClient(args.client, transport), store, {

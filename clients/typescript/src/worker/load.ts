@@ -34,7 +34,14 @@ export async function loadAgent<Step extends (...args: never[]) => unknown, Init
   spec: string,
 ): Promise<LoadedAgent<Step, Initial>> {
   const { module, exportPath } = parseAgentSpec(spec);
-  let target: unknown = await import(importTarget(module));
+  let target: unknown;
+  try {
+    target = await import(importTarget(module));
+  } catch (error) {
+    throw new Error(`checkpointd-worker: cannot import the agent module ${module}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
   for (const part of exportPath) {
     if (target === null || (typeof target !== "object" && typeof target !== "function") || !(part in target)) {
       throw new Error(`checkpointd-worker: ${module} has no export ${exportPath.join(".")} (from ${spec})`);
