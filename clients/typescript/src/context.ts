@@ -96,6 +96,7 @@ export class StepContext {
    * call of `name` in the step.
    */
   async callTool<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+    this.signal.throwIfAborted();
     const callId = this.nextCallId(name);
     const replayed = this.replay(callId);
     if (replayed !== undefined) return replayed.value as T;
@@ -109,6 +110,7 @@ export class StepContext {
    * doubt by a crash is settled by `policy` (`retry_with_key` unless given).
    */
   async callSideEffect<T>(name: string, fn: (idempotencyKey: string) => T | Promise<T>, policy: InDoubtPolicy = "retry_with_key"): Promise<T> {
+    this.signal.throwIfAborted();
     const callId = this.nextCallId(name);
     const replayed = this.replay(callId);
     if (replayed !== undefined) return replayed.value as T;

@@ -9,6 +9,7 @@
  * corrupt checkpoints skipped, or a restart from scratch, are logged loudly.
  */
 
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 
 import { MessageChain, ToolChain, checkpointChecksum } from "./checksum.js";
@@ -17,6 +18,8 @@ import { Code, CheckpointdError } from "./errors.js";
 import type * as pb from "./gen/checkpoint/v1/checkpoint_pb.js";
 import { MemoryBackend, refused } from "./memory.js";
 import { loadAtStepWhole, loadLatestWhole, resumeWhole } from "./pages.js";
+
+const tracer = trace.getTracer("checkpointd");
 
 /** The content type of the state this interface writes: a JSON object. */
 export const CONTENT_TYPE = "application/json";
@@ -403,17 +406,29 @@ export class CheckpointStore {
             chain,
             run.tools,
           );
+    // One client span per save (a no-op unless the application registered an OpenTelemetry SDK).
+    const attributes = { "checkpoint.run_id": input.runId, "checkpoint.step": input.stepNumber, "checkpoint.bytes": state.length };
     const started = performance.now();
-    const reply = await this.backend.save({
-      runId: input.runId,
-      step: BigInt(input.stepNumber),
-      contentType: CONTENT_TYPE,
-      state,
-      messages: fresh,
-      messageOffset: BigInt(run.messages.length),
-      metadata,
-      epoch: run.epoch,
-      ...(checksum === undefined ? {} : { checksum }),
+    const reply = await tracer.startActiveSpan("checkpoint.save", { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      try {
+        return await this.backend.save({
+          runId: input.runId,
+          step: BigInt(input.stepNumber),
+          contentType: CONTENT_TYPE,
+          state,
+          messages: fresh,
+          messageOffset: BigInt(run.messages.length),
+          metadata,
+          epoch: run.epoch,
+          ...(checksum === undefined ? {} : { checksum }),
+        });
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        throw error;
+      } finally {
+        span.setAttribute("checkpoint.save.latency_ms", performance.now() - started);
+        span.end();
+      }
     });
     this.stats.latenciesMs.push(performance.now() - started);
     this.stats.sizes.push(state.length);
