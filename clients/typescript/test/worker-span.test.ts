@@ -1,8 +1,9 @@
 /**
  * An OpenTelemetry span per save: the worker, run in this process against a real server on
- * SQLite and Postgres, records one `checkpoint.save` span per checkpoint it wrote, with the run,
- * step, size and latency, on whatever tracer provider the host registered through
- * `@opentelemetry/api` (here a tiny recording one written for the test: the package has no SDK).
+ * SQLite and Postgres, records exactly one `checkpoint.save` span per checkpoint it wrote (the
+ * store's), with the run, step, size and latency, on whatever tracer provider the host
+ * registered through `@opentelemetry/api` (here a tiny recording one written for the test: the
+ * package has no SDK).
  */
 
 import assert from "node:assert/strict";
@@ -23,7 +24,6 @@ import {
 } from "@opentelemetry/api";
 
 import { CheckpointStore, Worker, createCheckpointClient, createTaskClient } from "../src/index.js";
-import { withSaveSpans } from "../src/worker/tracing.js";
 import { BACKENDS, startServer, type TestServer } from "./server.js";
 import { FIXTURE_AGENT, agentDir } from "./worker-harness.js";
 
@@ -115,7 +115,7 @@ for (const backend of BACKENDS) {
         const checkpoints = createCheckpointClient(options);
         await tasks.enqueue({ runId: `ts-span-${backend}`, input: new TextEncoder().encode("{}") });
         const { agent } = (await import(FIXTURE_AGENT)) as { agent: ConstructorParameters<typeof Worker>[0] };
-        const store = new CheckpointStore({ backend: withSaveSpans(checkpoints) });
+        const store = new CheckpointStore({ backend: checkpoints });
         tracer.spans.length = 0;
         const report = await new Worker(agent, tasks, store, { exitAfter: 1, pollIntervalMs: 50 }).run();
         assert.deepEqual(report.ends.map((e) => e.end), ["completed"]);

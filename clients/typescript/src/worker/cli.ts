@@ -13,7 +13,6 @@ import { Worker } from "../worker.js";
 import { USAGE, parseWorkerArgs } from "./args.js";
 import { event } from "./events.js";
 import { loadAgent } from "./load.js";
-import { withSaveSpans } from "./tracing.js";
 
 async function main(argv: string[]): Promise<number> {
   let args;
@@ -36,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const { step, initialState } = loaded;
   const transport = createCheckpointdTransport(args.client);
-  const store = new CheckpointStore({ backend: withSaveSpans(createCheckpointClient(args.client, transport)) });
+  const store = new CheckpointStore({ backend: createCheckpointClient(args.client, transport) });
   const worker = new Worker(step, createTaskClient(args.client, transport), store, {
     ...args.worker,
     ...(initialState === undefined ? {} : { initialState }),
