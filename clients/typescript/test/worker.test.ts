@@ -2,9 +2,9 @@
  * The queue worker (`checkpointd-worker`) as real processes against a real server on SQLite and
  * Postgres: a task completed; a worker SIGKILLed mid-task and its task finished by a second
  * worker after the lease, from the latest checkpoint with no tool run twice; a frozen worker
- * that lost its lease writes nothing; SIGTERM drains; fatal versus transient errors (and a dead
- * letter once the attempts are used up); human approval and rejection through the operator CLI;
- * an in-doubt email settled by its policy.
+ * that lost its lease writes nothing, nor one whose task an operator cancelled; SIGTERM drains;
+ * fatal versus transient errors (and a dead letter once the attempts are used up); human
+ * approval and rejection through the operator CLI; an in-doubt email settled by its policy.
  */
 
 import assert from "node:assert/strict";
@@ -113,6 +113,19 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await task(taskId), completed);
       assert.deepEqual((await checkpoints.listCheckpoints({ runId: "ts-worker-zombie" })).checkpoints, saved);
       assert.deepEqual(countLines(join(dir, "tools.log")), LOOKUPS_ONCE);
+    });
+
+    test("an operator's cancel stops the running step at the next heartbeat, nothing more written", async () => {
+      setUp("worker-cancel");
+      const taskId = await enqueue("ts-worker-cancel");
+      const running = worker(["--lease", "3s", "--exit-after", "1"], { AGENT_HANG_AT: "4" });
+      await waitHanging(running, dir, "step 4");
+      cli(server, tenant, "tasks", "cancel", taskId);
+      const out = await running.finish(30_000);
+      assert.equal((await task(taskId)).state, TaskState.CANCELLED);
+      // The hung step was abandoned, not checkpointed: step 3 stays the latest.
+      assert.equal((await checkpoints.loadLatest({ runId: "ts-worker-cancel" })).checkpoint?.step, 3n);
+      assert.match(out, /end=lease_lost/);
     });
 
     test("SIGTERM drains: the hung step is abandoned at the deadline, the run checkpointed and the task released", async () => {
