@@ -6,7 +6,7 @@
  * and verified on every read (a corrupt checkpoint is quarantined and skipped; when all are,
  * Resume restarts from scratch), fencing epochs, idempotent saves and tool results, the message
  * log with offsets, the tool journal with intents and calls in doubt. No tenants, auth, size
- * limits, retention, labels or paging (every answer is whole).
+ * limits, retention, labels, journal scopes or paging (every answer is whole, with the whole journal).
  *
  * Several stores may share one backend, as several processes share one server.
  * `corruptState` and `corruptToolResult` damage stored data the way a bad disk would.
