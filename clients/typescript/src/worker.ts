@@ -214,7 +214,8 @@ export class Worker {
           });
           return fatal ? "failed_fatal" : "failed_transient";
         }
-        default:
+        case "lease_lost":
+          // Another worker owns the run now: nothing is reported, the new owner settles the task.
           return "lease_lost";
       }
     } catch (error) {
