@@ -19,3 +19,6 @@ export * from "./recovery.js";
 export { RESULT_KEY, type RunStats } from "./session.js";
 export * from "./store.js";
 export * from "./strategy.js";
+export * from "./worker.js";
+export { parseDuration } from "./worker/duration.js";
+export { loadAgent, parseAgentSpec, type LoadedAgent } from "./worker/load.js";
