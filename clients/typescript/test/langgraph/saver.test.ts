@@ -15,7 +15,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { emptyCheckpoint, uuid6, type Checkpoint, type CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 
 import { CheckpointdError, Code, createCheckpointClient, type CheckpointClient } from "../../src/index.js";
-import { CheckpointdSaver, CorruptCheckpoints, FALLBACK_KEY, runId, type SaverLogger } from "../../src/langgraph/index.js";
+import { CheckpointdSaver, CorruptCheckpoints, FALLBACK_KEY, runId, ThreadTakenOver, type SaverLogger } from "../../src/langgraph/index.js";
 import { BACKENDS, startServer, type Backend, type TestServer } from "../server.js";
 
 /** Runs SQL on the server's own database, found in the line the server logs when it starts. */
@@ -182,6 +182,22 @@ for (const backend of BACKENDS) {
       assert.equal((await client.getRun({ runId: run })).run?.messageCount, 3n);
       const back = await saverOf().getTuple({ configurable: { thread_id: "chat" } });
       assert.deepEqual((back?.checkpoint.channel_values["messages"] as HumanMessage[]).map((m) => m.id), ["m1", "m3"]);
+    });
+
+    test("exclusive: a saver superseded by another exclusive one is refused; a shared one adopts the epoch", async () => {
+      const first = new CheckpointdSaver({ baseUrl: server.baseUrl, tenant, exclusive: true });
+      const shared = saverOf();
+      const [a, b, c, d] = [checkpoint({ n: 0 }), checkpoint({ n: 1 }), checkpoint({ n: 2 }), checkpoint({ n: 3 })];
+      const root = { configurable: { thread_id: "owned", checkpoint_ns: "" } };
+      const childOf = (id: string) => ({ configurable: { thread_id: "owned", checkpoint_ns: "", checkpoint_id: id } });
+      await first.put(root, a, meta(0), a.channel_versions);
+      await shared.put(childOf(a.id), b, meta(1), b.channel_versions);
+      const second = new CheckpointdSaver({ baseUrl: server.baseUrl, tenant, exclusive: true });
+      await second.put(childOf(b.id), c, meta(2), c.channel_versions);
+      await assert.rejects(first.put(childOf(c.id), d, meta(3), d.channel_versions), (error: unknown) => error instanceof ThreadTakenOver);
+      // LangGraph's default: any process may write a thread in turn, adopting the new epoch.
+      await shared.put(childOf(c.id), d, meta(3), d.channel_versions);
+      assert.equal((await saverOf().getTuple(root))?.checkpoint.id, d.id);
     });
 
     test("deleteThread removes every namespace; prune keeps the newest checkpoint", async () => {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { encodeToolResult, encodeWrite, filterable, parseRunId, runId, toolCallId, writeCallId, type ToolCallKind } from "../../src/langgraph/index.js";
+import { canonicalJson, encodeToolResult, encodeWrite, filterable, parseRunId, runId, toolCallId, writeCallId, type ToolCallKind } from "../../src/langgraph/index.js";
 import { readVectors } from "../repo.js";
 
 interface Vectors {
@@ -68,5 +68,23 @@ describe("langgraph_v1 vectors", () => {
     for (const v of VECTORS.metadata) {
       assert.deepEqual(filterable(v.key, v.value) ?? null, v.expected, `metadata ${JSON.stringify(v.key)}`);
     }
+  });
+
+  test("canonical JSON is Python's json.dumps(sort_keys, compact separators, ensure_ascii), byte for byte", () => {
+    // Expected values printed by CPython 3 json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=True).
+    const cases: Array<[unknown, string | undefined]> = [
+      [{ "\u{1F600}": 1, "\uFF61": 2, "a\u007f": [0.1, 1e-5, 1.5e16, -2.5, true, null] },
+        '{"a\\u007f":[0.1,1e-05,1.5e+16,-2.5,true,null],"\\uff61":2,"\\ud83d\\ude00":1}'],
+      ['tab\tquote"back\\\\ é 😀', '"tab\\tquote\\"back\\\\\\\\ \\u00e9 \\ud83d\\ude00"'],
+      [123456789012, "123456789012"],
+      [1e300, "1e+300"],
+      // Not exactly representable in JSON: stays in the envelope.
+      [Number.NaN, undefined],
+      [-0, undefined],
+      [{ a: undefined }, undefined],
+      [new Date(0), undefined],
+      [10n, undefined],
+    ];
+    for (const [value, expected] of cases) assert.equal(canonicalJson(value), expected, String(value));
   });
 });
