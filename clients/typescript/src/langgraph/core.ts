@@ -24,6 +24,12 @@ export interface Core {
   exclusive: boolean;
   logger: SaverLogger;
   runs: RunCache;
+  /**
+   * A server without `RecordToolResults` and `SaveRequest.tool_count` (learnt from its
+   * UNIMPLEMENTED answer): journal writes then go one by one, and wait for the run's saves,
+   * since such a server checksums a save over the whole journal at save time.
+   */
+  legacyJournal: boolean;
 }
 
 /** (thread id, namespace) of a LangGraph config's `configurable`. */

@@ -85,6 +85,7 @@ export class CheckpointdSaver extends BaseCheckpointSaver {
       exclusive: this.exclusive,
       logger: logger ?? console,
       runs: new RunCache(),
+      legacyJournal: false,
     };
   }
 

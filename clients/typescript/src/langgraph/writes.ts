@@ -138,7 +138,7 @@ async function save(core: Core, state: RunState, ns: string, checkpoint: Checkpo
       epoch: state.ownedEpoch ?? state.epoch,
       checksum,
       label: checkpoint.id,
-      toolCount: BigInt(tools.length), // the journal prefix the checksum covers
+      ...(core.legacyJournal ? {} : { toolCount: BigInt(tools.length) }), // the journal prefix the checksum covers
     });
   } catch (error) {
     if (!(error instanceof CheckpointdError)) throw error;
@@ -247,7 +247,9 @@ export async function putWrites(core: Core, configurable: Configurable, writes: 
     state.hold(checkpointId, held);
     return;
   }
-  await recordWrites(core, state, checkpointId, step, held);
+  const known = step;
+  const record = () => recordWrites(core, state, checkpointId, known, held);
+  await (core.legacyJournal ? state.gate.hold(record) : record());
 }
 
 /** Records the writes that arrived before this checkpoint's put landed (gate held). */
@@ -259,7 +261,10 @@ async function recordHeld(core: Core, state: RunState, checkpointId: string): Pr
   await recordWrites(core, state, checkpointId, step, held);
 }
 
-/** Journals a task's pending writes in one `RecordToolResults` call (one transaction). */
+/**
+ * Journals a task's pending writes in one `RecordToolResults` call (one transaction); one call
+ * per write on a server without it (`Core.legacyJournal`).
+ */
 export async function recordWrites(core: Core, state: RunState, checkpointId: string, step: bigint, writes: HeldWrite[]): Promise<void> {
   const results = writes.map((w) => ({
     // Special channels (idx < 0) are journalled anew each time; the newest one wins on read.
@@ -269,6 +274,18 @@ export async function recordWrites(core: Core, state: RunState, checkpointId: st
     output: encodeWrite(w.taskId, w.taskPath, w.idx, w.type, w.value),
     isError: w.channel === ERROR,
   }));
-  const response = await fenced(core.client, state, (epoch) => core.client.recordToolResults({ runId: state.runId, epoch, results }));
-  for (const recorded of response.results) if (recorded.result !== undefined) state.learn(ofResult(recorded.result));
+  if (!core.legacyJournal) {
+    try {
+      const response = await fenced(core.client, state, (epoch) => core.client.recordToolResults({ runId: state.runId, epoch, results }));
+      for (const recorded of response.results) if (recorded.result !== undefined) state.learn(ofResult(recorded.result));
+      return;
+    } catch (error) {
+      if (!isCode(error, Code.Unimplemented)) throw error;
+      core.legacyJournal = true;
+    }
+  }
+  for (const result of results) {
+    const recorded = await fenced(core.client, state, (epoch) => core.client.recordToolResult({ runId: state.runId, epoch, ...result }));
+    if (recorded.result !== undefined) state.learn(ofResult(recorded.result));
+  }
 }

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 
+import { ConnectError } from "@connectrpc/connect";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { emptyCheckpoint, uuid6, type Checkpoint, type CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 
@@ -198,6 +199,31 @@ for (const backend of BACKENDS) {
       // LangGraph's default: any process may write a thread in turn, adopting the new epoch.
       await shared.put(childOf(c.id), d, meta(3), d.channel_versions);
       assert.equal((await saverOf().getTuple(root))?.checkpoint.id, d.id);
+    });
+
+    test("with a server without RecordToolResults, writes go one by one and saves checksum the whole journal", async () => {
+      let single = 0;
+      let refused = false;
+      const legacy: CheckpointClient = {
+        ...client,
+        recordToolResults: () => {
+          refused = true;
+          return Promise.reject(new CheckpointdError(new ConnectError("not here", Code.Unimplemented)));
+        },
+        recordToolResult: (request) => (single++, client.recordToolResult(request)),
+        save: (request) => {
+          // Once the saver learnt what the server lacks, it sends no tool_count.
+          if (refused) assert.equal(request.toolCount, undefined, "such a server knows no tool_count");
+          return client.save(request);
+        },
+      };
+      const saver = new CheckpointdSaver({ client: legacy });
+      const [a, b] = [checkpoint({ n: 0 }), checkpoint({ n: 1 })];
+      const first = await saver.put({ configurable: { thread_id: "legacy", checkpoint_ns: "" } }, a, meta(0), a.channel_versions);
+      await saver.putWrites(first, [["n", 1], ["n", 2]], "task-1");
+      await saver.put(first, b, meta(1), b.channel_versions);
+      assert.equal(single, 2);
+      assert.deepEqual((await saverOf().getTuple(first))?.pendingWrites, [["task-1", "n", 1], ["task-1", "n", 2]]);
     });
 
     test("deleteThread removes every namespace; prune keeps the newest checkpoint", async () => {
