@@ -48,10 +48,10 @@ function storedValues(checkpoint: Checkpoint, newVersions: ChannelVersions, pare
 }
 
 export async function put(core: Core, configurable: Configurable, checkpoint: Checkpoint, metadata: Record<string, unknown>, newVersions: ChannelVersions): Promise<void> {
-  const { ns } = address(configurable);
+  const { threadId, ns } = address(configurable);
   const parent = configurable?.["checkpoint_id"];
   const parentId = typeof parent === "string" && parent !== "" ? parent : undefined;
-  const state = core.runs.get(runId(address(configurable).threadId, ns));
+  const state = core.runs.get(runId(threadId, ns));
   // The caller's loop goes on while this put waits for the gate: keep the values it gave.
   const snapshot: Checkpoint = { ...copyCheckpoint(checkpoint), channel_values: storedValues(checkpoint, newVersions, parentId) };
   await state.gate.hold(() => putHeld(core, state, ns, snapshot, { ...metadata }, parentId));
