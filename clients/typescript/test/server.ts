@@ -34,6 +34,8 @@ export interface ServerOptions {
 export interface TestServer {
   baseUrl: string;
   backend: Backend;
+  /** The `--database` URL it serves, for tests that reach the store directly. */
+  database: string;
   /** Everything the server wrote to stderr and stdout, for a failing test's message. */
   output(): string;
   stop(): Promise<void>;
@@ -114,6 +116,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const server: TestServer = {
     baseUrl: `${options.tls === undefined ? "http" : "https"}://127.0.0.1:${port}`,
     backend,
+    database,
     output: () => output,
     async stop() {
       child.kill("SIGTERM");
@@ -124,7 +127,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       schema?.drop();
     },
   };
-  // Ready when a call reaches the service: an unknown run answers NOT_FOUND, not UNAVAILABLE.
+  // Ready when a call reaches the service: an unknown run answers NOT_FOUND (UNAUTHENTICATED
+  // with --auth on), not UNAVAILABLE.
   const probe = createCheckpointClient({
     baseUrl: server.baseUrl,
     timeoutMs: 1_000,
@@ -140,7 +144,9 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       await probe.getRun({ runId: "readiness-probe" });
       return server;
     } catch (error) {
-      if (error instanceof CheckpointdError && error.code === Code.NotFound) return server;
+      if (error instanceof CheckpointdError && (error.code === Code.NotFound || error.code === Code.Unauthenticated)) {
+        return server;
+      }
       if (Date.now() > deadline) {
         await server.stop();
         throw new Error(`checkpointd did not answer within 30 s (${String(error)}):\n${output}`);
