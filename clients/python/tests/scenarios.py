@@ -132,7 +132,9 @@ class RunView:
     messages: list[tuple[str, bytes]] = field(default_factory=list)
     journal: dict[int, Any] = field(default_factory=dict)
 
-    def chains(self, offset: int, new: list[tuple[str, bytes]], tool_count: int | None) -> tuple:
+    def chains(
+        self, offset: int, new: list[tuple[str, bytes]], tool_count: int | None
+    ) -> tuple[MessageChain, ToolChain]:
         messages = MessageChain().extend(self.messages[:offset] + new)
         return messages, tool_chain(list(self.journal.values()), tool_count)
 
@@ -272,7 +274,21 @@ class Runner:
             self.view(request.run_id).restored(response)
 
     def step_corrupt(self, step: dict[str, Any]) -> None:
-        self.server.database.corrupt_state(step["corrupt"]["runId"], int(step["corrupt"]["step"]))
+        """Damages a stored checkpoint's state (`step`) or a journalled result's output (`callId`)."""
+        target = step["corrupt"]
+        run_id = target["runId"]
+        assert re.fullmatch(r"[\w/-]+", run_id + target.get("callId", "")), "corrupt takes plain ids"
+        if "step" in target:
+            self.server.database.corrupt_state(run_id, int(target["step"]))
+            return
+        if self.server.database.kind == "sqlite":
+            flip, not_intent = "output = CAST(X'00' || substr(output, 2) AS BLOB)", "intent = 0"
+        else:
+            flip, not_intent = "output = set_byte(output, 0, 0)", "NOT intent"
+        self.server.database.execute(
+            f"UPDATE tool_results SET {flip} WHERE run_id = '{run_id}' "
+            f"AND call_id = '{target['callId']}' AND {not_intent}"
+        )
 
     def step_cli(self, step: dict[str, Any]) -> None:
         args = [scalar(a) for a in self.substitute(step["cli"])]

@@ -24,11 +24,14 @@ import {
   idempotencyKey,
   verifyCheckpoint,
   type Checkpoint,
+  type CheckpointClient,
+  type CheckpointdClientOptions,
   type LoadLatestResponse,
   type RecordToolIntentResponse,
   type RecordToolResultResponse,
   type ResumeResponse,
   type SaveRequest,
+  type TaskClient,
   type ToolIntent,
   type ToolResult,
 } from "../src/index.js";
@@ -52,7 +55,7 @@ export interface Step {
   checksum?: "client" | "wrong" | "upper";
   verify?: boolean;
   bind?: Record<string, string>;
-  corrupt?: { runId: string; step: number };
+  corrupt?: { runId: string; step?: number; callId?: string };
   cli?: string[];
   continue?: { runId: string };
   agent?: string;
@@ -70,7 +73,9 @@ export interface Scenario {
 export function loadScenarios(): Map<string, Scenario> {
   const dir = join(repoRoot(), "tests", "scenarios");
   const names = readdirSync(dir).filter((name) => name.endsWith(".json")).sort();
-  return new Map(names.map((name) => [name.slice(0, -5), JSON.parse(readFileSync(join(dir, name), "utf8")) as Scenario]));
+  return new Map(
+    names.map((name) => [name.slice(0, -5), JSON.parse(readFileSync(join(dir, name), "utf8")) as Scenario]),
+  );
 }
 
 /** The checkpointd binary the test servers run. */
@@ -124,10 +129,12 @@ export function match(expected: Json, actual: Json | undefined, where = ""): voi
   } else if (Array.isArray(expected)) {
     const got = actual ?? [];
     assert.ok(Array.isArray(got), `${where}: expected a list, got ${JSON.stringify(actual)}`);
-    assert.equal(got.length, expected.length, `${where}: expected ${expected.length} items, got ${JSON.stringify(got)}`);
+    const items = `${where}: expected ${expected.length} items, got ${JSON.stringify(got)}`;
+    assert.equal(got.length, expected.length, items);
     expected.forEach((want, index) => match(want, got[index], `${where}[${index}]`));
   } else {
-    assert.equal(scalar(actual), scalar(expected), `${where}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+    const differs = `${where}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
+    assert.equal(scalar(actual), scalar(expected), differs);
   }
 }
 
@@ -167,6 +174,7 @@ function methodOf(name: string): { service: "checkpoints" | "tasks"; method: Des
 export class Runner {
   private readonly vars = new Map<string, Json>();
   private readonly runs = new Map<string, RunView>();
+  private readonly connections = new Map<string, { checkpoints: CheckpointClient; tasks: TaskClient }>();
 
   constructor(
     private readonly server: TestServer,
@@ -218,7 +226,20 @@ export class Runner {
     return view;
   }
 
-  private clientOptions(step: Step) {
+  /** The step's clients of both services on one connection, made once per credential and tenant. */
+  private clients(step: Step): { checkpoints: CheckpointClient; tasks: TaskClient } {
+    const options = this.clientOptions(step);
+    const key = `${options.token ?? ""}\n${options.tenant ?? ""}`;
+    let clients = this.connections.get(key);
+    if (clients === undefined) {
+      const transport = createCheckpointdTransport(options);
+      clients = { checkpoints: createCheckpointClient(options, transport), tasks: createTaskClient(options, transport) };
+      this.connections.set(key, clients);
+    }
+    return clients;
+  }
+
+  private clientOptions(step: Step): CheckpointdClientOptions {
     let token = step.token;
     let tenant = step.tenant;
     if (step.as !== undefined) {
@@ -240,12 +261,9 @@ export class Runner {
     const body = this.substitute(expandBytes(step.request ?? {}));
     const request = fromJson(method.input, body);
     if (step.checksum !== undefined) this.withChecksum(request as SaveRequest, step.checksum);
-    const options = this.clientOptions(step);
-    const transport = createCheckpointdTransport(options);
-    const client = (service === "checkpoints" ? createCheckpointClient(options, transport) : createTaskClient(options, transport)) as unknown as Record<
-      string,
-      (request: unknown) => Promise<unknown>
-    >;
+    const clients = this.clients(step);
+    // Called by the method's name: the request was built from the method's own descriptor.
+    const client = clients[service] as unknown as Record<string, (request: unknown) => Promise<unknown>>;
     const expect: JsonObject = step.expect ?? { ok: {} };
     let response: unknown;
     try {
@@ -309,31 +327,46 @@ export class Runner {
     }
   }
 
-  /** Flips the first byte of a stored checkpoint's state, as a bad disk would. */
+  /**
+   * Damages a stored checkpoint's state (`step`: its first byte flipped, as a bad disk would)
+   * or a journalled result's output (`callId`), straight in the server's database.
+   */
   private corrupt(target: Step): void {
-    const { runId, step } = target.corrupt!;
-    assert.match(runId, /^[\w-]+$/, "corrupt takes a plain run id");
-    if (this.server.database.startsWith("sqlite://")) {
+    const { runId, step, callId } = target.corrupt!;
+    assert.match(`${runId}${callId ?? ""}`, /^[\w/-]+$/, "corrupt takes plain ids");
+    const sqlite = this.server.database.startsWith("sqlite://");
+    let sql: string;
+    if (step !== undefined) {
+      const flip = sqlite
+        ? "state = CAST(CASE WHEN length(state) = 0 THEN X'00' ELSE " +
+          "(CASE WHEN substr(state, 1, 1) = X'00' THEN X'01' ELSE X'00' END) || substr(state, 2) END AS BLOB)"
+        : "state = CASE WHEN length(state) = 0 THEN '\\x00'::bytea " +
+          "ELSE set_byte(state, 0, (get_byte(state, 0) + 1) % 256) END";
+      sql = `UPDATE checkpoints SET ${flip} WHERE run_id = '${runId}' AND step = ${Number(step)}`;
+    } else {
+      const [flip, notIntent] = sqlite
+        ? ["output = CAST(X'00' || substr(output, 2) AS BLOB)", "intent = 0"]
+        : ["output = set_byte(output, 0, 0)", "NOT intent"];
+      sql = `UPDATE tool_results SET ${flip} WHERE run_id = '${runId}' AND call_id = '${callId}' AND ${notIntent}`;
+    }
+    if (sqlite) {
       // Python's bundled sqlite3: the suite needs that Python anyway (the continuation program).
       const script =
-        "import sqlite3, sys\n" +
-        "with sqlite3.connect(sys.argv[1], timeout=10) as db:\n" +
-        "    db.execute(\"UPDATE checkpoints SET state = CAST(CASE WHEN length(state) = 0 THEN X'00' ELSE " +
-        "(CASE WHEN substr(state, 1, 1) = X'00' THEN X'01' ELSE X'00' END) || substr(state, 2) END AS BLOB) " +
-        "WHERE run_id = ? AND step = ?\", (sys.argv[2], int(sys.argv[3])))\n";
-      execFileSync(python(), ["-c", script, this.server.database.slice("sqlite://".length), runId, String(step)]);
-      return;
+        "import sqlite3, sys\nwith sqlite3.connect(sys.argv[1], timeout=10) as db:\n    db.execute(sys.argv[2])\n";
+      execFileSync(python(), ["-c", script, this.server.database.slice("sqlite://".length), sql]);
+    } else {
+      execFileSync("psql", [this.server.database, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql]);
     }
-    const sql =
-      "UPDATE checkpoints SET state = CASE WHEN length(state) = 0 THEN '\\x00'::bytea " +
-      `ELSE set_byte(state, 0, (get_byte(state, 0) + 1) % 256) END WHERE run_id = '${runId}' AND step = ${Number(step)}`;
-    execFileSync("psql", [this.server.database, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql]);
   }
 
   private cli(step: Step): void {
     const args = (this.substitute(step.cli!) as Json[]).map(scalar);
     const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("CHECKPOINTD_")));
-    const done = spawnSync(checkpointdBin(), [...args, "--server", this.server.baseUrl], { encoding: "utf8", env, timeout: 60_000 });
+    const done = spawnSync(checkpointdBin(), [...args, "--server", this.server.baseUrl], {
+      encoding: "utf8",
+      env,
+      timeout: 60_000,
+    });
     const expect: JsonObject = step.expect ?? { exit: 0 };
     assert.equal(done.status, expect["exit"] ?? 0, `exit ${done.status}: ${done.stderr}`);
     for (const stream of ["stdout", "stderr"] as const) {
@@ -347,11 +380,15 @@ export class Runner {
   private continueRun(step: Step): void {
     const script = join(repoRoot(), "clients", "python", "tests", "fixtures", "continue_run.py");
     assert.ok(existsSync(script), `no ${script}`);
-    const done = spawnSync(python(), [script, this.server.baseUrl, step.continue!.runId], { encoding: "utf8", timeout: 120_000 });
+    const done = spawnSync(python(), [script, this.server.baseUrl, step.continue!.runId], {
+      encoding: "utf8",
+      timeout: 120_000,
+    });
     assert.equal(
       done.status,
       0,
-      `the Python continuation failed (${python()}; set CHECKPOINTD_PYTHON to a Python with the checkpointd package): ` +
+      `the Python continuation failed (${python()}; ` +
+        `set CHECKPOINTD_PYTHON to a Python with the checkpointd package): ` +
         `${done.error?.message ?? ""}${done.stderr}`,
     );
     const answer = JSON.parse(done.stdout.trim().split("\n").at(-1)!) as JsonObject;

@@ -18,7 +18,8 @@ const SCENARIOS = loadScenarios();
  * before a scenario that needs it runs here: its `agent` steps.
  */
 const PENDING: Record<string, string> = {
-  "recovery-loop": "needs CheckpointStore/RecoverableAgent (i21-agent) and a TypeScript reference-example and side-effect-agent program",
+  "recovery-loop":
+    "needs CheckpointStore/RecoverableAgent (i21-agent) and TypeScript reference-example and side-effect-agent programs",
 };
 
 /** API keys made on the server's database, by name: token and tenant. */
@@ -27,7 +28,8 @@ function createKeys(server: TestServer, keys: NonNullable<Scenario["server"]>["k
   for (const [name, key] of Object.entries(keys)) {
     const out = execFileSync(
       checkpointdBin(),
-      ["keys", "create", "--database", server.database, "--tenant", key.tenant, "--role", key.role, "--name", name, "--json"],
+      ["keys", "create", "--database", server.database, "--tenant", key.tenant, "--role", key.role]
+        .concat(["--name", name, "--json"]),
       { encoding: "utf8" },
     );
     made.set(name, { token: (JSON.parse(out) as { key: string }).key, tenant: key.tenant });
