@@ -371,10 +371,10 @@ class Runner:
 
 def typescript_fixture(name: str) -> Path:
     """A compiled script of the TypeScript package's test build, compiled here when it is
-    missing or older than its source (the package's dependencies must be installed)."""
-    source = TYPESCRIPT / "test" / "fixtures" / f"{name}.ts"
+    missing or older than any TypeScript source (the package's dependencies must be installed)."""
     built = TYPESCRIPT / "dist-test" / "test" / "fixtures" / f"{name}.js"
-    if built.exists() and built.stat().st_mtime >= source.stat().st_mtime:
+    sources = [*(TYPESCRIPT / "src").rglob("*.ts"), *(TYPESCRIPT / "test").rglob("*.ts")]
+    if built.exists() and built.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
         return built
     tsc = TYPESCRIPT / "node_modules" / ".bin" / "tsc"
     assert tsc.exists(), f"the cross-language scenario needs the TypeScript package: `npm ci` in {TYPESCRIPT}"
