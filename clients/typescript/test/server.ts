@@ -127,7 +127,8 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       schema?.drop();
     },
   };
-  // Ready when a call reaches the service: an unknown run answers NOT_FOUND, not UNAVAILABLE.
+  // Ready when a call reaches the service: an unknown run answers NOT_FOUND (UNAUTHENTICATED
+  // with --auth on), not UNAVAILABLE.
   const probe = createCheckpointClient({
     baseUrl: server.baseUrl,
     timeoutMs: 1_000,
@@ -143,7 +144,9 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       await probe.getRun({ runId: "readiness-probe" });
       return server;
     } catch (error) {
-      if (error instanceof CheckpointdError && error.code === Code.NotFound) return server;
+      if (error instanceof CheckpointdError && (error.code === Code.NotFound || error.code === Code.Unauthenticated)) {
+        return server;
+      }
       if (Date.now() > deadline) {
         await server.stop();
         throw new Error(`checkpointd did not answer within 30 s (${String(error)}):\n${output}`);
