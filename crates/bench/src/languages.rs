@@ -1,6 +1,8 @@
 //! What each language's client adds: Save and LoadLatest p50 of the Rust client (tonic, in this
 //! process) and of the Python and TypeScript packages (their save-loop programs, run as child
-//! processes) against one server on Postgres, taking turns round by round.
+//! processes) against one server on Postgres, taking turns round by round. `ts-floor` is the
+//! TypeScript program doing the same work without the client, on a bare `node:http2` session:
+//! Node's own cost, so that the client's share can be told apart from the runtime's.
 //!
 //! Every contender does the same work per operation: a Save of the next step with a 1 KiB JSON
 //! state and checksum v1 computed by the client, then a LoadLatest whose checksum the client
@@ -36,9 +38,11 @@ pub struct ExternalClient {
 
 impl ExternalClient {
     /// The save-loop programs in this repository: Python's (with `python`, which must import
-    /// the `checkpointd` package) and TypeScript's (compiled by the package's `npm test` build).
+    /// the `checkpointd` package) and TypeScript's (compiled by the package's `npm test` build),
+    /// the latter also as `ts-floor`: the same work on a bare `node:http2` session.
     pub fn in_repository(python: &str, node: &str) -> Vec<Self> {
         let root = repository_root();
+        let typescript = path_text(&root.join("clients/typescript/dist-test/bench/save-loop.js"));
         vec![
             Self {
                 name: "python".to_owned(),
@@ -49,10 +53,12 @@ impl ExternalClient {
             },
             Self {
                 name: "typescript".to_owned(),
-                command: vec![
-                    node.to_owned(),
-                    path_text(&root.join("clients/typescript/dist-test/bench/save-loop.js")),
-                ],
+                command: vec![node.to_owned(), typescript.clone()],
+            },
+            // The same work on a bare node:http2 session: what Node costs before any client.
+            Self {
+                name: "ts-floor".to_owned(),
+                command: vec![node.to_owned(), typescript, "--floor".to_owned()],
             },
         ]
     }
