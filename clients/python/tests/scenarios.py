@@ -301,7 +301,7 @@ class Runner:
 
     def step_continue(self, step: dict[str, Any]) -> None:
         """Hands the run to the TypeScript client's continuation program (README: "continue")."""
-        script = typescript_fixture("continue-run")
+        script = typescript_program("fixtures/continue-run")
         done = subprocess.run(
             ["node", str(script), f"http://{self.server.target}", step["continue"]["runId"]],
             capture_output=True,
@@ -322,6 +322,7 @@ class Runner:
             match(step.get("expect", {}), answer, agent)
 
     def reference_example(self, step: dict[str, Any]) -> dict[str, Any]:
+        assert "by" not in step and "kill" not in step, "the reference example runs as it is"
         example = REPO / "clients" / "python" / "examples" / "crash_and_resume.py"
         done = subprocess.run(
             [sys.executable, str(example), "--server", self.server.target, "--run-id", step["runId"]],
@@ -340,12 +341,19 @@ class Runner:
         }
 
     def side_effect_agent(self, step: dict[str, Any]) -> dict[str, Any] | None:
-        """tests/crash_agent.py: killed with SIGKILL once its email went out (`kill`), or run to
-        the end, reporting the recovery, the lookups per step and the effects that happened."""
-        agent = TESTS / "crash_agent.py"
+        """tests/crash_agent.py, or with `"by": "other"` the TypeScript package's agent
+        (test/recovery-crash-agent.ts), so a run crosses languages: killed with SIGKILL once its
+        email went out (`kill`), or run to the end, reporting the recovery, the lookups per step
+        and the effects that happened. Every process of a run shares its logs, whatever its
+        language."""
         work = self.work / step["runId"]
         work.mkdir(exist_ok=True)
-        argv = [sys.executable, str(agent), self.server.target, step["runId"], str(work)]
+        if step.get("by") == "other":
+            agent = typescript_program("recovery-crash-agent")
+            argv = ["node", str(agent), f"http://{self.server.target}", step["runId"], str(work)]
+        else:
+            agent = TESTS / "crash_agent.py"
+            argv = [sys.executable, str(agent), self.server.target, step["runId"], str(work)]
         if step.get("kill") == "after-side-effect":
             process = subprocess.Popen([*argv, "--hang-after-email"], stderr=subprocess.PIPE)
             try:
@@ -361,23 +369,25 @@ class Runner:
         result = json.loads(done.stdout.strip().splitlines()[-1])
         tools = (work / "tools.log").read_text().splitlines()
         lookups = Counter(line for line in tools if line.startswith("lookup@"))
+        # Each package prints its own result: snake_case in Python, camelCase in TypeScript.
         return {
-            "recoveredFromStep": result["recovered_from_step"],
+            "recoveredFromStep": result.get("recovered_from_step", result.get("recoveredFromStep")),
             "result": result["result"],
             "lookupsPerStep": [lookups[f"lookup@{s}"] for s in range(1, 9)],
             "effects": len((work / "effects.log").read_text().splitlines()),
         }
 
 
-def typescript_fixture(name: str) -> Path:
-    """A compiled script of the TypeScript package's test build, compiled here when it is
-    missing or older than any TypeScript source (the package's dependencies must be installed)."""
-    built = TYPESCRIPT / "dist-test" / "test" / "fixtures" / f"{name}.js"
+def typescript_program(name: str) -> Path:
+    """A compiled program of the TypeScript package's test build (`name` under test/, without
+    `.ts`), compiled here when it is missing or older than any TypeScript source (the package's
+    dependencies must be installed)."""
+    built = TYPESCRIPT / "dist-test" / "test" / f"{name}.js"
     sources = [*(TYPESCRIPT / "src").rglob("*.ts"), *(TYPESCRIPT / "test").rglob("*.ts")]
     if built.exists() and built.stat().st_mtime >= max(p.stat().st_mtime for p in sources):
         return built
     tsc = TYPESCRIPT / "node_modules" / ".bin" / "tsc"
-    assert tsc.exists(), f"the cross-language scenario needs the TypeScript package: `npm ci` in {TYPESCRIPT}"
+    assert tsc.exists(), f"the cross-language scenarios need the TypeScript package: `npm ci` in {TYPESCRIPT}"
     done = subprocess.run(
         [str(tsc), "-p", "tsconfig.test.json"], cwd=TYPESCRIPT, capture_output=True, text=True, timeout=600
     )

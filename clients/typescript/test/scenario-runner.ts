@@ -36,6 +36,7 @@ import {
   type ToolResult,
 } from "../src/index.js";
 import { repoRoot } from "./repo.js";
+import { python, referenceExample, sideEffectAgent } from "./scenario-agents.js";
 import { journalOf, toolChainOf, type JournalEntry } from "./scenario-journal.js";
 import type { TestServer } from "./server.js";
 
@@ -58,7 +59,10 @@ export interface Step {
   corrupt?: { runId: string; step?: number; callId?: string };
   cli?: string[];
   continue?: { runId: string };
-  agent?: string;
+  agent?: "reference-example" | "side-effect-agent";
+  runId?: string;
+  kill?: string;
+  by?: "other";
   expect?: JsonObject;
 }
 
@@ -81,11 +85,6 @@ export function loadScenarios(): Map<string, Scenario> {
 /** The checkpointd binary the test servers run. */
 export function checkpointdBin(): string {
   return process.env["CHECKPOINTD_BIN"] ?? join(repoRoot(), "target", "release", "checkpointd");
-}
-
-/** The Python that runs the Python client's continuation program; it must have `checkpointd`. */
-function python(): string {
-  return process.env["CHECKPOINTD_PYTHON"] ?? "python3";
 }
 
 function isObject(value: Json | undefined): value is JsonObject {
@@ -176,9 +175,11 @@ export class Runner {
   private readonly runs = new Map<string, RunView>();
   private readonly connections = new Map<string, { checkpoints: CheckpointClient; tasks: TaskClient }>();
 
+  /** `work`: a scratch folder for the agent programs' logs. */
   constructor(
     private readonly server: TestServer,
     private readonly keys: ReadonlyMap<string, { token: string; tenant: string }>,
+    private readonly work: string,
   ) {}
 
   async run(scenario: Scenario): Promise<void> {
@@ -189,6 +190,7 @@ export class Runner {
         else if (kind === "corrupt") this.corrupt(step);
         else if (kind === "cli") this.cli(step);
         else if (kind === "continue") this.continueRun(step);
+        else if (kind === "agent") await this.agent(step);
         else throw new Error(`step ${index}: ${kind ?? "no kind"} steps are not run by this runner`);
       } catch (error) {
         const detail = error instanceof Error ? error.message : String(error);
@@ -374,6 +376,27 @@ export class Runner {
         assert.ok(done[stream].includes(text), `${stream} lacks ${text}: ${done[stream]}`);
       }
     }
+  }
+
+  /**
+   * Runs a program on a client package's recovery loop (README: "agent"): this package's, or
+   * with `"by": "other"` the Python package's, so a run crosses languages.
+   */
+  private async agent(step: Step): Promise<void> {
+    const runId = step.runId;
+    assert.ok(runId !== undefined, "an agent step names its runId");
+    const language = step.by === "other" ? "python" : "typescript";
+    let answer: Record<string, unknown> | undefined;
+    if (step.agent === "reference-example") {
+      assert.ok(language === "typescript" && step.kill === undefined, "the reference example runs as it is");
+      answer = referenceExample(this.server.baseUrl, runId);
+    } else if (step.agent === "side-effect-agent") {
+      answer = await sideEffectAgent(language, this.server.baseUrl, runId, this.work, step.kill);
+    } else {
+      throw new Error(`no agent program named ${String(step.agent)}`);
+    }
+    if (answer !== undefined) match(step.expect ?? {}, answer as Json, step.agent);
+    else assert.ok(step.expect === undefined, "a killed agent reports nothing to expect");
   }
 
   /** Hands the run to the Python client's continuation program (README: "continue"). */

@@ -6,6 +6,9 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 
 import { Runner, checkpointdBin, loadScenarios, type Scenario } from "./scenario-runner.js";
@@ -13,14 +16,8 @@ import { BACKENDS, startServer, type TestServer } from "./server.js";
 
 const SCENARIOS = loadScenarios();
 
-/**
- * What the recovery loop (CheckpointStore, RecoverableAgent: branch i21-agent) must bring
- * before a scenario that needs it runs here: its `agent` steps.
- */
-const PENDING: Record<string, string> = {
-  "recovery-loop":
-    "needs CheckpointStore/RecoverableAgent (i21-agent) and TypeScript reference-example and side-effect-agent programs",
-};
+/** What this package has beyond the RPC client, of what a scenario may require. */
+const HAS = new Set(["recovery-loop"]);
 
 /** API keys made on the server's database, by name: token and tenant. */
 function createKeys(server: TestServer, keys: NonNullable<Scenario["server"]>["keys"] = {}) {
@@ -47,21 +44,23 @@ test("the scenarios directory holds the suite", () => {
 for (const backend of BACKENDS) {
   describe(backend, () => {
     for (const [name, scenario] of SCENARIOS) {
-      const pending = (scenario.requires ?? []).map((need) => PENDING[need] ?? `needs ${need}`);
-      if (pending.length > 0) {
-        test.todo(`${name}: ${pending.join("; ")}`);
+      const missing = (scenario.requires ?? []).filter((need) => !HAS.has(need));
+      if (missing.length > 0) {
+        test.todo(`${name}: needs ${missing.join(", ")}`);
         continue;
       }
       test(`${name}: ${scenario.summary}`, async () => {
         const settings = scenario.server ?? {};
         const args = [...(settings.args ?? []), ...(settings.auth === undefined ? [] : ["--auth", settings.auth])];
         const server = await startServer({ backend, args });
+        const work = mkdtempSync(join(tmpdir(), `checkpointd-scenario-${name}-`));
         try {
-          await new Runner(server, createKeys(server, settings.keys)).run(scenario);
+          await new Runner(server, createKeys(server, settings.keys), work).run(scenario);
         } catch (error) {
           throw new Error(`${String(error)}\nserver output tail:\n${server.output().slice(-4000)}`, { cause: error });
         } finally {
           await server.stop();
+          rmSync(work, { recursive: true, force: true });
         }
       });
     }

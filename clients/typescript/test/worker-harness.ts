@@ -18,6 +18,7 @@ import type { TestServer } from "./server.js";
 /** The compiled worker entry point and the fixture agent, relative to this compiled file. */
 const CLI = fileURLToPath(new URL("../src/worker/cli.js", import.meta.url));
 export const FIXTURE_AGENT = fileURLToPath(new URL("../../test/fixtures/worker-agent.mjs", import.meta.url));
+export const OBJECT_AGENT = fileURLToPath(new URL("../../test/fixtures/worker-object-agent.mjs", import.meta.url));
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -42,7 +43,8 @@ function exited(child: ChildProcess): Promise<void> {
 
 /**
  * Starts a worker of `tenant` (each test has its own, so no test's leftover task reaches another
- * test's worker) with `--concurrency 1 --poll-interval 100ms` and `args`; `env` adds fault injection.
+ * test's worker) with `--concurrency 1 --poll-interval 100ms` and `args` (a later flag wins);
+ * `env` adds fault injection; `agent` is the MODULE:EXPORT it runs.
  */
 export function startWorker(
   server: TestServer,
@@ -50,10 +52,11 @@ export function startWorker(
   dir: string,
   args: string[],
   env: Record<string, string> = {},
+  agent = `${FIXTURE_AGENT}:agent`,
 ): WorkerProcess {
   const child = spawn(
     process.execPath,
-    [CLI, `${FIXTURE_AGENT}:agent`, "--server", server.baseUrl, "--tenant", tenant, "--concurrency", "1", "--poll-interval", "100ms", ...args],
+    [CLI, agent, "--server", server.baseUrl, "--tenant", tenant, "--concurrency", "1", "--poll-interval", "100ms", ...args],
     { env: { ...process.env, AGENT_DIR: dir, ...env }, stdio: ["ignore", "pipe", "pipe"] },
   );
   let out = "";
