@@ -20,3 +20,13 @@ export {
   META_PREFIX,
   type Write,
 } from "./codec.js";
+export {
+  exactlyOnce,
+  ExactlyOnceTool,
+  idempotencyKey,
+  IN_DOUBT_INTERRUPT,
+  ToolCallInDoubt,
+  type ExactlyOnceFunctionOptions,
+  type ExactlyOnceToolOptions,
+  type InDoubtQuestion,
+} from "./tools.js";
