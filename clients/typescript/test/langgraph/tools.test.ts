@@ -76,7 +76,7 @@ for (const backend of BACKENDS) {
     test("a completed ToolNode call is replayed when the graph reruns the node from an older checkpoint", async () => {
       const root = mkdtempSync(join(tmpdir(), "cpd-email-"));
       const config = { configurable: { thread_id: "email/replay" } };
-      const graph = buildEmailGraph(saverOf(), root, "fail", false);
+      const graph = buildEmailGraph(saverOf(), root, "fail", undefined);
       const first = await graph.invoke({ messages: [new HumanMessage("mail ada")] }, config);
       assert.equal(first.messages.at(-1)?.content, "done: sent to ada@example.com");
       assert.equal(lines(join(root, "attempts.log")).length, 1);
