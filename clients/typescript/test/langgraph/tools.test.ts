@@ -13,8 +13,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { Annotation, Command, MemorySaver, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { Annotation, Command, END, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { z } from "zod";
 
 import { createCheckpointClient, type InDoubtPolicy } from "../../src/index.js";
 import {
@@ -22,6 +25,7 @@ import {
   exactlyOnce,
   idempotencyKey,
   IN_DOUBT_INTERRUPT,
+  pct,
   runId,
   ToolCallInDoubt,
   type InDoubtQuestion,
@@ -175,6 +179,46 @@ for (const backend of BACKENDS) {
 
       assert.deepEqual(final.log, ["refunded order-7", "refunded order-7", "refunded order-8"]);
       assert.deepEqual(refunds.map((r) => r.split(" ")[0]), ["order-7", "order-8"]);
+    });
+    test("a subgraph's calls are journalled in the thread's root run, named by the namespace without task ids", async () => {
+      const thread = "charge/subgraph";
+      const charges: string[] = [];
+      const charge = exactlyOnce(function charge(card: string): string {
+        charges.push(card);
+        return `charged ${card}`;
+      });
+      const inner = new StateGraph(Ledger).addNode("pay", async () => ({ log: [await charge("visa")] }))
+        .addEdge(START, "pay").compile();
+      const graph = new StateGraph(Ledger).addNode("checkout", inner).addEdge(START, "checkout")
+        .compile({ checkpointer: saverOf() });
+      const final = await graph.invoke({ log: [] }, { configurable: { thread_id: thread } });
+
+      assert.deepEqual(final.log, ["charged visa"]);
+      const journal = await createCheckpointClient({ baseUrl: server.baseUrl }).getJournal({ runId: runId(thread, "") });
+      const calls = journal.entries.filter((e) => e.toolName === "charge").map((e) => e.callId);
+      assert.equal(calls.length, 2, calls.join(", ")); // its intent and its result
+      assert.ok(calls.every((id) => id.startsWith(`lg.tool/n/${pct("checkout|pay")}/`)), calls.join(", "));
+    });
+
+    test("fail in a ToolNode with handleToolErrors: false stops the graph with ToolCallInDoubt", async () => {
+      const config = { configurable: { thread_id: "email/toolnode-fail" } };
+      let sends = 0;
+      const send = exactlyOnce(tool(() => {
+        sends += 1;
+        if (sends === 1) throw new Error("crashed after the send");
+        return "sent";
+      }, { name: "send", description: "Send.", schema: z.object({}) }), { policy: "fail" });
+      const ask = () => ({ messages: [new AIMessage({ content: "", tool_calls: [{ id: "call-1", name: "send", args: {}, type: "tool_call" }] })] });
+      const graph = new StateGraph(MessagesAnnotation)
+        .addNode("model", ask)
+        .addNode("tools", new ToolNode([send], { handleToolErrors: false }))
+        .addEdge(START, "model")
+        .addEdge("model", "tools")
+        .addEdge("tools", END)
+        .compile({ checkpointer: saverOf() });
+      await assert.rejects(graph.invoke({ messages: [new HumanMessage("send")] }, config), /crashed after the send/);
+      await assert.rejects(graph.invoke(null, config), (error: unknown) => error instanceof ToolCallInDoubt && error.toolName === "send");
+      assert.equal(sends, 1);
     });
   });
 }
