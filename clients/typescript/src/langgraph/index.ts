@@ -1,7 +1,7 @@
 /**
  * The LangGraph.js checkpointer of checkpointd, `@checkpointd/client/langgraph`: the saver, its
- * errors and policies, and the mapping's naming and framing (docs/langgraph-mapping.md) for the
- * exactly-once tools built on it. Only this entry imports `@langchain/*`.
+ * errors and policies, the exactly-once tools built on it, and the mapping's naming and framing
+ * (docs/langgraph-mapping.md). Only this entry imports `@langchain/*`.
  */
 
 export { CheckpointdSaver, type CheckpointdSaverOptions } from "./saver.js";

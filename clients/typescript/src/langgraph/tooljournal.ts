@@ -32,9 +32,8 @@ export interface Begun {
 
 /** A journalled result: the `encodeToolResult` frame back to the value it holds. */
 async function decodeValue(serde: SerializerProtocol, output: Uint8Array): Promise<unknown> {
-  const view = new DataView(output.buffer, output.byteOffset, output.byteLength);
   if (output.length < 4) throw new Error("a tool result too short for its frame");
-  const end = 4 + view.getUint32(0);
+  const end = 4 + new DataView(output.buffer, output.byteOffset, output.byteLength).getUint32(0);
   const header = JSON.parse(Buffer.from(output.subarray(4, end)).toString("utf8")) as { type?: unknown };
   if (typeof header.type !== "string") throw new Error("a tool result frame without a type");
   return serde.loadsTyped(header.type, output.slice(end));
