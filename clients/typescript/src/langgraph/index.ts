@@ -1,7 +1,7 @@
 /**
  * The LangGraph.js checkpointer of checkpointd, `@checkpointd/client/langgraph`: the saver, its
- * errors and policies, and the mapping's naming and framing (docs/langgraph-mapping.md) for the
- * exactly-once tools built on it. Only this entry imports `@langchain/*`.
+ * errors and policies, the exactly-once tools built on it, and the mapping's naming and framing
+ * (docs/langgraph-mapping.md). Only this entry imports `@langchain/*`.
  */
 
 export { CheckpointdSaver, type CheckpointdSaverOptions } from "./saver.js";
@@ -20,3 +20,13 @@ export {
   META_PREFIX,
   type Write,
 } from "./codec.js";
+export {
+  exactlyOnce,
+  ExactlyOnceTool,
+  idempotencyKey,
+  IN_DOUBT_INTERRUPT,
+  ToolCallInDoubt,
+  type ExactlyOnceFunctionOptions,
+  type ExactlyOnceToolOptions,
+  type InDoubtQuestion,
+} from "./tools.js";

@@ -28,6 +28,16 @@ import { RunCache } from "./runs.js";
 import { deleteForRuns, deleteThread, prune, type PruneStrategy } from "./threads.js";
 import { put, putWrites } from "./writes.js";
 
+/** Each saver's shared state, for the exactly-once tools (./tools.ts), which journal through it. */
+const cores = new WeakMap<CheckpointdSaver, Core>();
+
+/** The shared state of `saver`: the exactly-once tools write its runs' journals through it. */
+export function coreOf(saver: CheckpointdSaver): Core {
+  const core = cores.get(saver);
+  if (core === undefined) throw new Error("a CheckpointdSaver that was not constructed");
+  return core;
+}
+
 export interface CheckpointdSaverOptions extends Partial<CheckpointdClientOptions> {
   /** A ready CheckpointService client; otherwise one is made from the client options. */
   client?: CheckpointClient;
@@ -87,6 +97,7 @@ export class CheckpointdSaver extends BaseCheckpointSaver {
       runs: new RunCache(),
       legacyJournal: false,
     };
+    cores.set(this, this.core);
   }
 
   override getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
