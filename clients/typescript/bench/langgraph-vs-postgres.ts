@@ -11,7 +11,9 @@
  * in each saver's schema, a cold resume of it (a new node process per sample), the short graph per
  * call (model with tool calls -> ToolNode -> Send fan-out, a new thread per call) with every `put`
  * and `putWrites` timed by wrapping the saver's method, and rounds of N concurrent invocations of
- * the short graph (throughput). MemorySaver runs beside them as what LangGraph.js itself costs.
+ * the short graph (throughput). Both short-graph sections also record this process's CPU per
+ * invocation: LangGraph.js, the saver and its client library share one thread, so on a busy
+ * machine CPU is what sets the pace. MemorySaver runs beside them as what LangGraph.js costs.
  * Timings are reported, never asserted.
  */
 
@@ -128,12 +130,17 @@ async function shortCalls(savers: Savers, timings: Timings): Promise<void> {
     if (i === args.warmup + 1) scratch.samples.clear();
     for (const name of rotate(i, Object.keys(graphs))) {
       const before = scratch.samples.get(`putWrites: ${name}`)?.length ?? 0;
+      const cpu = process.cpuUsage();
       const start = performance.now();
       const out = await graphs[name]!.invoke(shortInput(i), config(`short-${name.slice(0, 5)}-${uid()}`));
       const elapsed = performance.now() - start;
+      const used = process.cpuUsage(cpu);
       if (out.parts.length !== BRANCHES || out.messages.length !== 4) throw new Error(`${name}: unexpected ${JSON.stringify(out)}`);
       if (i > args.warmup) {
         timings.add(`short invoke: ${name}`, elapsed);
+        // This process's CPU (LangGraph.js, the saver, its client library) during the call: the
+        // calls run one at a time, so it is this call's.
+        timings.add(`short invoke, client CPU: ${name}`, (used.user + used.system) / 1000);
         const writes = scratch.samples.get(`putWrites: ${name}`)?.slice(before) ?? [];
         timings.add(`putWrites per invoke (sum): ${name}`, writes.reduce((a, b) => a + b, 0));
       }
@@ -150,6 +157,7 @@ async function concurrent(savers: Savers, timings: Timings): Promise<Record<stri
   const spent: Record<string, number> = Object.fromEntries(Object.keys(graphs).map((name) => [name, 0]));
   for (let r = 0; r <= args.rounds; r++) {
     for (const name of rotate(r, Object.keys(graphs))) {
+      const cpu = process.cpuUsage();
       const start = performance.now();
       await Promise.all(
         Array.from({ length: n }, async (_, k) => {
@@ -158,10 +166,12 @@ async function concurrent(savers: Savers, timings: Timings): Promise<Record<stri
         }),
       );
       const elapsed = performance.now() - start;
+      const used = process.cpuUsage(cpu);
       if (r > 0) {
         // round 0 warms every side up
         spent[name]! += elapsed;
         timings.add(`round of ${n}: ${name}`, elapsed);
+        timings.add(`round of ${n}, client CPU per invoke: ${name}`, (used.user + used.system) / 1000 / n);
       }
     }
   }
@@ -228,6 +238,8 @@ function report(
   console.log(
     `\nnot targets: short invoke p95 ${p95.toFixed(2)}x, chat invoke p95 ` +
       `${(t.p("chat invoke: checkpointd", 0.95) / t.p("chat invoke: postgres", 0.95)).toFixed(2)}x, ` +
+      `client CPU per invoke p50: alone ${ratio("short invoke, client CPU").toFixed(2)}x, ` +
+      `in rounds ${ratio(`round of ${args.concurrency}, client CPU per invoke`).toFixed(2)}x; ` +
       `cold getState alone ${ratio("cold getState alone").toFixed(2)}x, put p50 ${ratio("put").toFixed(2)}x, ` +
       `putWrites per invoke (sum) p50 ${ratio("putWrites per invoke (sum)").toFixed(2)}x; ` +
       `MemorySaver (LangGraph.js alone): short invoke p50 ${t.p50(`short invoke: ${MEMORY}`).toFixed(2)} ms, ` +
