@@ -22,7 +22,7 @@ if (kind === undefined || where === undefined || schema === undefined || thread 
 const started = performance.now();
 let saver: CheckpointdSaver | PostgresSaver;
 if (kind === "checkpointd") saver = new CheckpointdSaver({ baseUrl: where });
-else if (kind === "postgres") saver = new PostgresSaver(pgPool(where, 1) as never, undefined, { schema });
+else if (kind === "postgres") saver = new PostgresSaver(pgPool(where, 1), undefined, { schema });
 else throw new Error(`unknown saver ${kind}`);
 const graph = chatGraph(saver);
 const opened = performance.now();

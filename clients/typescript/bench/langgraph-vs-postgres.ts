@@ -256,7 +256,7 @@ console.log(`load average at start: ${loads()}`);
 const server = await startCheckpointd(args.binary, withSchema(args.database, CKPT_SCHEMA));
 const ours = new CheckpointdSaver({ baseUrl: server.baseUrl });
 const pgSide = pgPool(args.database, 20);
-const postgres = new PostgresSaver(pgSide as never, undefined, { schema: PG_SCHEMA });
+const postgres = new PostgresSaver(pgSide, undefined, { schema: PG_SCHEMA });
 await postgres.setup();
 const savers: Savers = { checkpointd: ours, postgres, [MEMORY]: new MemorySaver() };
 try {
