@@ -254,12 +254,11 @@ await resetSchema(admin, PG_SCHEMA);
 console.log(await environment(admin));
 console.log(`load average at start: ${loads()}`);
 const server = await startCheckpointd(args.binary, withSchema(args.database, CKPT_SCHEMA));
-const ours = new CheckpointdSaver({ baseUrl: server.baseUrl });
-const pgSide = pgPool(args.database, 20);
-const postgres = new PostgresSaver(pgSide, undefined, { schema: PG_SCHEMA });
-await postgres.setup();
-const savers: Savers = { checkpointd: ours, postgres, [MEMORY]: new MemorySaver() };
+const postgres = new PostgresSaver(pgPool(args.database, 20), undefined, { schema: PG_SCHEMA });
 try {
+  await postgres.setup();
+  const ours = new CheckpointdSaver({ baseUrl: server.baseUrl });
+  const savers: Savers = { checkpointd: ours, postgres, [MEMORY]: new MemorySaver() };
   const timings = new Timings();
   const started = performance.now();
   const thread = await chatLoop(savers, timings);
