@@ -79,6 +79,21 @@ describe("against a server that never answers", () => {
     assert.ok(Date.now() - started < 5_000, "the deadline was not kept");
   });
 
+  test("with an interceptor of the caller's, the call goes through it and its deadline holds", async () => {
+    const seen: string[] = [];
+    const client = createCheckpointClient({
+      baseUrl: stub.baseUrl,
+      timeoutMs: 200,
+      token: "t0ken",
+      interceptors: [(next) => (request) => {
+        seen.push(`${request.method.name} ${request.header.get("authorization") ?? "no credential"}`);
+        return next(request);
+      }],
+    });
+    await assert.rejects(client.getRun({ runId: "r" }), refusedWith(Code.DeadlineExceeded));
+    assert.deepEqual(seen, ["GetRun Bearer t0ken"]);
+  });
+
   test("an aborted call fails with CANCELED", async () => {
     const client = createCheckpointClient({ baseUrl: stub.baseUrl });
     const controller = new AbortController();
