@@ -58,7 +58,7 @@ function pushed(chain: ToolChain, e: JournalEntry): ToolChain {
 
 /**
  * A pending write that arrived before its checkpoint landed (LangGraph's default durability
- * sends both at once); the checkpoint's put records it right after its save.
+ * sends both at once); the checkpoint's put journals it beside its save.
  */
 export interface HeldWrite {
   taskId: string;
@@ -67,6 +67,21 @@ export interface HeldWrite {
   channel: string;
   type: string;
   value: Uint8Array;
+  /** The step a save attempt of its put journalled it at, beside that save. */
+  journalledAt?: bigint;
+  /**
+   * Its plain call id may be taken at a step its checkpoint did not land at (a save refused, or
+   * a journal call whose answer was lost): journalled again, it gets a fresh one.
+   */
+  idTaken?: boolean;
+}
+
+/** A checkpoint whose save is on its way: writes for it that come meanwhile go out at its step. */
+export interface Saving {
+  checkpointId: string;
+  step: bigint;
+  /** The journal calls made beside the save; each gives back its writes as they then stand. */
+  journalled: Array<Promise<HeldWrite[]>>;
 }
 
 /** One serialized message: the log's `Message(role=<type tag>, content=<bytes>)`. */
@@ -106,6 +121,8 @@ export class RunState {
   private readonly early = new Map<bigint, JournalEntry>();
   readonly labels = new Map<string, bigint>();
   readonly held = new Map<string, HeldWrite[]>();
+  /** The put whose save is on its way (the run's gate held), if any. */
+  saving: Saving | undefined;
   newestLabel: string | undefined;
   /** A load of the latest checkpoint found none: every id this process meets next is new. */
   seenEmpty = false;

@@ -6,9 +6,12 @@
  * run's head through the save to the recording of the writes that arrived before it. A save
  * names the journal prefix its checksum covers (`tool_count`), so journal writes go on meanwhile.
  * Under LangGraph's default durability ("async") a checkpoint's put runs in the background
- * beside its tasks, so its pending writes may come first: they are held, and the put records
- * them right after its save, before it returns, so when a graph call returns its writes are
- * durable as under any other durability mode.
+ * beside its tasks, so its pending writes may come first: they are held, and the put journals
+ * them at the step it saves at, in the same round trip as its save, returning once both landed,
+ * so when a graph call returns its writes are durable as under any other durability mode. A save
+ * refused there leaves them orphaned at that step under the checkpoint's id, which no checkpoint
+ * stored at that step has (reads take the writes named after their own checkpoint's id, at its
+ * step): they are journalled again where the checkpoint lands, under fresh call ids.
  */
 
 import { randomUUID } from "node:crypto";
@@ -24,7 +27,7 @@ import { loadForSync, StaleLog, type Loaded } from "./load.js";
 import { runId, writeCallId } from "./naming.js";
 import { check, fenced, take } from "./ownership.js";
 import { isCode } from "./queries.js";
-import { ofJournal, ofResult, type HeldWrite, type JournalEntry, type RunState, type SerializedMessage } from "./runs.js";
+import { ofJournal, ofResult, type HeldWrite, type JournalEntry, type RunState, type Saving, type SerializedMessage } from "./runs.js";
 
 /** Saves retried after a conflict with another writer before giving up. */
 const SAVE_ATTEMPTS = 8;
@@ -57,16 +60,60 @@ export async function put(core: Core, configurable: Configurable, checkpoint: Ch
   await state.gate.hold(() => putHeld(core, state, ns, snapshot, { ...metadata }, parentId));
 }
 
-/** A put's saves, with the run's gate held: syncs when needed, retries after conflicts. */
+/**
+ * A put's saves, with the run's gate held: syncs when needed, retries after conflicts. The
+ * writes for the checkpoint held or arriving while a save is on its way are journalled at that
+ * save's step beside it; the put returns once the checkpoint and all of them landed at one step.
+ */
 async function putHeld(core: Core, state: RunState, ns: string, checkpoint: Checkpoint, metadata: Record<string, unknown>, parentId: string | undefined): Promise<void> {
   for (let attempt = 0; attempt < SAVE_ATTEMPTS; attempt++) {
-    if (!state.synced && !(await sync(core, state, attempt >= 2))) continue;
-    if (await save(core, state, ns, checkpoint, metadata, parentId)) {
-      await recordHeld(core, state, checkpoint.id);
-      return;
+    // A thread this process found empty and has not written yet needs no GetRun on its first
+    // attempt: a save refused because another writer got there first syncs for the next one.
+    const assumeEmpty = attempt === 0 && state.seenEmpty && state.newestLabel === undefined && !core.exclusive;
+    if (!state.synced && !(await sync(core, state, assumeEmpty, attempt >= 2))) continue;
+    const step = state.nextStep;
+    const saving: Saving = { checkpointId: checkpoint.id, step, journalled: [journalAt(core, state, checkpoint.id, step, state.takeHeld(checkpoint.id))] };
+    if (!core.legacyJournal) state.saving = saving;
+    let saved = false;
+    let placed: HeldWrite[];
+    try {
+      saved = await save(core, state, ns, checkpoint, metadata, parentId, step);
+    } finally {
+      state.saving = undefined;
+      placed = (await Promise.all(saving.journalled)).flat();
+      // Not saved: kept for the next attempt, or for a retry of the put if this one fails.
+      if (!saved) state.hold(checkpoint.id, [...placed, ...state.takeHeld(checkpoint.id)]);
     }
+    if (!saved) continue;
+    // The step it landed at is `step`, unless it was stored already (a retried put).
+    const landed = state.labels.get(checkpoint.id);
+    if (landed === undefined) throw new Error(`checkpoint ${checkpoint.id} of run ${state.runId} vanished after its save`);
+    // What is not journalled at that step yet: writes placed elsewhere, or not at all (legacy
+    // server, journal call failed: recorded now, so a lasting failure fails the put), and writes
+    // that came after the save.
+    const rest = [...placed.filter((w) => w.journalledAt !== landed), ...state.takeHeld(checkpoint.id)];
+    if (rest.length > 0) await recordWrites(core, state, checkpoint.id, landed, rest);
+    return;
   }
   throw new Error(`could not save checkpoint ${checkpoint.id} of run ${state.runId}: ${SAVE_ATTEMPTS} conflicting writers in a row`);
+}
+
+/**
+ * Journals writes of a checkpoint at the step its save is about to take, beside that save (its
+ * checksum names the journal prefix it covers, so the two may land in either order); gives them
+ * back as they then stand. Never fails: writes it could not journal stay for the put to record
+ * after its save. A server without `RecordToolResults` checksums a save over the whole journal
+ * at save time: there nothing goes out beside a save.
+ */
+async function journalAt(core: Core, state: RunState, checkpointId: string, step: bigint, writes: HeldWrite[]): Promise<HeldWrite[]> {
+  const todo = writes.filter((w) => w.journalledAt !== step);
+  if (todo.length === 0 || core.legacyJournal) return writes;
+  try {
+    if (!(await recordBatch(core, state, checkpointId, step, todo))) return writes;
+  } catch {
+    return writes.map((w) => ({ ...w, idTaken: true })); // it may have landed all the same
+  }
+  return writes.map((w) => ({ ...w, journalledAt: step, idTaken: true }));
 }
 
 async function serialize(core: Core, message: unknown): Promise<SerializedMessage> {
@@ -93,10 +140,10 @@ async function extendsLog(core: Core, state: RunState, messages: unknown[]): Pro
 }
 
 /**
- * One save attempt at the run's next step; false when the run moved on under us (the state is
- * then marked for a sync).
+ * One save attempt at `step`, the run's next step; false when the run moved on under us (the
+ * state is then marked for a sync).
  */
-async function save(core: Core, state: RunState, ns: string, checkpoint: Checkpoint, metadata: Record<string, unknown>, parentId: string | undefined): Promise<boolean> {
+async function save(core: Core, state: RunState, ns: string, checkpoint: Checkpoint, metadata: Record<string, unknown>, parentId: string | undefined, step: bigint): Promise<boolean> {
   const values: Record<string, unknown> = { ...checkpoint.channel_values };
   let fresh: unknown[] = [];
   let inLog = false;
@@ -123,7 +170,6 @@ async function save(core: Core, state: RunState, ns: string, checkpoint: Checkpo
   const serialized = await Promise.all(fresh.map((m) => serialize(core, m)));
   const chain = state.chainAt(offset).extend(serialized);
   mapped[LOG_DIGEST_KEY] = chain.hex;
-  const step = state.nextStep;
   const tools = state.tools; // one reading: concurrent journal writes may advance the state's chain
   const checksum = checkpointChecksum({ runId: state.runId, step, contentType, state: payload, metadata: mapped }, chain, tools);
   try {
@@ -167,15 +213,16 @@ async function save(core: Core, state: RunState, ns: string, checkpoint: Checkpo
 }
 
 /**
- * Learns the run's next step, epoch, log and journal chain from the server; false when the run
+ * Learns the run's next step, epoch, log and journal chain from the server (or, with
+ * `assumeEmpty`, takes the run for one without checkpoints without asking); false when the run
  * moved on while it looked (the caller tries again).
  */
-async function sync(core: Core, state: RunState, hard: boolean): Promise<boolean> {
+async function sync(core: Core, state: RunState, assumeEmpty: boolean, hard: boolean): Promise<boolean> {
   if (hard) state.dropLog();
   if (core.exclusive) await take(core.client, state);
   let head;
   try {
-    head = (await core.client.getRun({ runId: state.runId })).run;
+    if (!assumeEmpty) head = (await core.client.getRun({ runId: state.runId })).run;
   } catch (error) {
     if (!isCode(error, Code.NotFound)) throw error;
   }
@@ -243,8 +290,11 @@ export async function putWrites(core: Core, configurable: Configurable, writes: 
   // The put's save remembers the id before it takes what is held.
   step ??= state.labels.get(checkpointId);
   if (step === undefined) {
-    // Not saved yet: its put (running beside these writes) records them.
-    state.hold(checkpointId, held);
+    // Not saved yet: its put (running beside these writes) records them; if its save is on its
+    // way, at that save's step right now.
+    const saving = state.saving;
+    if (saving?.checkpointId === checkpointId) saving.journalled.push(journalAt(core, state, checkpointId, saving.step, held));
+    else state.hold(checkpointId, held);
     return;
   }
   const known = step;
@@ -252,13 +302,35 @@ export async function putWrites(core: Core, configurable: Configurable, writes: 
   await (core.legacyJournal ? state.gate.hold(record) : record());
 }
 
-/** Records the writes that arrived before this checkpoint's put landed (gate held). */
-async function recordHeld(core: Core, state: RunState, checkpointId: string): Promise<void> {
-  const held = state.takeHeld(checkpointId);
-  if (held.length === 0) return;
-  const step = await stepOf(core, state, checkpointId);
-  if (step === undefined) throw new Error(`checkpoint ${checkpointId} of run ${state.runId} vanished after its save`);
-  await recordWrites(core, state, checkpointId, step, held);
+/** The journal entries of pending writes of one checkpoint at `step`. */
+function entriesOf(checkpointId: string, step: bigint, writes: HeldWrite[]) {
+  return writes.map((w) => ({
+    // Special channels (idx < 0) are journalled anew each time; the newest one wins on read. A
+    // write whose plain call id may be taken at another step (its save refused there) gets a
+    // fresh one too: at this step it is then the first of its (task, idx), so it is read.
+    callId: writeCallId(checkpointId, w.taskId, w.idx, w.idx < 0 || w.idTaken ? randomUUID().replaceAll("-", "") : ""),
+    toolName: w.channel,
+    step,
+    output: encodeWrite(w.taskId, w.taskPath, w.idx, w.type, w.value),
+    isError: w.channel === ERROR,
+  }));
+}
+
+/**
+ * Journals writes in one `RecordToolResults` call (one transaction); false, journalling nothing,
+ * on a server without it (which `Core.legacyJournal` then remembers).
+ */
+async function recordBatch(core: Core, state: RunState, checkpointId: string, step: bigint, writes: HeldWrite[]): Promise<boolean> {
+  const results = entriesOf(checkpointId, step, writes);
+  try {
+    const response = await fenced(core.client, state, (epoch) => core.client.recordToolResults({ runId: state.runId, epoch, results }));
+    for (const recorded of response.results) if (recorded.result !== undefined) state.learn(ofResult(recorded.result));
+    return true;
+  } catch (error) {
+    if (!isCode(error, Code.Unimplemented)) throw error;
+    core.legacyJournal = true;
+    return false;
+  }
 }
 
 /**
@@ -266,25 +338,8 @@ async function recordHeld(core: Core, state: RunState, checkpointId: string): Pr
  * per write on a server without it (`Core.legacyJournal`).
  */
 export async function recordWrites(core: Core, state: RunState, checkpointId: string, step: bigint, writes: HeldWrite[]): Promise<void> {
-  const results = writes.map((w) => ({
-    // Special channels (idx < 0) are journalled anew each time; the newest one wins on read.
-    callId: writeCallId(checkpointId, w.taskId, w.idx, w.idx < 0 ? randomUUID().replaceAll("-", "") : ""),
-    toolName: w.channel,
-    step,
-    output: encodeWrite(w.taskId, w.taskPath, w.idx, w.type, w.value),
-    isError: w.channel === ERROR,
-  }));
-  if (!core.legacyJournal) {
-    try {
-      const response = await fenced(core.client, state, (epoch) => core.client.recordToolResults({ runId: state.runId, epoch, results }));
-      for (const recorded of response.results) if (recorded.result !== undefined) state.learn(ofResult(recorded.result));
-      return;
-    } catch (error) {
-      if (!isCode(error, Code.Unimplemented)) throw error;
-      core.legacyJournal = true;
-    }
-  }
-  for (const result of results) {
+  if (!core.legacyJournal && (await recordBatch(core, state, checkpointId, step, writes))) return;
+  for (const result of entriesOf(checkpointId, step, writes)) {
     const recorded = await fenced(core.client, state, (epoch) => core.client.recordToolResult({ runId: state.runId, epoch, ...result }));
     if (recorded.result !== undefined) state.learn(ofResult(recorded.result));
   }

@@ -153,6 +153,47 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await fresh.getTuple(secondConfig))?.pendingWrites, [["task-2", "n", 2]]);
     });
 
+    test("writes journalled beside a save refused by another writer are journalled again where the checkpoint lands", async () => {
+      const thread = "race";
+      const run = runId(thread, "");
+      const root = { configurable: { thread_id: thread, checkpoint_ns: "" } };
+      const calls: string[] = [];
+      const a0 = checkpoint({ n: 0 });
+      const a0Config = { configurable: { ...root.configurable, checkpoint_id: a0.id } };
+      let late: Promise<void> | undefined;
+      const watched: CheckpointClient = {
+        ...client,
+        getRun: (request) => (calls.push("getRun"), client.getRun(request)),
+        recordToolResults: (request) => (calls.push(`record@${(request.results ?? []).map((r) => r.step).join(",")}`), client.recordToolResults(request)),
+        save: async (request) => {
+          calls.push(`save@${request.step}`);
+          // A write that comes while the first save is on its way goes out beside it.
+          if (late === undefined) await (late = saver.putWrites(a0Config, [["m", "late"]], "task-b"));
+          return client.save(request);
+        },
+      };
+      const saver = new CheckpointdSaver({ client: watched });
+      const other = saverOf();
+      assert.equal(await saver.getTuple(root), undefined); // the thread is empty
+      const b0 = checkpoint({ n: 10 });
+      await other.put(root, b0, meta(0), b0.channel_versions); // another writer takes step 0
+      await saver.putWrites(a0Config, [["n", 1], ["__error__", "boom"]], "task-a"); // held for a0's put
+      await saver.put(root, a0, meta(0), a0.channel_versions);
+
+      // No GetRun for the empty thread; the held and the late writes went out beside the save at
+      // step 0, which was refused; after a sync both went out again beside the save at step 1.
+      assert.deepEqual([...calls.slice(0, 2).sort(), ...calls.slice(2, 4), ...calls.slice(4).sort()],
+        ["record@0,0", "save@0", "record@0", "getRun", "record@1,1,1", "save@1"], calls.join(" "));
+      const journal = (await client.getJournal({ runId: run })).entries.filter((e) => e.callId.startsWith(`${a0.id}/`));
+      assert.deepEqual(journal.map((e) => e.step), [0n, 0n, 0n, 1n, 1n, 1n]);
+      // Readers find the writes at the step the checkpoint landed at, and never the orphans.
+      const fresh = saverOf();
+      assert.equal((await fresh.getTuple(root))?.checkpoint.id, a0.id);
+      assert.deepEqual((await fresh.getTuple(a0Config))?.pendingWrites,
+        [["task-a", "__error__", "boom"], ["task-a", "n", 1], ["task-b", "m", "late"]]);
+      assert.deepEqual((await fresh.getTuple({ configurable: { ...root.configurable, checkpoint_id: b0.id } }))?.pendingWrites, []);
+    });
+
     test("the messages channel is stored once: each save sends only the new messages", async () => {
       const saver = saverOf();
       const run = runId("chat", "");
