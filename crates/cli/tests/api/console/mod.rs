@@ -3,6 +3,7 @@
 //! and changes made in the console seen over gRPC.
 
 mod http;
+mod repairs;
 
 use std::time::Duration;
 
@@ -18,6 +19,11 @@ use http::{Reply, get, post};
 
 /// A server with API keys and the console on, over memory, sessions lasting `session_ttl`.
 async fn console_app(session_ttl: Duration) -> TestApp {
+    console_app_on("memory://", session_ttl).await
+}
+
+/// The same over the database `url`.
+async fn console_app_on(url: &str, session_ttl: Duration) -> TestApp {
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let config = ServeConfig {
         server: ServerSettings {
@@ -28,6 +34,7 @@ async fn console_app(session_ttl: Duration) -> TestApp {
             session_ttl,
             ..ConsoleSettings::new(loopback)
         }),
+        database: url.into(),
         ..ServeConfig::default()
     };
     serve_config(config).await.0
