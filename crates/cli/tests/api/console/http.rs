@@ -4,9 +4,15 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use rustls::RootCertStore;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
 
 /// One answer: status, headers (lower-case names; the last value of each), body.
 #[derive(Debug)]
@@ -49,12 +55,7 @@ pub async fn post(
     cookie: Option<&str>,
     fields: &[(&str, &str)],
 ) -> Reply {
-    let body = fields
-        .iter()
-        .map(|(name, value)| format!("{}={}", encode(name), encode(value)))
-        .collect::<Vec<_>>()
-        .join("&");
-    send(addr, "POST", path, cookie, Some(body)).await
+    send(addr, "POST", path, cookie, Some(form_body(fields))).await
 }
 
 async fn send(
@@ -64,9 +65,51 @@ async fn send(
     cookie: Option<&str>,
     body: Option<String>,
 ) -> Reply {
-    let mut stream = TcpStream::connect(addr)
+    let stream = TcpStream::connect(addr)
         .await
         .expect("connect to the console");
+    exchange(stream, &request(addr, method, path, cookie, body)).await
+}
+
+/// `POST path` of the form `fields` over TLS, trusting only the CA in the PEM file `ca`, as
+/// `localhost`.
+pub async fn post_tls(addr: SocketAddr, ca: &Path, path: &str, fields: &[(&str, &str)]) -> Reply {
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca).unwrap() {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let stream = TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .expect("a TLS handshake with the test CA");
+    assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+    let body = Some(form_body(fields));
+    exchange(stream, &request(addr, "POST", path, None, body)).await
+}
+
+fn form_body(fields: &[(&str, &str)]) -> String {
+    fields
+        .iter()
+        .map(|(name, value)| format!("{}={}", encode(name), encode(value)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    cookie: Option<&str>,
+    body: Option<String>,
+) -> Vec<u8> {
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     if let Some(cookie) = cookie {
         head.push_str(&format!("Cookie: {cookie}\r\n"));
@@ -77,8 +120,12 @@ async fn send(
         head.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(body.as_bytes()).await.unwrap();
+    head.push_str(&body);
+    head.into_bytes()
+}
+
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, request: &[u8]) -> Reply {
+    stream.write_all(request).await.unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).await.expect("read the answer");
     parse(&String::from_utf8(raw).expect("a UTF-8 answer"))

@@ -4,6 +4,7 @@
 
 mod http;
 mod repairs;
+mod setup;
 
 use std::time::Duration;
 
