@@ -50,8 +50,9 @@ pub async fn show(
     }
     if waiting.is_empty() {
         body.push_str("<p>Nothing is waiting for a decision.</p>");
+    } else {
+        let _ = write!(body, "<p>{} task(s) waiting.</p>", waiting.len());
     }
-    let _ = write!(body, "<p>{} task(s) waiting.</p>", waiting.len());
     for task in &waiting {
         body.push_str(&card(&console, &session, task).await);
     }
