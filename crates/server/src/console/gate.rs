@@ -290,3 +290,52 @@ pub async fn protective_headers(mut response: Response) -> Response {
     }
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_str(host).unwrap());
+        if let Some(origin) = origin {
+            headers.insert(header::ORIGIN, HeaderValue::from_str(origin).unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn a_post_from_another_site_is_foreign_and_one_from_the_console_is_not() {
+        assert!(!foreign_origin(&headers("console:8080", None)));
+        assert!(!foreign_origin(&headers(
+            "console:8080",
+            Some("https://console:8080")
+        )));
+        assert!(foreign_origin(&headers(
+            "console:8080",
+            Some("https://evil.example")
+        )));
+        assert!(foreign_origin(&headers(
+            "console:8080",
+            Some("https://console:9999")
+        )));
+        assert!(foreign_origin(&headers("console:8080", Some("null"))));
+    }
+
+    #[test]
+    fn an_identity_bound_to_one_tenant_may_not_name_another_at_sign_in() {
+        use checkpointd_core::domain::TenantScope;
+        let acme = Tenant::parse("acme").unwrap();
+        let operator = Identity {
+            subject: "key:k".into(),
+            tenant: TenantScope::One(acme.clone()),
+            role: Role::Operator,
+            authenticated: true,
+        };
+        assert_eq!(
+            context_for(operator.clone(), Some(" ")).unwrap().tenant,
+            acme
+        );
+        assert!(context_for(operator, Some("other")).is_err());
+    }
+}

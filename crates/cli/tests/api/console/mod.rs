@@ -25,11 +25,16 @@ async fn console_app(session_ttl: Duration) -> TestApp {
 
 /// The same over the database `url`.
 async fn console_app_on(url: &str, session_ttl: Duration) -> TestApp {
+    console_app_with(url, session_ttl, ServerSettings::default()).await
+}
+
+/// The same with `settings`, API keys turned on in them.
+async fn console_app_with(url: &str, session_ttl: Duration, settings: ServerSettings) -> TestApp {
     let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let config = ServeConfig {
         server: ServerSettings {
             auth: api_key_auth(),
-            ..ServerSettings::default()
+            ..settings
         },
         console: Some(ConsoleSettings {
             session_ttl,
@@ -192,6 +197,53 @@ async fn an_approval_in_the_console_is_seen_over_grpc_with_the_operator_as_decid
     // The inbox no longer lists them.
     let inbox = get(console(&app), "/inbox", Some(&cookie)).await;
     assert!(!inbox.body.contains(&approved.task_id));
+}
+
+#[tokio::test]
+async fn a_decided_task_parked_for_a_resume_is_resumed_from_the_inbox() {
+    let parked = ServerSettings {
+        auto_resume_hitl: false,
+        ..ServerSettings::default()
+    };
+    let app = console_app_with("memory://", Duration::from_secs(900), parked).await;
+    let (_, agent) = make_key(&app, Some("acme"), Role::Agent).await;
+    let (_, operator) = make_key(&app, Some("acme"), Role::Operator).await;
+    let task = task_awaiting_approval(&app, &agent, "run-parked").await;
+    let cookie = session(&app, &operator).await;
+    let token = get(console(&app), "/inbox", Some(&cookie)).await.csrf();
+    let approve = format!("/tasks/{}/approve", task.task_id);
+    let fields = [("csrf", token.as_str()), ("comment", "go")];
+    assert_eq!(
+        post(console(&app), &approve, Some(&cookie), &fields)
+            .await
+            .status,
+        303
+    );
+
+    let inbox = get(console(&app), "/inbox", Some(&cookie)).await;
+    assert!(
+        inbox.body.contains("<strong>Approved</strong> by key:"),
+        "{}",
+        inbox.body
+    );
+    assert!(inbox.body.contains("Resume the task"));
+    assert_eq!(
+        task_as(&app, &agent, &task.task_id).await.state,
+        TaskState::InputRequired as i32
+    );
+    let resume = format!("/tasks/{}/resume", task.task_id);
+    let reply = post(
+        console(&app),
+        &resume,
+        Some(&cookie),
+        &[("csrf", token.as_str())],
+    )
+    .await;
+    assert_eq!(reply.status, 303, "{reply:?}");
+    assert_eq!(
+        task_as(&app, &agent, &task.task_id).await.state,
+        TaskState::Pending as i32
+    );
 }
 
 #[tokio::test]

@@ -108,6 +108,13 @@ async fn card(console: &Shared, session: &Session, task: &proto::Task) -> String
             when(approval.decided_at.as_ref()),
             escape(&approval.comment),
         );
+        // Decided but parked (enqueued with auto_resume_hitl false): it waits for a resume.
+        let _ = write!(
+            out,
+            r#"<form method="post" action="/tasks/{}/resume">{}<input type="hidden" name="back" value="inbox"><button type="submit">Resume the task</button></form>"#,
+            url_part(&task.task_id),
+            csrf_field(session),
+        );
     } else {
         let csrf = csrf_field(session);
         for (decision, label) in [("approve", "Approve"), ("reject", "Reject")] {
