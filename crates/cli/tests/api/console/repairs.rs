@@ -1,5 +1,6 @@
-//! The console's repairs over real HTTP: settling a call in doubt records the operator as the
-//! actor, and a tenant verification shows a corrupted checkpoint as corrupt and quarantined.
+//! The console's run pages and repairs over real HTTP: the message log paged and runs found by
+//! prefix; settling a call in doubt records the operator as the actor; a tenant verification
+//! shows a corrupted checkpoint as corrupt and quarantined.
 
 use std::time::Duration;
 
@@ -10,6 +11,39 @@ use super::http::{get, post};
 use super::{console, console_app, console_app_on, session};
 use crate::auth::{bearer, make_key, save_as};
 use crate::support::Backend;
+use crate::support::requests::{message, save};
+
+#[tokio::test]
+async fn a_long_message_log_is_paged_and_runs_are_found_by_prefix() {
+    let app = console_app(Duration::from_secs(900)).await;
+    let (_, agent) = make_key(&app, Some("acme"), Role::Agent).await;
+    let (_, operator) = make_key(&app, Some("acme"), Role::Operator).await;
+    let mut request = save("chat-1", 1, b"{}");
+    request.messages = (1..=60)
+        .map(|n| message("user", &format!("message number {n}")))
+        .collect();
+    let mut client = app.client().await;
+    client
+        .save(bearer(Some(&agent), None, request))
+        .await
+        .unwrap();
+    save_as(&app, &agent, None, "other-1", 1).await.unwrap();
+    let cookie = session(&app, &operator).await;
+
+    let first = get(console(&app), "/runs/chat-1", Some(&cookie)).await;
+    assert!(first.body.contains("message number 50<"), "{}", first.body);
+    assert!(!first.body.contains("message number 51<"));
+    assert!(first.body.contains("?messages=50#messages"));
+    let second = get(console(&app), "/runs/chat-1?messages=50", Some(&cookie)).await;
+    assert!(second.body.contains(r#"<ol start="51">"#));
+    assert!(
+        second.body.contains("message number 60<") && !second.body.contains("message number 50<")
+    );
+    assert!(second.body.contains("?messages=0#messages"), "a link back");
+
+    let found = get(console(&app), "/runs?prefix=chat", Some(&cookie)).await;
+    assert!(found.body.contains("chat-1") && !found.body.contains("other-1"));
+}
 
 #[tokio::test]
 async fn a_call_in_doubt_is_marked_done_in_the_console_with_the_operator_recorded() {
