@@ -377,10 +377,22 @@ async fn a_dead_task_is_requeued_from_the_console() {
         console(&app),
         &path,
         Some(&cookie),
-        &[("csrf", token.as_str()), ("back", "tasks")],
+        &[("csrf", token.as_str()), ("back", "tasks:dead")],
     )
     .await;
     assert_eq!(reply.status, 303, "{reply:?}");
     let requeued = task_as(&app, &agent, &task.task_id).await;
     assert_eq!(requeued.state, TaskState::Pending as i32);
+    // Back on the dead letters, which no longer hold it, with a note of what was done.
+    let back = reply.header("location").unwrap().to_owned();
+    assert_eq!(
+        back,
+        format!("/tasks?state=dead&done=requeued&task={}", task.task_id)
+    );
+    let page = get(console(&app), &back, Some(&cookie)).await;
+    assert!(
+        page.body
+            .contains(&format!("task {}: requeued", task.task_id))
+    );
+    assert!(page.body.contains("No tasks are dead."));
 }

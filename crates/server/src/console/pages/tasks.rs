@@ -77,7 +77,7 @@ pub async fn show(
         "<table><caption>Tasks in state {name}</caption><thead><tr><th scope=col>Task</th><th scope=col>Run</th><th scope=col>State</th><th scope=col>Attempts</th><th scope=col>Last error</th><th scope=col>Approval</th><th scope=col>Updated</th><th scope=col>Actions</th></tr></thead><tbody>"
     );
     for task in &listed.tasks {
-        body.push_str(&row(&session, task));
+        body.push_str(&row(&session, name, task));
     }
     body.push_str("</tbody></table>");
     if listed.tasks.is_empty() {
@@ -93,7 +93,7 @@ pub async fn show(
     render(&session, "Tasks", "Tasks", &body)
 }
 
-fn row(session: &Session, task: &proto::Task) -> String {
+fn row(session: &Session, listed: &str, task: &proto::Task) -> String {
     let state = TaskState::try_from(task.state).unwrap_or(TaskState::Unspecified);
     let max = task
         .retry_policy
@@ -118,7 +118,7 @@ fn row(session: &Session, task: &proto::Task) -> String {
     let mut button = |action: &str, label: &str| {
         let _ = write!(
             actions,
-            r#"<form method="post" action="/tasks/{}/{action}">{}<input type="hidden" name="back" value="tasks"><button type="submit">{label}</button></form>"#,
+            r#"<form method="post" action="/tasks/{}/{action}">{}<input type="hidden" name="back" value="tasks:{listed}"><button type="submit">{label}</button></form>"#,
             url_part(&task.task_id),
             csrf_field(session),
         );
@@ -230,14 +230,21 @@ pub async fn change(
     if let Err(status) = done {
         return refused(&status);
     }
-    let back = match fields.get("back").map(String::as_str) {
-        Some("tasks") => "/tasks?state=dead",
-        _ => "/inbox?x=1",
+    let done = match decision.as_str() {
+        "approve" => "approved",
+        "reject" => "rejected",
+        "requeue" => "requeued",
+        "cancel" => "cancelled",
+        _ => "resumed",
     };
-    let target = format!(
-        "{back}&done={}&task={}",
-        url_part(&decision),
-        url_part(&task_id)
-    );
+    // Back to the list the form was on: a task state's, or the inbox.
+    let back = fields
+        .get("back")
+        .and_then(|back| back.strip_prefix("tasks:"))
+        .and_then(|state| STATES.iter().find(|(name, _)| *name == state))
+        .map_or("/inbox?".to_owned(), |(name, _)| {
+            format!("/tasks?state={name}&")
+        });
+    let target = format!("{back}done={done}&task={}", url_part(&task_id));
     Redirect::to(&target).into_response()
 }
