@@ -51,3 +51,30 @@ impl ConsoleSettings {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_console_is_off_without_an_address_and_a_zero_session_life_is_refused() {
+        let values = |listen: Option<&str>, ttl: u64| ConsoleValues {
+            console_listen: listen.map(|addr| addr.parse().unwrap()),
+            console_session_ttl: Duration::from_secs(ttl),
+        };
+        assert!(
+            ConsoleSettings::from_values(values(None, 900))
+                .unwrap()
+                .is_none()
+        );
+        let on = ConsoleSettings::from_values(values(Some("127.0.0.1:8080"), 60))
+            .unwrap()
+            .unwrap();
+        assert_eq!(on.session_ttl, Duration::from_secs(60));
+        assert!(ConsoleSettings::from_values(values(Some("127.0.0.1:8080"), 0)).is_err());
+        assert_eq!(
+            ConsoleSettings::new(on.listen).session_ttl,
+            Duration::from_secs(15 * 60)
+        );
+    }
+}
