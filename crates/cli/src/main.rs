@@ -90,6 +90,9 @@ async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     // the admin port's first.
     println!("checkpointd admin listening on {}", app.admin_addr()?);
     println!("checkpointd listening on {}", app.addr()?);
+    if let Some(console) = app.console_addr() {
+        println!("checkpointd console listening on {}", console?);
+    }
     tracing::info!(listen = %app.addr()?, %database, tls, "checkpointd serving");
     let served = app.run(checkpointd_runner::shutdown::signal()).await;
     telemetry.shutdown().await;

@@ -19,6 +19,7 @@ mod answers;
 mod auth;
 mod cache;
 mod connections;
+mod console;
 pub(crate) mod declare;
 pub(crate) mod file;
 mod limits;
@@ -35,6 +36,7 @@ pub use auth::{AuthArgs, AuthSettings, JwtKeys, JwtSettings, check_url};
 pub use cache::{CacheArgs, CacheSettings};
 pub use checkpointd_telemetry::LogFormat;
 pub use connections::{ConnectionArgs, ConnectionSettings};
+pub use console::{ConsoleArgs, ConsoleSettings};
 pub use declare::SettingsGroup;
 pub use limits::{LimitArgs, RequestLimits};
 pub use queue::QueueArgs;
@@ -69,6 +71,8 @@ pub struct ServeConfig {
     /// The Redis cache, when `--redis` is set.
     pub cache: Option<CacheSettings>,
     pub admin_listen: SocketAddr,
+    /// The web console, when `--console-listen` is set.
+    pub console: Option<ConsoleSettings>,
     pub telemetry: crate::telemetry::TelemetrySettings,
 }
 
@@ -87,6 +91,7 @@ impl Default for ServeConfig {
             log_format: LogFormat::default(),
             cache: None,
             admin_listen: loopback_any_port,
+            console: None,
             telemetry: crate::telemetry::TelemetrySettings {
                 log_format: LogFormat::default(),
                 otlp_endpoint: None,
@@ -134,6 +139,7 @@ impl ServeConfig {
             log_format: settings.log_format,
             cache: CacheSettings::from_values(settings.cache.clone()),
             admin_listen: settings.admin_listen,
+            console: ConsoleSettings::from_values(settings.console.clone())?,
             telemetry,
             server: ServerSettings::from_settings(settings)?,
         })

@@ -22,6 +22,8 @@
 //! - [`grpc`]: one thin adapter per service, health and reflection, as one router; the only
 //!   place an error becomes a gRPC status ([`grpc::status`]).
 //! - [`wire`]: domain records as `checkpoint.v1` messages, shared by the edge and the cache.
+//! - [`console`]: the web console (sign-in, approval inbox, runs, tasks, integrity), its
+//!   pages calling the gRPC services in-process as the signed-in credential.
 //! - [`config`]: layered configuration and the `serve` flags.
 //! - [`serve_error`]: why `serve` could not start or stopped: one error for every step.
 //! - [`telemetry`]: the shared telemetry crate (logs, OTLP, metrics, `traceparent`, the admin
@@ -31,6 +33,7 @@
 pub mod app;
 pub mod cache;
 pub mod config;
+pub mod console;
 pub mod database;
 pub mod grpc;
 pub mod heap;

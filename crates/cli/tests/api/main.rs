@@ -15,6 +15,7 @@ mod chaos;
 mod checksum_vectors;
 mod client_api;
 mod connections;
+mod console;
 mod corruption;
 mod covered_tools;
 mod credentials;

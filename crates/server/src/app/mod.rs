@@ -19,7 +19,8 @@ use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
 use crate::cache::CachedStore;
-use crate::config::{ServeConfig, ServerSettings};
+use crate::config::{ConsoleSettings, ServeConfig, ServerSettings};
+use crate::console::{self, Console};
 use crate::database;
 use crate::grpc;
 use crate::grpc::auth::{AuthLayer, Authenticator};
@@ -40,6 +41,8 @@ const STARTUP_PING_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct App {
     listener: TcpListener,
     admin_listener: TcpListener,
+    /// The web console's listener and settings, when `--console-listen` is set.
+    console: Option<(TcpListener, ConsoleSettings)>,
     settings: ServerSettings,
     engine: Engine,
     retention: Arc<dyn RetentionStore>,
@@ -96,9 +99,28 @@ impl App {
         )
         .await?;
         let listener = bind(config.listen, "--listen / CHECKPOINTD_LISTEN").await?;
+        let console = match config.console {
+            None => None,
+            Some(console) => {
+                if auth.is_none() {
+                    return Err(ServeError::from(
+                        "the web console needs authentication to sign people in: set --auth \
+                         api-key (CHECKPOINTD_AUTH) or leave --console-listen unset"
+                            .to_owned(),
+                    ));
+                }
+                let bound = bind(
+                    console.listen,
+                    "--console-listen / CHECKPOINTD_CONSOLE_LISTEN",
+                )
+                .await?;
+                Some((bound, console))
+            }
+        };
         Ok(Self {
             listener,
             admin_listener,
+            console,
             settings: config.server,
             engine: Engine::new(store),
             retention: opened.retention,
@@ -126,6 +148,13 @@ impl App {
     /// The bound admin address, serving `/metrics` and `/healthz`.
     pub fn admin_addr(&self) -> std::io::Result<SocketAddr> {
         self.admin_listener.local_addr()
+    }
+
+    /// The bound web console address, when the console is on.
+    pub fn console_addr(&self) -> Option<std::io::Result<SocketAddr>> {
+        self.console
+            .as_ref()
+            .map(|(listener, _)| listener.local_addr())
     }
 
     /// The engine the services use, over the fully wrapped store.
@@ -168,13 +197,14 @@ impl App {
         let Self {
             listener,
             admin_listener,
+            console: console_listener,
             settings,
             engine,
             retention,
             queue,
             cache,
             auth,
-            keys: _,
+            keys,
             tls,
             metrics,
             shutdown,
@@ -197,6 +227,17 @@ impl App {
             retention: RetentionService::new(retention.clone()),
             tasks: Some(tasks),
         };
+        if let (Some((listener, console)), Some(auth)) = (console_listener, &auth) {
+            let pages = Console::new(
+                services.clone(),
+                &settings,
+                auth.clone(),
+                keys.clone(),
+                console.session_ttl,
+                tls.is_some(),
+            );
+            console::serve(&shutdown, listener, pages, tls.clone());
+        }
         let router = grpc::router(services, &settings, health.clone(), AuthLayer::new(auth))?;
         shutdown.spawn(begin_on(signal, shutdown.clone()));
         background::watch_health(

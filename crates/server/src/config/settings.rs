@@ -1,6 +1,6 @@
 //! Every setting of `checkpointd serve`, each declared once: the server-wide ones here, each
 //! component's in its own group (queue, cache, retention, connections, auth, TLS, request and
-//! answer limits), all flattened into one command line and one flat config file.
+//! answer limits, console), all flattened into one command line and one flat config file.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -11,6 +11,7 @@ use super::answers::AnswerArgs;
 use super::auth::AuthArgs;
 use super::cache::CacheArgs;
 use super::connections::ConnectionArgs;
+use super::console::ConsoleArgs;
 use super::declare::settings;
 use super::limits::LimitArgs;
 use super::queue::QueueArgs;
@@ -66,5 +67,7 @@ settings! {
         pub limits: LimitArgs;
         #[command(flatten)]
         pub answers: Box<AnswerArgs>;
+        #[command(flatten)]
+        pub console: Box<ConsoleArgs>;
     }
 }

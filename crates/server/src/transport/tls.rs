@@ -56,6 +56,19 @@ impl TlsReloader {
         )
     }
 
+    /// An acceptor for one HTTP/1.1 handshake (the web console) with the certificate current
+    /// now: the same config, offering `http/1.1` instead of `h2`.
+    pub fn http1_acceptor(&self) -> TlsAcceptor {
+        let mut config = (*self
+            .current
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone())
+        .clone();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        TlsAcceptor::from(Arc::new(config))
+    }
+
     /// Reads the files again if they changed since the last attempt (or always, when `force`);
     /// returns whether a new config is in use.
     pub fn reload(&self, force: bool, why: &str) -> bool {

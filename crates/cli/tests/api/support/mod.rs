@@ -48,6 +48,8 @@ pub struct TestApp {
     pub addr: SocketAddr,
     /// The admin HTTP port (`/metrics`, `/healthz`).
     pub admin_addr: SocketAddr,
+    /// The web console, when the config turned it on.
+    pub console_addr: Option<SocketAddr>,
     /// What `/metrics` renders; a test may register its own collectors in it.
     pub metrics: prometheus::Registry,
     pub backend: Backend,
@@ -136,6 +138,7 @@ pub async fn serve_config(config: ServeConfig) -> (TestApp, Option<Arc<CachedSto
         .with_metrics_registry(metrics.clone());
     let addr = app.addr().unwrap();
     let admin_addr = app.admin_addr().unwrap();
+    let console_addr = app.console_addr().map(Result::unwrap);
     let engine = app.engine().clone();
     let retention = app.retention().clone();
     let shutdown = app.shutdown();
@@ -149,6 +152,7 @@ pub async fn serve_config(config: ServeConfig) -> (TestApp, Option<Arc<CachedSto
     let test_app = TestApp {
         addr,
         admin_addr,
+        console_addr,
         metrics,
         backend: Backend::Memory,
         sqlite_path: None,
