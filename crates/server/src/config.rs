@@ -22,6 +22,7 @@ mod connections;
 pub(crate) mod declare;
 pub(crate) mod file;
 mod limits;
+mod notifications;
 mod queue;
 mod retention;
 mod server;

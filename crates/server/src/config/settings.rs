@@ -1,6 +1,6 @@
 //! Every setting of `checkpointd serve`, each declared once: the server-wide ones here, each
 //! component's in its own group (queue, cache, retention, connections, auth, TLS, request and
-//! answer limits), all flattened into one command line and one flat config file.
+//! answer limits, notifications), all flattened into one command line and one flat config file.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,6 +13,7 @@ use super::cache::CacheArgs;
 use super::connections::ConnectionArgs;
 use super::declare::settings;
 use super::limits::LimitArgs;
+use super::notifications::NotificationArgs;
 use super::queue::QueueArgs;
 use super::retention::RetentionArgs;
 use super::tls::TlsArgs;
@@ -66,5 +67,7 @@ settings! {
         pub limits: LimitArgs;
         #[command(flatten)]
         pub answers: Box<AnswerArgs>;
+        #[command(flatten)]
+        pub notifications: Box<NotificationArgs>;
     }
 }
