@@ -93,7 +93,8 @@ pub fn router(
     let engine_for_watch = engine.clone();
     let checkpoints = CheckpointServiceServer::new(
         CheckpointApi::new(engine, retention, settings.max_request_bytes)
-            .with_answer_limits(settings.answers),
+            .with_answer_limits(settings.answers)
+            .with_notifications(notifications.clone()),
     )
     .max_decoding_message_size(decode_ceiling);
     let tasks = tasks.map(|tasks| {

@@ -4,6 +4,7 @@
 //! watch streams.
 
 mod delivery;
+mod integrity;
 mod management;
 mod receiver;
 mod watch;
