@@ -45,6 +45,8 @@ enum Command {
     Scrub(commands::ScrubArgs),
     /// Create, list and revoke API keys, straight on the database.
     Keys(commands::KeysArgs),
+    /// Webhook endpoints and their deliveries (an admin's): create, list, delete, deliveries.
+    Webhooks(commands::WebhooksArgs),
 }
 
 #[tokio::main]
@@ -63,6 +65,7 @@ async fn main() -> ExitCode {
         Command::Prune(args) => commands::prune(args).await,
         Command::Scrub(args) => commands::scrub_store(args).await,
         Command::Keys(args) => commands::keys(args).await,
+        Command::Webhooks(args) => commands::webhooks(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,6 +3,7 @@
 //! the delivery, a slow receiver that never slows an RPC, who may manage endpoints, and the
 //! watch streams.
 
+mod cli;
 mod delivery;
 mod integrity;
 mod management;
