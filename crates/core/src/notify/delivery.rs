@@ -7,7 +7,7 @@ use super::event::{Event, EventKind};
 use crate::domain::Tenant;
 use crate::error::{Error, Result};
 
-/// Attempts before a delivery is given up: with [`retry_delay`], about 5.5 hours of trying.
+/// Attempts before a delivery is given up: with [`retry_delay`], about 2.5 hours of trying.
 pub const MAX_DELIVERY_ATTEMPTS: u32 = 12;
 
 /// How long a sender holds a delivery it took before another sender (or itself, after a
