@@ -22,6 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &[
                 protos.join("checkpoint/v1/checkpoint.proto"),
                 protos.join("checkpoint/v1/task.proto"),
+                protos.join("checkpoint/v1/notification.proto"),
             ],
             &[protos.clone(), include],
         )?;

@@ -28,9 +28,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the gRPC server.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Run the bundled runner: claim tasks and drive the demo agent through crashes.
-    Worker(checkpointd_runner::worker_command::WorkerArgs),
+    Worker(Box<checkpointd_runner::worker_command::WorkerArgs>),
     /// Run the reference scenario end to end: a worker crashes at step 5, another resumes at 3.
     Demo(demo::DemoArgs),
     /// Inspect and steer queued tasks: list, approve, reject, requeue, cancel.
@@ -45,6 +45,8 @@ enum Command {
     Scrub(commands::ScrubArgs),
     /// Create, list and revoke API keys, straight on the database.
     Keys(commands::KeysArgs),
+    /// Webhook endpoints and their deliveries (an admin's): create, list, delete, deliveries.
+    Webhooks(commands::WebhooksArgs),
 }
 
 #[tokio::main]
@@ -54,8 +56,8 @@ async fn main() -> ExitCode {
         commands::end_quietly_on_broken_pipe();
     }
     let outcome = match cli.command {
-        Command::Serve(args) => serve(args).await.map_err(Into::into),
-        Command::Worker(args) => checkpointd_runner::worker_command::run(args).await,
+        Command::Serve(args) => serve(*args).await.map_err(Into::into),
+        Command::Worker(args) => checkpointd_runner::worker_command::run(*args).await,
         Command::Demo(args) => demo::run(args).await,
         Command::Tasks(args) => commands::tasks(args).await,
         Command::Runs(args) => commands::runs(args).await,
@@ -63,6 +65,7 @@ async fn main() -> ExitCode {
         Command::Prune(args) => commands::prune(args).await,
         Command::Scrub(args) => commands::scrub_store(args).await,
         Command::Keys(args) => commands::keys(args).await,
+        Command::Webhooks(args) => commands::webhooks(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

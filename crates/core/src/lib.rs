@@ -5,6 +5,7 @@
 //!   gRPC statuses, the storage crates map their drivers' errors into it.
 //! - [`plan`]: the rules of Save, RecordToolResult and journal repair as pure functions.
 //! - [`retention`]: the rules of retention: which checkpoints a policy keeps, what pins protect.
+//! - [`notify`]: notification events, webhook endpoints and deliveries, the retry rule.
 //! - [`queue`]: task records and every queue transition as pure functions.
 //! - [`secret`]: secrets in configuration and the one way a URL is shown.
 //! - [`time`]: stored time, whole microseconds since the epoch, written once.
@@ -12,6 +13,7 @@
 
 pub mod domain;
 pub mod error;
+pub mod notify;
 pub mod plan;
 pub mod queue;
 pub mod retention;

@@ -6,12 +6,15 @@
 //! - `queue`: [`PostgresQueue`], the task queue on the store's pool and schema.
 //! - `keys`: the API key contract on the same pool; `key_listener`: the `LISTEN` that tells
 //!   every server process of each key created or revoked.
+//! - `notifications`: webhook endpoints, the outbox and deliveries on the same pool; the
+//!   queue writes a transition's event in the transition's transaction.
 //! - `error`: driver errors classified by SQLSTATE; [`tls`]: `sslmode` and certificates from
 //!   the database URL; `testing` (feature `testing`): a schema per test.
 
 mod error;
 mod key_listener;
 mod keys;
+mod notifications;
 mod queue;
 mod store;
 #[cfg(any(test, feature = "testing"))]

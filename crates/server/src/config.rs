@@ -23,6 +23,7 @@ mod console;
 pub(crate) mod declare;
 pub(crate) mod file;
 mod limits;
+mod notifications;
 mod queue;
 mod retention;
 mod server;

@@ -1,5 +1,5 @@
 //! Opens the database a URL names, seen through each contract it serves: the checkpoint store,
-//! its retention contract, the task queue and the API keys. Each database's crate implements
+//! its retention contract, the task queue, the API keys and the notification outbox. Each database's crate implements
 //! them all on one connection or pool; this is where the server picks the crate.
 
 use std::sync::Arc;
@@ -9,6 +9,7 @@ use checkpointd_core::secret::redact_url;
 use checkpointd_postgres::{PostgresQueue, PostgresStore};
 use checkpointd_sqlite::{SqliteQueue, SqliteStore};
 use checkpointd_storage::keys::{ApiKeyStore, MemoryKeys};
+use checkpointd_storage::notifications::NotificationStore;
 use checkpointd_storage::queue::{MemoryQueue, TaskQueue};
 use checkpointd_storage::store::{CheckpointStore, MemoryStore, RetentionStore, StoreOptions};
 
@@ -27,6 +28,8 @@ pub struct Opened {
     pub queue: Arc<dyn TaskQueue>,
     /// The API keys kept in the same database.
     pub keys: Arc<dyn ApiKeyStore>,
+    /// Webhook endpoints, the outbox the queue writes its events to, and deliveries.
+    pub notifications: Arc<dyn NotificationStore>,
     /// `db.system` of the backend: `postgresql`, `sqlite` or `memory`.
     pub db_system: &'static str,
 }
@@ -38,6 +41,7 @@ impl Opened {
         db_system: &'static str,
         queue: Arc<dyn TaskQueue>,
         keys: Arc<dyn ApiKeyStore>,
+        notifications: Arc<dyn NotificationStore>,
     ) -> Self
     where
         S: CheckpointStore + RetentionStore,
@@ -47,6 +51,7 @@ impl Opened {
             retention: backend,
             queue,
             keys,
+            notifications,
             db_system,
         }
     }
@@ -70,22 +75,31 @@ pub async fn open(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
         let store = Arc::new(MemoryStore::new());
         let keys = Arc::new(MemoryKeys::new());
-        return Ok(Opened::of(
-            store,
-            "memory",
-            Arc::new(MemoryQueue::new()),
-            keys,
-        ));
+        let queue = Arc::new(MemoryQueue::new());
+        let notifications = queue.notifications();
+        return Ok(Opened::of(store, "memory", queue, keys, notifications));
     }
     if let Some(path) = url.strip_prefix("sqlite://") {
         let store = Arc::new(SqliteStore::open(path).await?);
         let queue = Arc::new(SqliteQueue::new(store.clone()));
-        return Ok(Opened::of(store.clone(), "sqlite", queue, store));
+        return Ok(Opened::of(
+            store.clone(),
+            "sqlite",
+            queue,
+            store.clone(),
+            store,
+        ));
     }
     if url.starts_with("postgres://") || url.starts_with("postgresql://") || is_key_value(url) {
         let store = Arc::new(PostgresStore::connect(url, options).await?);
         let queue = Arc::new(PostgresQueue::new(store.clone()));
-        return Ok(Opened::of(store.clone(), "postgresql", queue, store));
+        return Ok(Opened::of(
+            store.clone(),
+            "postgresql",
+            queue,
+            store.clone(),
+            store,
+        ));
     }
     Err(Error::InvalidArgument(format!(
         "unsupported database url {:?}: use memory://, sqlite://PATH, postgres://... or a \

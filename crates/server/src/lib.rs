@@ -39,6 +39,7 @@ pub mod grpc;
 pub mod heap;
 pub mod instrumented;
 pub mod maintenance;
+pub mod notify;
 pub mod serve_error;
 pub mod service;
 pub mod shutdown;

@@ -5,6 +5,8 @@
 //! - [`queue`]: the `TaskQueue` contract and `MemoryQueue`.
 //! - [`keys`]: the `ApiKeyStore` contract, `MemoryKeys`, and the feed of key changes that
 //!   caches of verified keys listen to.
+//! - [`notifications`]: the `NotificationStore` contract (webhook endpoints, the outbox,
+//!   deliveries) and `MemoryNotifications`, which the memory queue writes its events to.
 //! - [`migrations`]: the schema versions every SQL backend applies, named once.
 //!
 //! With the `testsuite` feature, each contract's behaviour suite (`store::tests`,
@@ -13,6 +15,9 @@
 
 pub mod keys;
 pub mod migrations;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod notification_tests;
+pub mod notifications;
 pub mod queue;
 pub mod store;
 

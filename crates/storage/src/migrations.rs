@@ -17,6 +17,7 @@ macro_rules! schema_versions {
             6 => "0006_api_keys",
             7 => "0007_labels_and_run_listing",
             8 => "0008_journal_by_step",
+            9 => "0009_notifications",
         }
     };
 }

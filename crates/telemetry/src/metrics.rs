@@ -17,6 +17,8 @@
 //! | `checkpointd.checkpoints.corrupt_skipped` | counter | |
 //! | `checkpointd.runner.save.duration` (s) | histogram | |
 //! | `checkpointd.runner.tool_calls` | counter | `outcome` (`executed`, `replayed`) |
+//! | `checkpointd.webhook.attempts` | counter | `outcome` (`delivered`, `failed`, `given_up`) |
+//! | `checkpointd.webhook.outbox_depth` | gauge | `status` (`pending`, `failing`, `delivered`, `given_up`) |
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -42,6 +44,8 @@ struct Instruments {
     runner_save_duration: Histogram<f64>,
     tool_calls: Counter<u64>,
     request_budget_refusals: Counter<u64>,
+    webhook_attempts: Counter<u64>,
+    _outbox_depth: ObservableGauge<u64>,
     _cache_hit_ratio: ObservableGauge<f64>,
     _queue_depth: ObservableGauge<u64>,
     _request_budget_used: ObservableGauge<u64>,
@@ -52,6 +56,8 @@ static CACHE_LOOKUPS: AtomicU64 = AtomicU64::new(0);
 static CACHE_HITS: AtomicU64 = AtomicU64::new(0);
 /// The last queue depth poll: tasks per state.
 static QUEUE_DEPTH: Mutex<Vec<(&'static str, u64)>> = Mutex::new(Vec::new());
+/// The last outbox poll: webhook deliveries per status.
+static OUTBOX_DEPTH: Mutex<Vec<(&'static str, u64)>> = Mutex::new(Vec::new());
 /// Request bytes the calls in flight hold of the server's request budget.
 static REQUEST_BUDGET_USED: AtomicU64 = AtomicU64::new(0);
 
@@ -111,6 +117,20 @@ fn instruments() -> &'static Instruments {
                 "Calls refused for want of request budget (by the share found full) or for a \
                  body that did not arrive in time",
             ),
+            webhook_attempts: counter(
+                "checkpointd.webhook.attempts",
+                "Webhook delivery attempts, by outcome (a failure that is given up counts as given_up)",
+            ),
+            _outbox_depth: meter
+                .u64_observable_gauge("checkpointd.webhook.outbox_depth")
+                .with_description("Webhook deliveries in the outbox, by status")
+                .with_callback(|observer| {
+                    let depth = OUTBOX_DEPTH.lock().map(|d| d.clone()).unwrap_or_default();
+                    for (status, count) in depth {
+                        observer.observe(count, &[KeyValue::new("status", status)]);
+                    }
+                })
+                .build(),
             _cache_hit_ratio: meter
                 .f64_observable_gauge("checkpointd.cache.hit_ratio")
                 .with_description("Cache hits over lookups since start")
@@ -270,6 +290,20 @@ pub fn return_request_budget(bytes: u64) {
 /// The latest tasks-per-state poll, for the queue-depth gauge.
 pub fn set_queue_depth(depth: Vec<(&'static str, u64)>) {
     if let Ok(mut current) = QUEUE_DEPTH.lock() {
+        *current = depth;
+    }
+}
+
+/// One webhook delivery attempt: `delivered`, `failed` (to be retried) or `given_up`.
+pub fn record_webhook_delivery(outcome: &'static str) {
+    instruments()
+        .webhook_attempts
+        .add(1, &[KeyValue::new("outcome", outcome)]);
+}
+
+/// The latest deliveries-per-status poll, for the outbox-depth gauge.
+pub fn set_outbox_depth(depth: Vec<(&'static str, u64)>) {
+    if let Ok(mut current) = OUTBOX_DEPTH.lock() {
         *current = depth;
     }
 }

@@ -5,10 +5,12 @@
 use std::fmt;
 use std::time::Duration;
 
+use checkpointd::proto::notification_service_client::NotificationServiceClient;
 use checkpointd_client::error_chain;
 use checkpointd_client::{
     CallHeaders, Checkpoints, ConnectError, InvalidTenant, Patience, Tasks, checkpoints, tasks,
 };
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
@@ -122,6 +124,13 @@ impl Client {
 
     pub fn tasks(&self) -> Tasks {
         tasks(self.channel.clone(), self.headers.clone())
+    }
+
+    /// Webhook endpoints and deliveries, every call stamped like the others.
+    pub fn notifications(
+        &self,
+    ) -> NotificationServiceClient<InterceptedService<Channel, CallHeaders>> {
+        NotificationServiceClient::with_interceptor(self.channel.clone(), self.headers.clone())
     }
 
     pub fn checkpoints(&self) -> Checkpoints {

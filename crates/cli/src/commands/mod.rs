@@ -1,7 +1,8 @@
 //! Operator commands: gRPC clients of a running checkpointd for manual inspection and recovery.
 //!
 //! `checkpointd tasks ...` talks to `checkpoint.v1.TaskService`, `checkpointd runs ...` to
-//! `checkpoint.v1.CheckpointService`. Every command takes `--server`, `--tenant`, `--json`, the TLS flags and `--token`;
+//! `checkpoint.v1.CheckpointService`, `checkpointd webhooks ...` to
+//! `checkpoint.v1.NotificationService`. Every command takes `--server`, `--tenant`, `--json`, the TLS flags and `--token`;
 //! failures come back as `CODE: message` and a non-zero exit. `checkpointd health` asks the
 //! standard gRPC health service, for container health checks.
 
@@ -16,6 +17,7 @@ mod run_heads;
 mod runs;
 mod task_view;
 mod tasks;
+mod webhooks;
 
 use clap::{Args, Subcommand, ValueEnum};
 
@@ -257,5 +259,74 @@ pub async fn tasks(args: TasksArgs) -> Result<(), Box<dyn std::error::Error>> {
 pub async fn runs(args: RunsArgs) -> Result<(), Box<dyn std::error::Error>> {
     let client = client::Client::connect(&args.connection).await?;
     runs::run(&client, args.command, args.connection.json).await?;
+    Ok(())
+}
+
+/// `checkpointd webhooks ...`
+#[derive(Debug, Args)]
+pub struct WebhooksArgs {
+    #[command(flatten)]
+    pub connection: Connection,
+    #[command(subcommand)]
+    pub command: WebhooksCommand,
+}
+
+/// An admin's webhook endpoints (of the credential's tenant) and their deliveries.
+#[derive(Debug, Subcommand)]
+pub enum WebhooksCommand {
+    /// Add an endpoint and print its signing secret, once.
+    Create {
+        /// The http:// or https:// URL events are POSTed to.
+        url: String,
+        /// A note to recognise the endpoint by.
+        #[arg(long, default_value = "")]
+        description: String,
+    },
+    /// List the endpoints; never a secret.
+    List,
+    /// Remove an endpoint and its deliveries.
+    Delete {
+        /// The endpoint's id, as `webhooks list` shows it.
+        id: String,
+    },
+    /// List deliveries, newest first, with their status.
+    Deliveries {
+        /// Only deliveries to this endpoint.
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// Only deliveries in this status.
+        #[arg(long, value_enum)]
+        status: Option<DeliveryStatusFilter>,
+        /// Most deliveries shown (at most 1000).
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+    },
+}
+
+/// A delivery status, as `webhooks deliveries --status` takes it.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DeliveryStatusFilter {
+    Pending,
+    Failing,
+    Delivered,
+    #[value(name = "given_up")]
+    GivenUp,
+}
+
+impl DeliveryStatusFilter {
+    fn wire(self) -> proto::DeliveryStatus {
+        match self {
+            Self::Pending => proto::DeliveryStatus::Pending,
+            Self::Failing => proto::DeliveryStatus::Failing,
+            Self::Delivered => proto::DeliveryStatus::Delivered,
+            Self::GivenUp => proto::DeliveryStatus::GivenUp,
+        }
+    }
+}
+
+/// Runs a `checkpointd webhooks` command against the server.
+pub async fn webhooks(args: WebhooksArgs) -> Result<(), Box<dyn std::error::Error>> {
+    let client = client::Client::connect(&args.connection).await?;
+    webhooks::run(&client, args.command, args.connection.json).await?;
     Ok(())
 }

@@ -34,6 +34,7 @@ mod journal_repair;
 mod journal_windows;
 mod memory_limits;
 mod messages;
+mod notifications;
 mod operator_cli;
 mod operator_path;
 mod protocol_evolution;

@@ -21,6 +21,8 @@ pub enum Missing {
     CheckpointLabelled { run_id: String, label: String },
     /// A task the tenant does not have.
     Task { task_id: String },
+    /// A webhook endpoint the tenant does not have.
+    WebhookEndpoint { endpoint_id: String },
 }
 
 impl Missing {
@@ -32,6 +34,7 @@ impl Missing {
             | Self::CheckpointAt { .. }
             | Self::CheckpointLabelled { .. } => "CHECKPOINT_NOT_FOUND",
             Self::Task { .. } => "TASK_NOT_FOUND",
+            Self::WebhookEndpoint { .. } => "WEBHOOK_ENDPOINT_NOT_FOUND",
         }
     }
 }
@@ -52,6 +55,9 @@ impl fmt::Display for Missing {
                 write!(f, "run {run_id} has no checkpoint labelled {label:?}")
             }
             Self::Task { task_id } => write!(f, "task {task_id} not found"),
+            Self::WebhookEndpoint { endpoint_id } => {
+                write!(f, "webhook endpoint {endpoint_id} not found")
+            }
         }
     }
 }

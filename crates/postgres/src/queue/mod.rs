@@ -22,8 +22,10 @@ use deadpool_postgres::Transaction;
 use self::task_row::{TaskParams, decode, signed};
 use crate::PostgresStore;
 use crate::error::db;
+use crate::notifications::record_event;
 use checkpointd_core::domain::{Attempt, Tenant};
 use checkpointd_core::error::{Error, Result};
+use checkpointd_core::notify::task_event;
 use checkpointd_core::time::whole_micros;
 use checkpointd_storage::queue::{
     ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules,
@@ -241,7 +243,12 @@ async fn transition_locked(
         .ok_or_else(|| Error::task_not_found(id))?;
     let task = decode(&row)?;
     let next = rules::apply(&task, transition, now)?;
-    store_locked(tx, &store, tenant, task.attempt, &next).await
+    let stored = store_locked(tx, &store, tenant, task.attempt, &next).await?;
+    // The event is committed with the transition or not at all (contract 12).
+    if let Some(event) = task_event(tenant, &task, &stored, now) {
+        record_event(tx, &event).await?;
+    }
+    Ok(stored)
 }
 
 /// Locks up to `limit` reapable tasks of every tenant (skipping rows another writer holds),
@@ -271,7 +278,11 @@ async fn reap_locked(tx: &Transaction<'_>, now: SystemTime, limit: usize) -> Res
         .collect::<Result<Vec<(Tenant, Task)>>>()?;
     let doomed = rules::select_reaps(stale, now, limit);
     for (tenant, task) in &doomed {
-        store_locked(tx, &store, tenant, task.attempt, &rules::reap(task, now)).await?;
+        let buried =
+            store_locked(tx, &store, tenant, task.attempt, &rules::reap(task, now)).await?;
+        if let Some(event) = task_event(tenant, task, &buried, now) {
+            record_event(tx, &event).await?;
+        }
     }
     Ok(doomed.len() as u64)
 }

@@ -1,5 +1,5 @@
-//! The tasks that run beside the gRPC server: health watchers, the admin port and the
-//! maintenance jobs. Each is spawned on the one [`Shutdown`] and ends once it begins.
+//! The tasks that run beside the gRPC server: health watchers, the admin port, the
+//! maintenance jobs and the webhook sender. Each is spawned on the one [`Shutdown`] and ends once it begins.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,10 +7,13 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
-use super::{admin, queue_depth};
+use super::{admin, outbox_depth, queue_depth};
 use crate::config::ServerSettings;
 use crate::grpc::health;
 use crate::maintenance::{Pruner, Reaper};
+use crate::notify::sender::Sender;
+use crate::notify::{NotificationKey, Notifications};
+use crate::serve_error::ServeError;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
 use checkpointd_storage::queue::TaskQueue;
@@ -75,4 +78,20 @@ pub(super) fn run_maintenance(
         Reaper::new(queue.clone(), settings.reap_interval).run_periodically(shutdown.token()),
     );
     shutdown.spawn(queue_depth::poll(queue, shutdown.token()));
+}
+
+/// The webhook sender, when the server has a notification key, and the outbox-depth poll.
+/// Both only read and settle the outbox; an RPC never waits on either.
+pub(super) fn run_notifications(
+    shutdown: &Shutdown,
+    notifications: &Notifications,
+    key: Option<Arc<NotificationKey>>,
+) -> Result<(), ServeError> {
+    let store = notifications.store().clone();
+    if let Some(key) = key {
+        let sender = Sender::new(store.clone(), key).map_err(ServeError::Setting)?;
+        shutdown.spawn(sender.run(shutdown.token()));
+    }
+    shutdown.spawn(outbox_depth::poll(store, shutdown.token()));
+    Ok(())
 }

@@ -6,6 +6,7 @@
 
 mod admin;
 mod background;
+mod outbox_depth;
 mod queue_depth;
 
 use crate::transport::TlsReloader;
@@ -24,6 +25,7 @@ use crate::console::{self, Console};
 use crate::database;
 use crate::grpc;
 use crate::grpc::auth::{AuthLayer, Authenticator};
+use crate::notify::{NotificationKey, Notifications};
 use crate::serve_error::ServeError;
 use crate::service::{Engine, RetentionService, Services, TaskService};
 use crate::shutdown::Shutdown;
@@ -50,6 +52,8 @@ pub struct App {
     cache: Option<Arc<CachedStore>>,
     auth: Option<Arc<Authenticator>>,
     keys: Arc<dyn ApiKeyStore>,
+    notifications: Notifications,
+    notification_key: Option<Arc<NotificationKey>>,
     tls: Option<Arc<TlsReloader>>,
     metrics: prometheus::Registry,
     shutdown: Shutdown,
@@ -60,6 +64,12 @@ impl App {
     /// before [`App::run`].
     pub async fn build(config: ServeConfig) -> Result<Self, ServeError> {
         config.server.auth.check_listener(config.listen)?;
+        let notification_key = match &config.server.webhook_key_file {
+            None => None,
+            Some(path) => Some(Arc::new(
+                NotificationKey::load(path).map_err(ServeError::Setting)?,
+            )),
+        };
         // Before the database, so a bad certificate fails startup at once.
         let tls = match config.tls {
             None => None,
@@ -128,6 +138,8 @@ impl App {
             cache,
             auth,
             keys: opened.keys,
+            notifications: Notifications::new(opened.notifications, notification_key.clone()),
+            notification_key,
             tls,
             metrics: prometheus::Registry::new(),
             shutdown: Shutdown::new(),
@@ -172,6 +184,11 @@ impl App {
         &self.keys
     }
 
+    /// Webhook endpoints, deliveries and the outbox of the same database.
+    pub fn notifications(&self) -> &Notifications {
+        &self.notifications
+    }
+
     /// The TLS certificate in use and its reload, when the gRPC port speaks TLS.
     pub fn tls(&self) -> Option<&Arc<TlsReloader>> {
         self.tls.as_ref()
@@ -205,6 +222,8 @@ impl App {
             cache,
             auth,
             keys,
+            notifications,
+            notification_key,
             tls,
             metrics,
             shutdown,
@@ -226,6 +245,7 @@ impl App {
             engine: engine.clone(),
             retention: RetentionService::new(retention.clone()),
             tasks: Some(tasks),
+            notifications: Some(notifications.clone()),
         };
         if let (Some((listener, console)), Some(auth)) = (console_listener, &auth) {
             let pages = Console::new(
@@ -250,6 +270,7 @@ impl App {
         );
         background::serve_admin(&shutdown, admin_listener, metrics, engine.clone());
         background::run_maintenance(&shutdown, engine, retention, queue, &settings);
+        background::run_notifications(&shutdown, &notifications, notification_key)?;
         if let Some(tls) = &tls {
             transport::tls::watch(&shutdown, tls.clone());
         }

@@ -2,6 +2,7 @@
 //! callers, built from the resolved [`Settings`] or, for an in-process server, from the
 //! declared defaults.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use checkpointd_core::queue::RetryPolicy;
@@ -46,6 +47,8 @@ pub struct ServerSettings {
     pub limits: RequestLimits,
     /// How many message bytes one load answers with.
     pub answers: AnswerLimits,
+    /// The file webhook signing secrets are derived from; `None` turns webhooks off.
+    pub webhook_key_file: Option<PathBuf>,
 }
 
 impl Default for ServerSettings {
@@ -72,6 +75,7 @@ impl ServerSettings {
             auth: AuthSettings::from_values(settings.auth)?,
             limits: RequestLimits::from_values(settings.limits, max_request_bytes)?,
             answers: AnswerLimits::from(settings.answers),
+            webhook_key_file: settings.notifications.webhook_key_file,
         })
     }
 }

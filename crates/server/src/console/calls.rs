@@ -23,10 +23,12 @@ pub struct Calls {
 impl Calls {
     /// The same adapters the gRPC router serves, over the same services.
     pub fn new(services: Services, settings: &ServerSettings) -> Self {
+        // Notifications and the watch streams are not pages yet.
         let Services {
             engine,
             retention,
             tasks,
+            notifications: _,
         } = services;
         Self {
             checkpoints: CheckpointApi::new(engine, retention, settings.max_request_bytes)

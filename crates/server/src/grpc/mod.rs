@@ -1,4 +1,4 @@
-//! The gRPC services (checkpoints, tasks, health, reflection) as one router; the composition
+//! The gRPC services (checkpoints, tasks, notifications, health, reflection) as one router; the composition
 //! root ([`crate::app`]) serves it and drives the health statuses.
 
 mod answer_budget;
@@ -8,6 +8,7 @@ mod checkpoint_service;
 pub mod connection;
 pub(crate) mod convert;
 pub mod health;
+mod notification_service;
 mod request_budget;
 mod request_limits;
 mod retention_api;
@@ -16,6 +17,7 @@ pub mod status;
 mod task_convert;
 mod task_service;
 pub mod tenant;
+mod watch;
 mod wire_status;
 
 use std::time::Duration;
@@ -28,10 +30,12 @@ use tower_layer::{Identity, Stack};
 
 pub use answer_budget::AnswerShareLayer;
 pub use checkpoint_service::CheckpointApi;
+pub use notification_service::NotificationApi;
 pub use task_service::TaskApi;
 
 use crate::config::ServerSettings;
 use crate::proto::checkpoint_service_server::CheckpointServiceServer;
+use crate::proto::notification_service_server::NotificationServiceServer;
 use crate::proto::task_service_server::TaskServiceServer;
 use crate::service::Services;
 use crate::telemetry::rpc_layer::RpcLayer;
@@ -74,6 +78,7 @@ pub fn router(
         engine,
         retention,
         tasks,
+        notifications,
     } = services;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(crate::proto::FILE_DESCRIPTOR_SET)
@@ -85,13 +90,18 @@ pub fn router(
         .max_request_bytes
         .saturating_mul(2)
         .max(settings.max_request_bytes.saturating_add(1 << 20));
+    let engine_for_watch = engine.clone();
     let checkpoints = CheckpointServiceServer::new(
         CheckpointApi::new(engine, retention, settings.max_request_bytes)
-            .with_answer_limits(settings.answers),
+            .with_answer_limits(settings.answers)
+            .with_notifications(notifications.clone()),
     )
     .max_decoding_message_size(decode_ceiling);
     let tasks = tasks.map(|tasks| {
         TaskServiceServer::new(TaskApi::new(tasks)).max_decoding_message_size(decode_ceiling)
+    });
+    let notifications = notifications.map(|notifications| {
+        NotificationServiceServer::new(NotificationApi::new(notifications, engine_for_watch))
     });
     let connections = settings.connections;
     let nonzero = |duration: Duration| (!duration.is_zero()).then_some(duration);
@@ -120,5 +130,6 @@ pub fn router(
         )))
         .add_service(reflection)
         .add_service(checkpoints)
-        .add_optional_service(tasks))
+        .add_optional_service(tasks)
+        .add_optional_service(notifications))
 }

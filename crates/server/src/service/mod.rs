@@ -29,6 +29,8 @@ pub struct Services {
     pub retention: RetentionService,
     /// The task queue's rules, when the server serves a queue.
     pub tasks: Option<TaskService>,
+    /// Webhook endpoints, deliveries and the watch streams, when the server serves them.
+    pub notifications: Option<crate::notify::Notifications>,
 }
 
 #[cfg(test)]

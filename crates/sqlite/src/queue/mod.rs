@@ -27,8 +27,10 @@ use self::task_row::{decode, insert_params, task_mutable_assignments, update_par
 use crate::SqliteStore;
 use crate::codec::to_micros;
 use crate::error::DbResultExt;
+use crate::notifications::record_event;
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
+use checkpointd_core::notify::task_event;
 use checkpointd_storage::queue::{
     ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules,
 };
@@ -284,12 +286,11 @@ fn reap(conn: &mut Connection, now: SystemTime, limit: usize) -> Result<u64> {
         .db()?;
     let doomed = rules::select_reaps(stale, now, limit);
     for (tenant, task) in &doomed {
-        store(
-            &tx,
-            &Tenant::parse(tenant)?,
-            task.attempt.get(),
-            &rules::reap(task, now),
-        )?;
+        let tenant = Tenant::parse(tenant)?;
+        let buried = store(&tx, &tenant, task.attempt.get(), &rules::reap(task, now))?;
+        if let Some(event) = task_event(&tenant, task, &buried, now) {
+            record_event(&tx, &event)?;
+        }
     }
     tx.commit().db()?;
     Ok(doomed.len() as u64)
@@ -308,6 +309,10 @@ fn update(
     let task = select(&tx, tenant, id)?.ok_or_else(|| Error::task_not_found(id))?;
     let next = rules::apply(&task, transition, now)?;
     let stored = store(&tx, tenant, task.attempt.get(), &next)?;
+    // The event is committed with the transition or not at all (contract 12).
+    if let Some(event) = task_event(tenant, &task, &stored, now) {
+        record_event(&tx, &event)?;
+    }
     tx.commit().db()?;
     Ok(stored)
 }

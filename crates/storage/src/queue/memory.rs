@@ -1,14 +1,16 @@
 //! In-memory queue for tests and throwaway runs.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 
 use super::{ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+use crate::notifications::MemoryNotifications;
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
+use checkpointd_core::notify::task_event;
 
 #[derive(Default)]
 struct Tasks {
@@ -29,15 +31,23 @@ impl Tasks {
     }
 }
 
-/// Every task in one map behind a mutex; each call is atomic.
+/// Every task in one map behind a mutex; each call is atomic. A transition's event is
+/// recorded in the queue's outbox while the lock is held, so no one sees the one without the
+/// other.
 #[derive(Default)]
 pub struct MemoryQueue {
     tasks: Mutex<Tasks>,
+    notifications: Arc<MemoryNotifications>,
 }
 
 impl MemoryQueue {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The outbox this queue writes its events to: the notification store of `memory://`.
+    pub fn notifications(&self) -> Arc<MemoryNotifications> {
+        self.notifications.clone()
     }
 
     /// Stores `task` as given, bypassing the rules: how the behaviour suite sets up any state
@@ -123,7 +133,11 @@ impl TaskQueue for MemoryQueue {
                 .map(|(key, _)| key.clone())
                 .collect();
             for key in &chosen {
-                tasks.replace(key, |task| rules::reap(task, now));
+                let before = tasks.by_id[key].clone();
+                let after = tasks.replace(key, |task| rules::reap(task, now));
+                if let Some(event) = task_event(&key.0, &before, &after, now) {
+                    self.notifications.record(&event);
+                }
             }
             Ok(chosen.len() as u64)
         })
@@ -141,7 +155,11 @@ impl TaskQueue for MemoryQueue {
                 .by_id
                 .get_mut(&(tenant.clone(), id.clone()))
                 .ok_or_else(|| Error::task_not_found(id))?;
-            *task = rules::apply(task, transition, now)?;
+            let next = rules::apply(task, transition, now)?;
+            if let Some(event) = task_event(tenant, task, &next, now) {
+                self.notifications.record(&event);
+            }
+            *task = next;
             Ok(task.clone())
         })
     }

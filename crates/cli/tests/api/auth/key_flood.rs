@@ -90,6 +90,7 @@ async fn counted_server(app: &TestApp) -> (SocketAddr, Arc<CountingKeys>) {
             engine: app.engine.clone(),
             retention: RetentionService::new(app.retention.clone()),
             tasks: None,
+            notifications: None,
         },
         &ServerSettings::default(),
         health,

@@ -1,0 +1,215 @@
+//! The sender: delivers the outbox to webhook endpoints, at least once, signed.
+//!
+//! It polls for due deliveries, leases each (see `NotificationStore::take_due`) and sends it
+//! on its own task, so one slow receiver holds up only its own delivery, and nothing here is
+//! ever on the path of an RPC. A 2xx answer settles a delivery; anything else is retried by
+//! `checkpointd_core::notify::after_failure` until it is given up.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::NotificationKey;
+use crate::telemetry::metrics;
+use checkpointd_core::notify::{DELIVERY_LEASE, DueDelivery, Settlement, after_failure};
+use checkpointd_storage::notifications::NotificationStore;
+
+/// How often the outbox is looked at for due deliveries.
+const POLL_INTERVAL: Duration = Duration::from_millis(250);
+/// Longest one attempt may take, connection included; well inside the lease.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most deliveries in flight at once per process.
+const MAX_IN_FLIGHT: usize = 32;
+/// Longest error text kept on a delivery.
+const MAX_ERROR_BYTES: usize = 512;
+
+/// See the module documentation.
+pub struct Sender {
+    store: Arc<dyn NotificationStore>,
+    key: Arc<NotificationKey>,
+    client: reqwest::Client,
+}
+
+impl Sender {
+    /// A sender over `store`, signing with keys derived from `key`.
+    pub fn new(
+        store: Arc<dyn NotificationStore>,
+        key: Arc<NotificationKey>,
+    ) -> Result<Self, String> {
+        // The process's TLS provider is ring everywhere; installing it twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .timeout(ATTEMPT_TIMEOUT)
+            // A receiver's redirect is not followed: the signed body goes where it was told.
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("checkpointd/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|error| format!("cannot build the webhook client: {error}"))?;
+        Ok(Self { store, key, client })
+    }
+
+    /// Delivers until `stop` is cancelled. Deliveries in flight then are abandoned: their
+    /// lease ends and a sender (this one after a restart, or another process) tries again.
+    pub async fn run(self, stop: CancellationToken) {
+        let this = Arc::new(self);
+        let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+        let mut in_flight = JoinSet::new();
+        let mut ticks = tokio::time::interval(POLL_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => break,
+                _ = ticks.tick() => {}
+                Some(_) = in_flight.join_next(), if !in_flight.is_empty() => continue,
+            }
+            let free = slots.available_permits();
+            if free == 0 {
+                continue;
+            }
+            let due = match this
+                .store
+                .take_due(SystemTime::now(), DELIVERY_LEASE, free)
+                .await
+            {
+                Ok(due) => due,
+                Err(error) => {
+                    tracing::warn!(%error, "cannot read the notification outbox");
+                    continue;
+                }
+            };
+            for delivery in due {
+                let Ok(slot) = slots.clone().acquire_owned().await else {
+                    break;
+                };
+                let sender = this.clone();
+                in_flight.spawn(async move {
+                    sender.deliver(delivery).await;
+                    drop(slot);
+                });
+            }
+        }
+        in_flight.abort_all();
+    }
+
+    /// One attempt at one delivery, and its outcome recorded.
+    async fn deliver(&self, due: DueDelivery) {
+        let DueDelivery {
+            delivery,
+            endpoint,
+            event,
+        } = due;
+        let outcome = match self.attempt(&endpoint, &event).await {
+            Ok(()) => Settlement::Delivered,
+            Err(error) => after_failure(
+                delivery.attempts + 1,
+                truncate(error),
+                SystemTime::now(),
+                random_unit(),
+            ),
+        };
+        match &outcome {
+            Settlement::Delivered => metrics::record_webhook_delivery("delivered"),
+            Settlement::RetryAt { error, .. } => {
+                metrics::record_webhook_delivery("failed");
+                tracing::info!(
+                    event_id = %event.id, endpoint_id = %endpoint.id, %error,
+                    attempts = delivery.attempts + 1, "webhook delivery failed; will retry"
+                );
+            }
+            Settlement::GiveUp { error } => {
+                metrics::record_webhook_delivery("given_up");
+                tracing::warn!(
+                    event_id = %event.id, endpoint_id = %endpoint.id, %error,
+                    "webhook delivery given up"
+                );
+            }
+        }
+        if let Err(error) = self
+            .store
+            .settle(&event.id, &endpoint.id, &outcome, SystemTime::now())
+            .await
+        {
+            // The lease will end and the delivery be tried again: at least once.
+            tracing::warn!(%error, event_id = %event.id, "cannot record a webhook delivery");
+        }
+    }
+
+    /// POSTs the event to the endpoint, signed; `Err` with what went wrong unless 2xx.
+    async fn attempt(
+        &self,
+        endpoint: &checkpointd_core::notify::WebhookEndpoint,
+        event: &checkpointd_core::notify::Event,
+    ) -> Result<(), String> {
+        let key = self
+            .key
+            .signing_key(&endpoint.tenant, &endpoint.id, &endpoint.salt);
+        let timestamp = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs() as i64);
+        let signature = standardwebhooks::Webhook::from_bytes(key.to_vec())
+            .and_then(|webhook| webhook.sign(&event.id, timestamp, &event.payload))
+            .map_err(|error| format!("cannot sign: {error}"))?;
+        let response = self
+            .client
+            .post(&endpoint.url)
+            .header("content-type", "application/json")
+            .header(standardwebhooks::HEADER_WEBHOOK_ID, &event.id)
+            .header(
+                standardwebhooks::HEADER_WEBHOOK_TIMESTAMP,
+                timestamp.to_string(),
+            )
+            .header(standardwebhooks::HEADER_WEBHOOK_SIGNATURE, signature)
+            .body(event.payload.clone())
+            .send()
+            .await
+            .map_err(|error| describe(&error))?;
+        let status = response.status();
+        if status.is_success() {
+            Ok(())
+        } else {
+            Err(format!("HTTP {}", status.as_u16()))
+        }
+    }
+}
+
+/// A transport error as kept on the delivery: what failed, without the URL's query.
+fn describe(error: &reqwest::Error) -> String {
+    let kind = if error.is_timeout() {
+        "timed out"
+    } else if error.is_connect() {
+        "cannot connect"
+    } else {
+        "request failed"
+    };
+    let mut text = kind.to_owned();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn truncate(mut error: String) -> String {
+    if error.len() > MAX_ERROR_BYTES {
+        let mut cut = MAX_ERROR_BYTES;
+        while !error.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        error.truncate(cut);
+    }
+    error
+}
+
+/// A number in [0, 1) for the retry jitter.
+fn random_unit() -> f64 {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        return 0.5;
+    }
+    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
+}
