@@ -88,6 +88,7 @@
 //   CHECKPOINT_NOT_FOUND     NOT_FOUND            no checkpoint at that step,
 //                                                 with that label, or at all
 //   TASK_NOT_FOUND           NOT_FOUND            unknown task id
+//   WEBHOOK_ENDPOINT_NOT_FOUND NOT_FOUND          unknown webhook endpoint (or another tenant's)
 //   STEP_CONFLICT            ALREADY_EXISTS       different content at a step
 //   LABEL_TAKEN              ALREADY_EXISTS       the label names another step
 //   CONFLICT                 ALREADY_EXISTS       any other conflict, e.g. a
