@@ -86,8 +86,8 @@ fn delivery_to_wire(delivery: Delivery) -> proto::WebhookDelivery {
     }
 }
 
-fn event_to_wire(event: Event) -> proto::TaskEvent {
-    proto::TaskEvent {
+fn event_to_wire(event: Event) -> proto::WatchTasksResponse {
+    proto::WatchTasksResponse {
         sequence: event.sequence,
         event_id: event.id,
         event_type: event.kind.as_str().to_owned(),
@@ -185,7 +185,7 @@ impl proto::notification_service_server::NotificationService for NotificationApi
         }))
     }
 
-    type WatchTasksStream = WatchStream<proto::TaskEvent>;
+    type WatchTasksStream = WatchStream<proto::WatchTasksResponse>;
 
     async fn watch_tasks(
         &self,

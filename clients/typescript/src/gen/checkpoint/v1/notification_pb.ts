@@ -40,7 +40,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file checkpoint/v1/notification.proto.
  */
 export const file_checkpoint_v1_notification: GenFile = /*@__PURE__*/
-  fileDesc("CiBjaGVja3BvaW50L3YxL25vdGlmaWNhdGlvbi5wcm90bxINY2hlY2twb2ludC52MSJvCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkAKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCwoDdXJsGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJImEKHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjAKCGVuZHBvaW50GAEgASgLMh4uY2hlY2twb2ludC52MS5XZWJob29rRW5kcG9pbnQSDgoGc2VjcmV0GAIgASgJIh0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJRChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjEKCWVuZHBvaW50cxgBIAMoCzIeLmNoZWNrcG9pbnQudjEuV2ViaG9va0VuZHBvaW50IioKHERlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkiHwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiuAIKD1dlYmhvb2tEZWxpdmVyeRIQCghldmVudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEi0KBnN0YXR1cxgEIAEoDjIdLmNoZWNrcG9pbnQudjEuRGVsaXZlcnlTdGF0dXMSEAoIYXR0ZW1wdHMYBSABKA0SMwoPbmV4dF9hdHRlbXB0X2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2Vycm9yGAcgASgJEjAKDGRlbGl2ZXJlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAicQocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRItCgZzdGF0dXMYAiABKA4yHS5jaGVja3BvaW50LnYxLkRlbGl2ZXJ5U3RhdHVzEg0KBWxpbWl0GAMgASgNIlMKHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEjIKCmRlbGl2ZXJpZXMYASADKAsyHi5jaGVja3BvaW50LnYxLldlYmhvb2tEZWxpdmVyeSIrChFXYXRjaFRhc2tzUmVxdWVzdBIWCg5hZnRlcl9zZXF1ZW5jZRgBIAEoBCKlAQoJVGFza0V2ZW50EhAKCHNlcXVlbmNlGAEgASgEEhAKCGV2ZW50X2lkGAIgASgJEhIKCmV2ZW50X3R5cGUYAyABKAkSDwoHdGFza19pZBgEIAEoCRIOCgZydW5faWQYBSABKAkSDwoHcGF5bG9hZBgGIAEoDBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmFmdGVyX3N0ZXAYAiABKAMiSAoQV2F0Y2hSdW5SZXNwb25zZRI0CgpjaGVja3BvaW50GAEgASgLMiAuY2hlY2twb2ludC52MS5DaGVja3BvaW50U3VtbWFyeSqoAQoORGVsaXZlcnlTdGF0dXMSHwobREVMSVZFUllfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXREVMSVZFUllfU1RBVFVTX1BFTkRJTkcQARIbChdERUxJVkVSWV9TVEFUVVNfRkFJTElORxACEh0KGURFTElWRVJZX1NUQVRVU19ERUxJVkVSRUQQAxIcChhERUxJVkVSWV9TVEFUVVNfR0lWRU5fVVAQBDL9BAoTTm90aWZpY2F0aW9uU2VydmljZRJyChVDcmVhdGVXZWJob29rRW5kcG9pbnQSKy5jaGVja3BvaW50LnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaLC5jaGVja3BvaW50LnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEm8KFExpc3RXZWJob29rRW5kcG9pbnRzEiouY2hlY2twb2ludC52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaKy5jaGVja3BvaW50LnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2UScgoVRGVsZXRlV2ViaG9va0VuZHBvaW50EisuY2hlY2twb2ludC52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GiwuY2hlY2twb2ludC52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJyChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSKy5jaGVja3BvaW50LnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaLC5jaGVja3BvaW50LnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEkoKCldhdGNoVGFza3MSIC5jaGVja3BvaW50LnYxLldhdGNoVGFza3NSZXF1ZXN0GhguY2hlY2twb2ludC52MS5UYXNrRXZlbnQwARJNCghXYXRjaFJ1bhIeLmNoZWNrcG9pbnQudjEuV2F0Y2hSdW5SZXF1ZXN0Gh8uY2hlY2twb2ludC52MS5XYXRjaFJ1blJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_checkpoint_v1_checkpoint]);
+  fileDesc("CiBjaGVja3BvaW50L3YxL25vdGlmaWNhdGlvbi5wcm90bxINY2hlY2twb2ludC52MSJvCg9XZWJob29rRW5kcG9pbnQSCgoCaWQYASABKAkSCwoDdXJsGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEi4KCmNyZWF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkAKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCwoDdXJsGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJImEKHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjAKCGVuZHBvaW50GAEgASgLMh4uY2hlY2twb2ludC52MS5XZWJob29rRW5kcG9pbnQSDgoGc2VjcmV0GAIgASgJIh0KG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdCJRChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjEKCWVuZHBvaW50cxgBIAMoCzIeLmNoZWNrcG9pbnQudjEuV2ViaG9va0VuZHBvaW50IioKHERlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSCgoCaWQYASABKAkiHwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2UiuAIKD1dlYmhvb2tEZWxpdmVyeRIQCghldmVudF9pZBgBIAEoCRITCgtlbmRwb2ludF9pZBgCIAEoCRISCgpldmVudF90eXBlGAMgASgJEi0KBnN0YXR1cxgEIAEoDjIdLmNoZWNrcG9pbnQudjEuRGVsaXZlcnlTdGF0dXMSEAoIYXR0ZW1wdHMYBSABKA0SMwoPbmV4dF9hdHRlbXB0X2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2Vycm9yGAcgASgJEjAKDGRlbGl2ZXJlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAicQocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBITCgtlbmRwb2ludF9pZBgBIAEoCRItCgZzdGF0dXMYAiABKA4yHS5jaGVja3BvaW50LnYxLkRlbGl2ZXJ5U3RhdHVzEg0KBWxpbWl0GAMgASgNIlMKHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEjIKCmRlbGl2ZXJpZXMYASADKAsyHi5jaGVja3BvaW50LnYxLldlYmhvb2tEZWxpdmVyeSIrChFXYXRjaFRhc2tzUmVxdWVzdBIWCg5hZnRlcl9zZXF1ZW5jZRgBIAEoBCKuAQoSV2F0Y2hUYXNrc1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEEhAKCGV2ZW50X2lkGAIgASgJEhIKCmV2ZW50X3R5cGUYAyABKAkSDwoHdGFza19pZBgEIAEoCRIOCgZydW5faWQYBSABKAkSDwoHcGF5bG9hZBgGIAEoDBIuCgpjcmVhdGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI1Cg9XYXRjaFJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKCmFmdGVyX3N0ZXAYAiABKAMiSAoQV2F0Y2hSdW5SZXNwb25zZRI0CgpjaGVja3BvaW50GAEgASgLMiAuY2hlY2twb2ludC52MS5DaGVja3BvaW50U3VtbWFyeSqoAQoORGVsaXZlcnlTdGF0dXMSHwobREVMSVZFUllfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXREVMSVZFUllfU1RBVFVTX1BFTkRJTkcQARIbChdERUxJVkVSWV9TVEFUVVNfRkFJTElORxACEh0KGURFTElWRVJZX1NUQVRVU19ERUxJVkVSRUQQAxIcChhERUxJVkVSWV9TVEFUVVNfR0lWRU5fVVAQBDKGBQoTTm90aWZpY2F0aW9uU2VydmljZRJyChVDcmVhdGVXZWJob29rRW5kcG9pbnQSKy5jaGVja3BvaW50LnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaLC5jaGVja3BvaW50LnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEm8KFExpc3RXZWJob29rRW5kcG9pbnRzEiouY2hlY2twb2ludC52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaKy5jaGVja3BvaW50LnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2UScgoVRGVsZXRlV2ViaG9va0VuZHBvaW50EisuY2hlY2twb2ludC52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0GiwuY2hlY2twb2ludC52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJyChVMaXN0V2ViaG9va0RlbGl2ZXJpZXMSKy5jaGVja3BvaW50LnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaLC5jaGVja3BvaW50LnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlElMKCldhdGNoVGFza3MSIC5jaGVja3BvaW50LnYxLldhdGNoVGFza3NSZXF1ZXN0GiEuY2hlY2twb2ludC52MS5XYXRjaFRhc2tzUmVzcG9uc2UwARJNCghXYXRjaFJ1bhIeLmNoZWNrcG9pbnQudjEuV2F0Y2hSdW5SZXF1ZXN0Gh8uY2hlY2twb2ludC52MS5XYXRjaFJ1blJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp, file_checkpoint_v1_checkpoint]);
 
 /**
  * A webhook endpoint, as listed.
@@ -85,6 +85,8 @@ export const WebhookEndpointSchema: GenMessage<WebhookEndpoint> = /*@__PURE__*/
   messageDesc(file_checkpoint_v1_notification, 0);
 
 /**
+ * CreateWebhookEndpointRequest names the URL to POST the tenant's events to.
+ *
  * @generated from message checkpoint.v1.CreateWebhookEndpointRequest
  */
 export type CreateWebhookEndpointRequest = Message<"checkpoint.v1.CreateWebhookEndpointRequest"> & {
@@ -111,6 +113,8 @@ export const CreateWebhookEndpointRequestSchema: GenMessage<CreateWebhookEndpoin
   messageDesc(file_checkpoint_v1_notification, 1);
 
 /**
+ * CreateWebhookEndpointResponse is the endpoint and its signing secret, shown this once.
+ *
  * @generated from message checkpoint.v1.CreateWebhookEndpointResponse
  */
 export type CreateWebhookEndpointResponse = Message<"checkpoint.v1.CreateWebhookEndpointResponse"> & {
@@ -139,6 +143,8 @@ export const CreateWebhookEndpointResponseSchema: GenMessage<CreateWebhookEndpoi
   messageDesc(file_checkpoint_v1_notification, 2);
 
 /**
+ * ListWebhookEndpointsRequest asks for the caller's tenant's endpoints.
+ *
  * @generated from message checkpoint.v1.ListWebhookEndpointsRequest
  */
 export type ListWebhookEndpointsRequest = Message<"checkpoint.v1.ListWebhookEndpointsRequest"> & {
@@ -152,6 +158,8 @@ export const ListWebhookEndpointsRequestSchema: GenMessage<ListWebhookEndpointsR
   messageDesc(file_checkpoint_v1_notification, 3);
 
 /**
+ * ListWebhookEndpointsResponse is the tenant's endpoints, oldest first.
+ *
  * @generated from message checkpoint.v1.ListWebhookEndpointsResponse
  */
 export type ListWebhookEndpointsResponse = Message<"checkpoint.v1.ListWebhookEndpointsResponse"> & {
@@ -171,6 +179,8 @@ export const ListWebhookEndpointsResponseSchema: GenMessage<ListWebhookEndpoints
   messageDesc(file_checkpoint_v1_notification, 4);
 
 /**
+ * DeleteWebhookEndpointRequest names the endpoint to remove.
+ *
  * @generated from message checkpoint.v1.DeleteWebhookEndpointRequest
  */
 export type DeleteWebhookEndpointRequest = Message<"checkpoint.v1.DeleteWebhookEndpointRequest"> & {
@@ -190,6 +200,8 @@ export const DeleteWebhookEndpointRequestSchema: GenMessage<DeleteWebhookEndpoin
   messageDesc(file_checkpoint_v1_notification, 5);
 
 /**
+ * DeleteWebhookEndpointResponse is empty: the endpoint and its deliveries are gone.
+ *
  * @generated from message checkpoint.v1.DeleteWebhookEndpointResponse
  */
 export type DeleteWebhookEndpointResponse = Message<"checkpoint.v1.DeleteWebhookEndpointResponse"> & {
@@ -281,6 +293,8 @@ export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
   messageDesc(file_checkpoint_v1_notification, 7);
 
 /**
+ * ListWebhookDeliveriesRequest filters the tenant's deliveries.
+ *
  * @generated from message checkpoint.v1.ListWebhookDeliveriesRequest
  */
 export type ListWebhookDeliveriesRequest = Message<"checkpoint.v1.ListWebhookDeliveriesRequest"> & {
@@ -314,6 +328,8 @@ export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliverie
   messageDesc(file_checkpoint_v1_notification, 8);
 
 /**
+ * ListWebhookDeliveriesResponse is the deliveries that matched, newest first.
+ *
  * @generated from message checkpoint.v1.ListWebhookDeliveriesResponse
  */
 export type ListWebhookDeliveriesResponse = Message<"checkpoint.v1.ListWebhookDeliveriesResponse"> & {
@@ -333,6 +349,8 @@ export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveri
   messageDesc(file_checkpoint_v1_notification, 9);
 
 /**
+ * WatchTasksRequest starts a stream of the tenant's task events.
+ *
  * @generated from message checkpoint.v1.WatchTasksRequest
  */
 export type WatchTasksRequest = Message<"checkpoint.v1.WatchTasksRequest"> & {
@@ -354,11 +372,11 @@ export const WatchTasksRequestSchema: GenMessage<WatchTasksRequest> = /*@__PURE_
   messageDesc(file_checkpoint_v1_notification, 10);
 
 /**
- * One task event.
+ * WatchTasksResponse is one task event.
  *
- * @generated from message checkpoint.v1.TaskEvent
+ * @generated from message checkpoint.v1.WatchTasksResponse
  */
-export type TaskEvent = Message<"checkpoint.v1.TaskEvent"> & {
+export type WatchTasksResponse = Message<"checkpoint.v1.WatchTasksResponse"> & {
   /**
    * The outbox's order of the event; pass it back as after_sequence.
    *
@@ -411,13 +429,15 @@ export type TaskEvent = Message<"checkpoint.v1.TaskEvent"> & {
 };
 
 /**
- * Describes the message checkpoint.v1.TaskEvent.
- * Use `create(TaskEventSchema)` to create a new message.
+ * Describes the message checkpoint.v1.WatchTasksResponse.
+ * Use `create(WatchTasksResponseSchema)` to create a new message.
  */
-export const TaskEventSchema: GenMessage<TaskEvent> = /*@__PURE__*/
+export const WatchTasksResponseSchema: GenMessage<WatchTasksResponse> = /*@__PURE__*/
   messageDesc(file_checkpoint_v1_notification, 11);
 
 /**
+ * WatchRunRequest starts a stream of one run's new checkpoints.
+ *
  * @generated from message checkpoint.v1.WatchRunRequest
  */
 export type WatchRunRequest = Message<"checkpoint.v1.WatchRunRequest"> & {
@@ -445,6 +465,8 @@ export const WatchRunRequestSchema: GenMessage<WatchRunRequest> = /*@__PURE__*/
   messageDesc(file_checkpoint_v1_notification, 12);
 
 /**
+ * WatchRunResponse is one new checkpoint of the watched run.
+ *
  * @generated from message checkpoint.v1.WatchRunResponse
  */
 export type WatchRunResponse = Message<"checkpoint.v1.WatchRunResponse"> & {
@@ -470,6 +492,8 @@ export const WatchRunResponseSchema: GenMessage<WatchRunResponse> = /*@__PURE__*
  */
 export enum DeliveryStatus {
   /**
+   * Not a status: in a filter, any status.
+   *
    * @generated from enum value: DELIVERY_STATUS_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
@@ -565,7 +589,7 @@ export const NotificationService: GenService<{
   watchTasks: {
     methodKind: "server_streaming";
     input: typeof WatchTasksRequestSchema;
-    output: typeof TaskEventSchema;
+    output: typeof WatchTasksResponseSchema;
   },
   /**
    * WatchRun streams one run's new checkpoints as they are committed, in step
