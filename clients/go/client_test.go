@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -83,6 +84,9 @@ func TestClientOnEachBackend(t *testing.T) {
 			})
 			t.Run("WatchTasksSeesAnApprovalRequestAsItHappens", func(t *testing.T) {
 				watchSeesApprovalRequest(t, client)
+			})
+			t.Run("ValidateTenantStreamsAVerdictPerCheckpointOfTheHeadersTenantOnly", func(t *testing.T) {
+				validateTenantStreamsVerdicts(t, server)
 			})
 		})
 	}
@@ -230,5 +234,40 @@ func watchSeesApprovalRequest(t *testing.T, client *checkpointd.Client) {
 			}
 			return
 		}
+	}
+}
+
+func validateTenantStreamsVerdicts(t *testing.T, server *testserver.Server) {
+	ctx := testContext(t)
+	tenant := fmt.Sprintf("go-scrub-%d", time.Now().UnixNano())
+	scoped := dial(t, server.Addr(), checkpointd.WithTenant(tenant))
+	runID := "scrubbed"
+	first, log := saveRequest(runID, 1, []byte(`{"n":1}`), checkpointd.MessageChain{}, nil)
+	second, _ := saveRequest(runID, 2, []byte(`{"n":2}`), log, nil)
+	for _, request := range []*checkpointv1.SaveRequest{first, second} {
+		if _, err := scoped.Checkpoints.Save(ctx, request); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stream, err := scoped.Checkpoints.ValidateTenant(ctx, &checkpointv1.ValidateTenantRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var steps []int64
+	for {
+		verdict, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if verdict.GetRunId() != runID || !verdict.GetVerdict().GetValid() {
+			t.Fatalf("unexpected verdict %v", verdict)
+		}
+		steps = append(steps, verdict.GetVerdict().GetStep())
+	}
+	if len(steps) != 2 {
+		t.Fatalf("want a verdict for steps 1 and 2 of the tenant's one run, got %v", steps)
 	}
 }
