@@ -1,0 +1,18 @@
+#!/bin/sh
+# Everything CI checks on the Go client, from any folder: gofmt, go vet, staticcheck (pinned in
+# tools/go.mod), generated code equal to proto/, and the tests with the race detector against
+# a real server ($CHECKPOINTD_BIN; Postgres at $TEST_DATABASE_URL).
+set -eu
+CLIENT_DIR=$(cd "$(dirname "$0")/.." && pwd)
+. "$CLIENT_DIR/scripts/tools.sh"
+cd "$CLIENT_DIR"
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+  echo "gofmt: these files need formatting:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+go vet ./...
+staticcheck ./...
+"$CLIENT_DIR/scripts/check-generated.sh"
+go test -race -count=1 ./...
