@@ -1,5 +1,5 @@
 #!/bin/sh
-# Everything CI checks on the Go client, from any folder: gofmt, go vet, staticcheck (pinned in
+# Everything CI checks on the Go client, from any folder: gofmt, tidy go.mod files, go vet, staticcheck (pinned in
 # tools/go.mod), generated code equal to proto/, and the tests with the race detector against
 # a real server ($CHECKPOINTD_BIN; Postgres at $TEST_DATABASE_URL).
 set -eu
@@ -12,6 +12,8 @@ if [ -n "$unformatted" ]; then
   echo "$unformatted" >&2
   exit 1
 fi
+go mod tidy -diff
+(cd tools && go mod tidy -diff)
 go vet ./...
 staticcheck ./...
 "$CLIENT_DIR/scripts/check-generated.sh"
