@@ -203,3 +203,32 @@ func eventIDs(s session.Session) []string {
 	}
 	return ids
 }
+
+func TestSharedStateChangedByAnotherServiceIsSeenAndKept(t *testing.T) {
+	server := testserver.Start(t, testserver.Options{})
+	tenant := freshTenant()
+	// Two services as two processes would have them: each caches what it saw last.
+	first, second := New(dial(t, server, tenant)), New(dial(t, server, tenant))
+	a, b := mustCreate(t, first, "app", "u", "a"), mustCreate(t, second, "app", "u", "b")
+	for round := range 3 {
+		for _, writer := range []struct {
+			s    *Service
+			sess session.Session
+			key  string
+		}{{first, a, "user:first"}, {second, b, "user:second"}} {
+			event := textEvent(fmt.Sprintf("%s-%d", writer.key[5:], round), "x", time.Now(),
+				map[string]any{writer.key: float64(round), "app:last": writer.key})
+			if err := writer.s.AppendEvent(t.Context(), writer.sess, event); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, reader := range []*Service{first, second} {
+		state := mustGet(t, reader, "app", "u", "a").State()
+		for key, want := range map[string]any{"user:first": float64(2), "user:second": float64(2), "app:last": "user:second"} {
+			if got, err := state.Get(key); err != nil || got != want {
+				t.Errorf("%s = %v (%v), want %v", key, got, err, want)
+			}
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 // it was made with. Safe for concurrent use; any number of processes may share one server.
 type Service struct {
 	client *checkpointd.Client
+	shared sharedScopes
 }
 
 var _ session.Service = (*Service)(nil)
@@ -170,7 +171,7 @@ func (s *Service) updateApp(ctx context.Context, app string, delta map[string]an
 	if err != nil {
 		return nil, err
 	}
-	return updateShared(ctx, s.client, runID, delta)
+	return s.shared.update(ctx, s.client, runID, delta)
 }
 
 func (s *Service) updateUser(ctx context.Context, app, user string, delta map[string]any) (map[string]any, error) {
@@ -178,7 +179,7 @@ func (s *Service) updateUser(ctx context.Context, app, user string, delta map[st
 	if err != nil {
 		return nil, err
 	}
-	return updateShared(ctx, s.client, runID, delta)
+	return s.shared.update(ctx, s.client, runID, delta)
 }
 
 // parallel runs the calls at once and joins their errors.

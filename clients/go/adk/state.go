@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 
 	"google.golang.org/adk/v2/session"
 
 	checkpointd "github.com/checkpointd/checkpointd/clients/go"
+	checkpointv1 "github.com/checkpointd/checkpointd/clients/go/gen/checkpoint/v1"
 )
 
 // maxSharedStateAttempts bounds the retries of a shared state change that keeps losing its
@@ -72,45 +74,111 @@ func withoutTemp(delta map[string]any) map[string]any {
 	return kept
 }
 
-// loadShared is a shared scope's state, empty when nothing was ever saved to it.
-func loadShared(ctx context.Context, client *checkpointd.Client, runID string) (map[string]any, error) {
-	loaded, err := loadScope(ctx, client, runID, false)
+// sharedScopes holds the latest app and user state scopes this service saw. An entry is only
+// ever a hint: a read checks it against the run's head (a cheaper call than a load) and a write
+// saves at its step+1, which the server refuses when another writer moved the run on, so a
+// stale entry costs a reload, never a lost change.
+type sharedScopes struct {
+	mu     sync.Mutex
+	scopes map[string]*scope
+}
+
+// maxCachedScopes bounds the hints; past it the cache starts again.
+const maxCachedScopes = 10000
+
+// absent marks a shared scope nothing was saved to yet.
+const absent = -1
+
+func (c *sharedScopes) get(runID string) *scope {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scopes[runID]
+}
+
+func (c *sharedScopes) put(runID string, latest *scope) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.scopes == nil || len(c.scopes) >= maxCachedScopes {
+		c.scopes = map[string]*scope{}
+	}
+	c.scopes[runID] = latest
+}
+
+// load reads a shared scope's latest checkpoint, verified; absent when there is none.
+func (c *sharedScopes) load(ctx context.Context, client *checkpointd.Client, runID string) (*scope, error) {
+	latest, err := loadScope(ctx, client, runID, false)
 	if errors.Is(err, errScopeNotFound) {
-		return map[string]any{}, nil
+		latest, err = &scope{runID: runID, step: absent, state: map[string]any{}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return loaded.state, nil
+	c.put(runID, latest)
+	return latest, nil
 }
 
-// updateShared merges delta over a shared scope's latest state and saves it as the next step,
-// reloading and merging again when a concurrent writer took the step. It returns the state
-// as saved. An empty delta reads the state and saves nothing.
-func updateShared(ctx context.Context, client *checkpointd.Client, runID string, delta map[string]any) (map[string]any, error) {
-	if len(delta) == 0 {
-		return loadShared(ctx, client, runID)
-	}
-	for range maxSharedStateAttempts {
-		latest, err := loadScope(ctx, client, runID, false)
-		if errors.Is(err, errScopeNotFound) {
-			latest, err = nil, nil
-		}
+// read is a shared scope's state: the cached one when the run's head shows no newer step.
+func (c *sharedScopes) read(ctx context.Context, client *checkpointd.Client, runID string) (map[string]any, error) {
+	cached := c.get(runID)
+	if cached == nil {
+		latest, err := c.load(ctx, client, runID)
 		if err != nil {
 			return nil, err
 		}
-		state := map[string]any{}
-		if latest != nil {
-			state = maps.Clone(latest.state)
+		return latest.state, nil
+	}
+	head, err := client.Checkpoints.GetRun(ctx, &checkpointv1.GetRunRequest{RunId: runID})
+	if err != nil && !isNotFound(err) {
+		return nil, fmt.Errorf("adk: read %s: %w", runID, err)
+	}
+	run := head.GetRun()
+	var unchanged bool
+	if err != nil || run.LatestStep == nil {
+		unchanged = cached.step == absent
+	} else {
+		unchanged = run.GetLatestStep() == cached.step && run.LatestValidStep != nil &&
+			run.GetLatestValidStep() == cached.step
+	}
+	if unchanged {
+		return cached.state, nil
+	}
+	latest, err := c.load(ctx, client, runID)
+	if err != nil {
+		return nil, err
+	}
+	return latest.state, nil
+}
+
+// update merges delta over a shared scope's latest state and saves it as the next step; when
+// a concurrent writer took that step it reloads and merges again. It returns the state as
+// saved. An empty delta only reads.
+func (c *sharedScopes) update(ctx context.Context, client *checkpointd.Client, runID string, delta map[string]any) (map[string]any, error) {
+	if len(delta) == 0 {
+		return c.read(ctx, client, runID)
+	}
+	for range maxSharedStateAttempts {
+		latest := c.get(runID)
+		if latest == nil {
+			var err error
+			if latest, err = c.load(ctx, client, runID); err != nil {
+				return nil, err
+			}
 		}
+		state := maps.Clone(latest.state)
 		maps.Copy(state, delta)
-		_, err = saveNext(ctx, client, runID, latest, nextStep{state: state})
+		from := latest
+		if latest.step == absent {
+			from = nil
+		}
+		saved, err := saveNext(ctx, client, runID, from, nextStep{state: state})
 		if err == nil {
+			c.put(runID, saved)
 			return state, nil
 		}
 		if !isStepTaken(err) {
 			return nil, err
 		}
+		c.put(runID, nil) // another writer moved on: reload
 	}
 	return nil, fmt.Errorf("adk: %s: %d writers in a row changed it first; try again", runID, maxSharedStateAttempts)
 }
