@@ -152,8 +152,9 @@ func TestAppendingToADeletedSessionFails(t *testing.T) {
 	if err := s.Delete(t.Context(), &session.DeleteRequest{AppName: "app", UserID: "u", SessionID: "s1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AppendEvent(t.Context(), sess, textEvent("e1", "x", time.Now(), nil)); err == nil {
-		t.Fatal("append to a deleted session succeeded")
+	err := s.AppendEvent(t.Context(), sess, textEvent("e1", "x", time.Now(), nil))
+	if !errors.Is(err, checkpointd.ErrEpochNotIssued) {
+		t.Fatalf("append to a deleted session: %v, want EPOCH_NOT_ISSUED", err)
 	}
 	if _, err := s.Get(t.Context(), &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s1"}); err == nil {
 		t.Fatal("the refused append brought the deleted session back")
