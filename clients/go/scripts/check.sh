@@ -1,7 +1,8 @@
 #!/bin/sh
 # Everything CI checks on the Go client, from any folder: gofmt, tidy go.mod files, go vet, staticcheck (pinned in
 # tools/go.mod), generated code equal to proto/, and the tests with the race detector against
-# a real server ($CHECKPOINTD_BIN; Postgres at $TEST_DATABASE_URL).
+# a real server ($CHECKPOINTD_BIN; Postgres at $TEST_DATABASE_URL). The nested adapter module eino/
+# (its own go.mod, so the core never pulls Eino) gets the same tidy, vet, staticcheck and tests.
 set -eu
 CLIENT_DIR=$(cd "$(dirname "$0")/.." && pwd)
 . "$CLIENT_DIR/scripts/tools.sh"
@@ -18,3 +19,4 @@ go vet ./...
 staticcheck ./...
 "$CLIENT_DIR/scripts/check-generated.sh"
 go test -race -count=1 ${GO_TEST_FLAGS:-} ./...
+(cd eino && go mod tidy -diff && go vet ./... && staticcheck ./... && go test -race -count=1 ${GO_TEST_FLAGS:-} ./...)
