@@ -7,7 +7,7 @@ package eino_test
 import (
 	"context"
 	"errors"
-	"strings"
+	"log/slog"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -42,10 +42,9 @@ func TestCorruptCheckpointsInTheDatabase(t *testing.T) {
 			if err != nil || !found || string(data) != "v1" {
 				t.Fatalf("Get = %q, %v, %v; want v1", data, found, err)
 			}
-			line := log.String()
-			if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, `"skipped_steps":[2]`) ||
-				!strings.Contains(line, `"checkpoint_id":"fallback"`) {
-				t.Fatalf("the fallback was not logged loudly: %s", line)
+			attrs, logged := log.find(slog.LevelWarn, "skipped corrupt checkpoints")
+			if !logged || attrs["skipped_steps"] != "[2]" || attrs["checkpoint_id"] != "fallback" || attrs["restored_step"] != "1" {
+				t.Fatalf("the fallback was not logged loudly: %v %v", logged, attrs)
 			}
 			setAll(t, store, "fallback", "v3") // above the quarantined step
 			if data, _, err := newStore(client, log).Get(ctx, "fallback"); err != nil || string(data) != "v3" {
@@ -83,8 +82,8 @@ func TestCorruptCheckpointsInTheDatabase(t *testing.T) {
 			if err != nil || found || data != nil {
 				t.Fatalf("FallBack: Get = %q, %v, %v; want not found", data, found, err)
 			}
-			if line := log.String(); !strings.Contains(line, `"level":"ERROR"`) || !strings.Contains(line, "starts over") {
-				t.Fatalf("starting over was not logged as an error: %s", line)
+			if attrs, logged := log.find(slog.LevelError, "starts over"); !logged || attrs["checkpoint_id"] != "all-corrupt" {
+				t.Fatalf("starting over was not logged as an error: %v %v", logged, attrs)
 			}
 		})
 	})
@@ -115,8 +114,8 @@ func TestCheckpointDamagedOnTheWayFailsClientVerification(t *testing.T) {
 		if err != nil || !found || string(data) != "v1" {
 			t.Fatalf("FallBack: Get = %q, %v, %v; want v1 (loaded by step, undamaged)", data, found, err)
 		}
-		if !strings.Contains(log.String(), `"skipped_steps":[2]`) {
-			t.Fatalf("the client-side skip was not logged: %s", log.String())
+		if attrs, logged := log.find(slog.LevelWarn, "skipped corrupt checkpoints"); !logged || attrs["skipped_steps"] != "[2]" {
+			t.Fatalf("the client-side skip was not logged: %v %v", logged, attrs)
 		}
 		_, _, err = newStore(damaging, log, eino.WithCorruptPolicy(eino.Refuse)).Get(ctx, "on-the-way")
 		if !errors.Is(err, checkpointd.ErrCheckpointCorrupt) {

@@ -4,7 +4,6 @@
 package eino_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -66,27 +65,44 @@ func corruptState(t *testing.T, server *testserver.Server, runID string, step in
 	}
 }
 
-// recordedLog is a JSON slog logger that keeps its lines for the test to read.
+// recordedLog is a slog.Handler that keeps every record, so a test can check what was said
+// loudly, at which level and with which fields.
 type recordedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	records []slog.Record
 }
 
-func (r *recordedLog) Write(p []byte) (int, error) {
+func (r *recordedLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (r *recordedLog) Handle(_ context.Context, record slog.Record) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.buf.Write(p)
+	r.records = append(r.records, record.Clone())
+	return nil
 }
 
-func (r *recordedLog) String() string {
+func (r *recordedLog) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *recordedLog) WithGroup(string) slog.Handler      { return r }
+
+// find is the first record at level whose message contains text, and its attributes as text.
+func (r *recordedLog) find(level slog.Level, text string) (map[string]string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.buf.String()
+	for _, record := range r.records {
+		if record.Level != level || !strings.Contains(record.Message, text) {
+			continue
+		}
+		attrs := map[string]string{}
+		record.Attrs(func(a slog.Attr) bool {
+			attrs[a.Key] = fmt.Sprint(a.Value.Any())
+			return true
+		})
+		return attrs, true
+	}
+	return nil, false
 }
-
-func (r *recordedLog) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(r, nil)) }
 
 // newStore is a store on client logging into log.
 func newStore(client *checkpointd.Client, log *recordedLog, opts ...eino.Option) *eino.Store {
-	return eino.New(client, append([]eino.Option{eino.WithLogger(log.logger())}, opts...)...)
+	return eino.New(client, append([]eino.Option{eino.WithLogger(slog.New(log))}, opts...)...)
 }
