@@ -44,8 +44,10 @@ func WithCorruptPolicy(policy CorruptPolicy) Option {
 // default).
 func WithLogger(logger *slog.Logger) Option { return func(s *Store) { s.logger = logger } }
 
-// maxSaveAttempts bounds the retries of a Set whose step another writer took meanwhile.
-const maxSaveAttempts = 5
+// maxSaveAttempts bounds the retries of a Set whose step another writer took meanwhile. Each
+// refusal is another writer's save landing and the retry starts from a fresh head, so a Set
+// lands unless 16 or more writers of the one id save at the same moment.
+const maxSaveAttempts = 16
 
 // Store is an Eino checkpoint store on one checkpointd client. Each checkpoint id is one run
 // (RunID) in the tenant the client's options name; each Set saves a new checkpoint of it with

@@ -7,6 +7,7 @@ package eino_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -64,6 +65,30 @@ func TestStoreContract(t *testing.T) {
 				if err != nil || !found || string(data) != write.data {
 					t.Fatalf("after set %d: Get = %q, %v, %v; want %s", i, data, found, err, write.data)
 				}
+			}
+		})
+
+		t.Run("concurrent writers of one id all land, each at its own step", func(t *testing.T) {
+			const writers = 8
+			errs := make(chan error, writers)
+			for i := range writers {
+				store := newStore(client, log) // a store per writer: each starts from the server's head
+				go func() { errs <- store.Set(ctx, "concurrent", []byte(fmt.Sprint("writer ", i))) }()
+			}
+			for range writers {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+			head, err := client.Checkpoints.GetRun(ctx, &checkpointv1.GetRunRequest{RunId: eino.RunID("concurrent")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if head.GetRun().GetCheckpointCount() != writers || head.GetRun().GetLatestStep() != writers {
+				t.Fatalf("run head %v; want %d checkpoints up to step %d", head.GetRun(), writers, writers)
+			}
+			if data, _, err := newStore(client, log).Get(ctx, "concurrent"); err != nil || !strings.HasPrefix(string(data), "writer ") {
+				t.Fatalf("Get = %q, %v", data, err)
 			}
 		})
 
