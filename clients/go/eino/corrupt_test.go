@@ -52,7 +52,7 @@ func TestCorruptCheckpointsInTheDatabase(t *testing.T) {
 			}
 		})
 
-		t.Run("refuse: an error, and again on the next get, until delete", func(t *testing.T) {
+		t.Run("refuse: an error, and again on the next get, until a new set or delete", func(t *testing.T) {
 			store := newStore(client, &recordedLog{}, eino.WithCorruptPolicy(eino.Refuse))
 			setAll(t, store, "refused", "v1", "v2")
 			corruptState(t, server, eino.RunID("refused"), 2)
@@ -61,6 +61,14 @@ func TestCorruptCheckpointsInTheDatabase(t *testing.T) {
 				if !errors.Is(err, checkpointd.ErrCheckpointCorrupt) || found {
 					t.Fatalf("Get %d = found %v, %v; want CHECKPOINT_CORRUPT", attempt, found, err)
 				}
+			}
+			setAll(t, store, "refused", "v3") // a new newest checkpoint, valid: nothing to refuse
+			if data, _, err := store.Get(ctx, "refused"); err != nil || string(data) != "v3" {
+				t.Fatalf("Get after a new Set = %q, %v", data, err)
+			}
+			corruptState(t, server, eino.RunID("refused"), 3)
+			if _, _, err := store.Get(ctx, "refused"); !errors.Is(err, checkpointd.ErrCheckpointCorrupt) {
+				t.Fatalf("Get with step 3 corrupt = %v; want CHECKPOINT_CORRUPT", err)
 			}
 			if err := store.Delete(ctx, "refused"); err != nil {
 				t.Fatal(err)

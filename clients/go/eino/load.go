@@ -72,9 +72,10 @@ func verify(checkPointID string, checkpoint *checkpointv1.Checkpoint) error {
 	return nil
 }
 
-// refuseBehindQuarantine refuses a load that is not the run's newest checkpoint: a corrupt one
-// above it was skipped now, or by an earlier load that quarantined it (LoadLatest reports a
-// step only once, so the run's head is what keeps the refusal standing).
+// refuseBehindQuarantine refuses a load that is not the run's newest checkpoint because a
+// corrupt one above it was skipped: now, or by an earlier load that quarantined it (LoadLatest
+// reports a step only once, so the run's head is what keeps the refusal standing: its newest
+// step is then above its newest valid one). A save that landed since the load is no reason.
 func (s *Store) refuseBehindQuarantine(ctx context.Context, checkPointID, runID string, loadedStep int64,
 	skippedNow []int64) error {
 	skipped := skippedNow
@@ -83,8 +84,8 @@ func (s *Store) refuseBehindQuarantine(ctx context.Context, checkPointID, runID 
 		if err != nil {
 			return fmt.Errorf("eino checkpoint %q: read run %s: %w", checkPointID, runID, err)
 		}
-		if latest := answer.GetRun().GetLatestStep(); latest > loadedStep {
-			skipped = []int64{latest}
+		if run := answer.GetRun(); run.GetLatestStep() > run.GetLatestValidStep() {
+			skipped = []int64{run.GetLatestStep()}
 		}
 	}
 	if len(skipped) == 0 {
