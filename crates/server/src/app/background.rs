@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
-use super::{admin, outbox_depth, queue_depth};
+use super::{admin, depth_poll};
 use crate::config::ServerSettings;
 use crate::grpc::health;
 use crate::maintenance::{Pruner, Reaper};
@@ -77,7 +77,7 @@ pub(super) fn run_maintenance(
     shutdown.spawn(
         Reaper::new(queue.clone(), settings.reap_interval).run_periodically(shutdown.token()),
     );
-    shutdown.spawn(queue_depth::poll(queue, shutdown.token()));
+    shutdown.spawn(depth_poll::poll_queue(queue, shutdown.token()));
 }
 
 /// The webhook sender, when the server has a notification key, and the outbox-depth poll.
@@ -92,6 +92,6 @@ pub(super) fn run_notifications(
         let sender = Sender::new(store.clone(), key).map_err(ServeError::Setting)?;
         shutdown.spawn(sender.run(shutdown.token()));
     }
-    shutdown.spawn(outbox_depth::poll(store, shutdown.token()));
+    shutdown.spawn(depth_poll::poll_outbox(store, shutdown.token()));
     Ok(())
 }

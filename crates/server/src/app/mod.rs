@@ -6,8 +6,7 @@
 
 mod admin;
 mod background;
-mod outbox_depth;
-mod queue_depth;
+mod depth_poll;
 
 use crate::transport::TlsReloader;
 
