@@ -9,7 +9,7 @@ pub use delivery::{
     DELIVERY_LEASE, Delivery, DeliveryState, DeliveryStatus, DueDelivery, MAX_DELIVERY_ATTEMPTS,
     Settlement, WebhookEndpoint, after_failure, retry_delay,
 };
-pub use event::{CorruptFinding, Event, EventKind, corrupt_event, task_event};
+pub use event::{CorruptFinding, Event, EventKind, corrupt_event, quarantine_event, task_event};
 
 #[cfg(test)]
 mod tests;

@@ -15,8 +15,8 @@ use checkpointd_core::error::{Error, Result};
 use checkpointd_core::time::whole_micros;
 use checkpointd_storage::notifications::{
     DELIVERY_COLUMNS, Delivery, DeliveryFilter, DeliveryState, DeliveryStatus, DueDelivery,
-    ENDPOINT_COLUMNS, EVENT_COLUMNS, Event, EventKind, NotificationStore, SettledColumns,
-    Settlement, WebhookEndpoint, status_condition,
+    ENDPOINT_COLUMNS, EVENT_COLUMNS, Event, EventKind, NotificationStore, OutboxPruned,
+    SettledColumns, Settlement, WebhookEndpoint, status_condition,
 };
 
 /// Writes `event` and one pending delivery per endpoint its tenant has, in one statement on
@@ -332,6 +332,32 @@ impl NotificationStore for PostgresStore {
         }
         Ok(depth)
     }
+
+    async fn prune_outbox(&self, before: SystemTime) -> Result<OutboxPruned> {
+        let before = whole_micros(before);
+        let mut client = self.client().await?;
+        // Two statements, not one: a statement's CTEs share one snapshot, so the events'
+        // NOT EXISTS would still see the deliveries deleted beside it.
+        let tx = client.transaction().await.map_err(db)?;
+        let deliveries = tx
+            .execute(
+                "DELETE FROM webhook_deliveries
+                  WHERE state IN ('delivered', 'given_up') AND created_at < $1",
+                &[&before],
+            )
+            .await
+            .map_err(db)?;
+        let events = tx
+            .execute(
+                "DELETE FROM notification_events ev WHERE created_at < $1 AND NOT EXISTS
+                   (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id)",
+                &[&before],
+            )
+            .await
+            .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(OutboxPruned { deliveries, events })
+    }
 }
 
 #[cfg(test)]
@@ -350,6 +376,15 @@ mod tests {
         let queue = Arc::new(PostgresQueue::new(store.clone()));
         (
             queue as Arc<dyn TaskQueue>,
+            store as Arc<dyn NotificationStore>,
+            schema,
+        )
+    });
+    checkpointd_storage::outbox_behaviours!(postgres_outbox, async {
+        let schema = TestSchema::create().await;
+        let store = Arc::new(schema.store().await);
+        (
+            store.clone() as Arc<dyn checkpointd_storage::store::CheckpointStore>,
             store as Arc<dyn NotificationStore>,
             schema,
         )

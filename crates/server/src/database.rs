@@ -73,10 +73,11 @@ impl Opened {
 /// store contracts and the task queue, which shares it.
 pub async fn open(url: &str, options: &StoreOptions) -> Result<Opened> {
     if url == "memory://" || url == "memory:" {
-        let store = Arc::new(MemoryStore::new());
         let keys = Arc::new(MemoryKeys::new());
         let queue = Arc::new(MemoryQueue::new());
         let notifications = queue.notifications();
+        // One outbox for the queue's events and the store's quarantines, as in a database.
+        let store = Arc::new(MemoryStore::with_outbox(notifications.clone()));
         return Ok(Opened::of(store, "memory", queue, keys, notifications));
     }
     if let Some(path) = url.strip_prefix("sqlite://") {

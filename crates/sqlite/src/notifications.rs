@@ -14,8 +14,8 @@ use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
 use checkpointd_storage::notifications::{
     DELIVERY_COLUMNS, Delivery, DeliveryFilter, DeliveryState, DeliveryStatus, DueDelivery,
-    ENDPOINT_COLUMNS, EVENT_COLUMNS, Event, EventKind, NotificationStore, SettledColumns,
-    Settlement, WebhookEndpoint, status_condition,
+    ENDPOINT_COLUMNS, EVENT_COLUMNS, Event, EventKind, NotificationStore, OutboxPruned,
+    SettledColumns, Settlement, WebhookEndpoint, status_condition,
 };
 
 /// Writes `event` and one pending delivery per endpoint its tenant has, in `tx`; returns the
@@ -380,6 +380,33 @@ impl NotificationStore for SqliteStore {
         })
         .await
     }
+
+    async fn prune_outbox(&self, before: SystemTime) -> Result<OutboxPruned> {
+        let before = to_micros(before);
+        self.write(move |conn| {
+            let tx = begin(conn)?;
+            let deliveries = tx
+                .execute(
+                    "DELETE FROM webhook_deliveries \
+                      WHERE state IN ('delivered', 'given_up') AND created_at < ?1",
+                    params![before],
+                )
+                .db()?;
+            let events = tx
+                .execute(
+                    "DELETE FROM notification_events WHERE created_at < ?1 AND NOT EXISTS \
+                     (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = notification_events.id)",
+                    params![before],
+                )
+                .db()?;
+            tx.commit().db()?;
+            Ok(OutboxPruned {
+                deliveries: deliveries as u64,
+                events: events as u64,
+            })
+        })
+        .await
+    }
 }
 
 #[cfg(test)]
@@ -398,6 +425,16 @@ mod tests {
         let queue = Arc::new(SqliteQueue::new(store.clone()));
         (
             queue as Arc<dyn TaskQueue>,
+            store as Arc<dyn NotificationStore>,
+            dir,
+        )
+    });
+    checkpointd_storage::outbox_behaviours!(sqlite_outbox, async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("checkpointd.db").display().to_string();
+        let store = Arc::new(SqliteStore::open(&path).await.unwrap());
+        (
+            store.clone() as Arc<dyn checkpointd_storage::store::CheckpointStore>,
             store as Arc<dyn NotificationStore>,
             dir,
         )

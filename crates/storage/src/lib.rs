@@ -10,14 +10,16 @@
 //! - [`migrations`]: the schema versions every SQL backend applies, named once.
 //!
 //! With the `testsuite` feature, each contract's behaviour suite (`store::tests`,
-//! `queue::tests`, `keys::tests`) is public, so the database crates and the server's wrappers
-//! run the same behaviours from their own tests.
+//! `queue::tests`, `keys::tests`, `notification_tests`, `outbox_tests`) is public, so the
+//! database crates and the server's wrappers run the same behaviours from their own tests.
 
 pub mod keys;
 pub mod migrations;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod notification_tests;
 pub mod notifications;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod outbox_tests;
 pub mod queue;
 pub mod store;
 

@@ -57,11 +57,11 @@ notification_behaviours!(memory, async {
 type Queue = Arc<dyn TaskQueue>;
 type Store = Arc<dyn NotificationStore>;
 
-fn tenant(name: &str) -> Tenant {
+pub(crate) fn tenant(name: &str) -> Tenant {
     Tenant::parse(name).unwrap()
 }
 
-fn endpoint(tenant_name: &str, id: &str, created_secs: u64) -> WebhookEndpoint {
+pub(crate) fn endpoint(tenant_name: &str, id: &str, created_secs: u64) -> WebhookEndpoint {
     WebhookEndpoint {
         id: id.to_owned(),
         tenant: tenant(tenant_name),
@@ -279,7 +279,7 @@ pub async fn endpoints_are_listed_and_deleted_within_their_tenant_only(
     );
 }
 
-fn finding() -> CorruptFinding {
+pub(crate) fn finding() -> CorruptFinding {
     CorruptFinding {
         run_id: RunId::parse("run-1").unwrap(),
         found_by: "validate",

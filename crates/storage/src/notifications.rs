@@ -73,6 +73,13 @@ impl SettledColumns {
     }
 }
 
+/// What one [`NotificationStore::prune_outbox`] deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutboxPruned {
+    pub deliveries: u64,
+    pub events: u64,
+}
+
 /// Which deliveries [`NotificationStore::list_deliveries`] returns.
 #[derive(Clone, Debug, Default)]
 pub struct DeliveryFilter {
@@ -132,4 +139,10 @@ pub trait NotificationStore: Send + Sync + 'static {
 
     /// How many deliveries have each status, over every tenant: the outbox-depth metric.
     async fn delivery_depth(&self) -> Result<Vec<(DeliveryStatus, u64)>>;
+
+    /// Deletes, over every tenant, what the outbox keeps no longer: settled deliveries
+    /// (delivered or given up) created before `before`, then events created before `before`
+    /// that have no delivery left. A pending or failing delivery is never deleted, nor is its
+    /// event. In one transaction; returns how many of each went.
+    async fn prune_outbox(&self, before: SystemTime) -> Result<OutboxPruned>;
 }

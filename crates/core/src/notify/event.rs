@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 
-use crate::domain::{RunId, Tenant};
+use crate::domain::{RunId, RunKey, Step, Tenant};
 use crate::error::{Error, Result};
 use crate::queue::{Task, TaskState};
 
@@ -173,7 +173,8 @@ pub fn task_event(tenant: &Tenant, before: &Task, after: &Task, now: SystemTime)
 #[derive(Clone, Debug, PartialEq)]
 pub struct CorruptFinding {
     pub run_id: RunId,
-    /// Who found it: `validate`, `scrub` or `load`.
+    /// Who found it: `quarantine` when the store raised it with the checkpoint's first
+    /// quarantine (whether a load's fallback, Validate or a scrub found it).
     pub found_by: &'static str,
     /// The checkpoint's step, when a checkpoint is corrupt.
     pub step: Option<u64>,
@@ -203,4 +204,18 @@ pub fn corrupt_event(tenant: &Tenant, finding: &CorruptFinding, now: SystemTime)
         data,
         now,
     )
+}
+
+/// The `integrity.corrupt` event of a checkpoint's first quarantine. Each backend writes it in
+/// the quarantine's own transaction, and only when the quarantine is new, so a corrupt
+/// checkpoint is told once however many loads, validations or scrubs come across it.
+pub fn quarantine_event(run: &RunKey, step: Step, reason: &str, now: SystemTime) -> Event {
+    let finding = CorruptFinding {
+        run_id: run.run_id.clone(),
+        found_by: "quarantine",
+        step: Some(step.get()),
+        call_id: None,
+        detail: reason.to_owned(),
+    };
+    corrupt_event(&run.tenant, &finding, now)
 }

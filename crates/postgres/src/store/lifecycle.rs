@@ -1,6 +1,8 @@
 //! Run lifecycle writes: resume (epoch bump), rewind, quarantine, and deletes of a run or of
 //! chosen checkpoints.
 
+use std::time::SystemTime;
+
 use deadpool_postgres::Transaction;
 use tokio_postgres::types::ToSql;
 
@@ -11,6 +13,7 @@ use super::{Locked, PostgresStore};
 use crate::error::db;
 use checkpointd_core::domain::{Epoch, MessageChain, RunKey, Step};
 use checkpointd_core::error::{Error, Result};
+use checkpointd_core::notify::quarantine_event;
 use checkpointd_core::plan::RunHead;
 use checkpointd_storage::store::DeletedCheckpoints;
 
@@ -56,6 +59,7 @@ impl PostgresStore {
         step: Step,
         reason: &str,
     ) -> Result<()> {
+        let event = quarantine_event(run, step, reason, SystemTime::now());
         let client = self.client().await?;
         let statement = client.prepare_cached(sql::QUARANTINE).await.map_err(db)?;
         client
@@ -66,6 +70,10 @@ impl PostgresStore {
                     &run.run_id.as_str(),
                     &step.as_i64(),
                     &reason,
+                    &event.id,
+                    &event.kind.as_str(),
+                    &event.payload,
+                    &event.created_at,
                 ],
             )
             .await

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tonic_health::server::HealthReporter;
 
-use super::{admin, outbox_depth, queue_depth};
+use super::{admin, depth_poll};
 use crate::config::ServerSettings;
 use crate::grpc::health;
 use crate::maintenance::{Pruner, Reaper};
@@ -16,6 +16,7 @@ use crate::notify::{NotificationKey, Notifications};
 use crate::serve_error::ServeError;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
+use checkpointd_storage::notifications::NotificationStore;
 use checkpointd_storage::queue::TaskQueue;
 use checkpointd_storage::store::RetentionStore;
 
@@ -62,22 +63,25 @@ pub(super) fn serve_admin(
 }
 
 /// The maintenance jobs, one loop each. A job interrupted by shutdown leaves nothing
-/// half-done: every prune batch and every reap batch is its own transaction, and a depth poll
-/// only reads.
+/// half-done: every prune batch (the outbox's too) and every reap batch is its own
+/// transaction, and a depth poll only reads.
 pub(super) fn run_maintenance(
     shutdown: &Shutdown,
     engine: Engine,
     retention: Arc<dyn RetentionStore>,
     queue: Arc<dyn TaskQueue>,
+    outbox: Arc<dyn NotificationStore>,
     settings: &ServerSettings,
 ) {
     shutdown.spawn(
-        Pruner::new(engine, retention, settings.retention).run_periodically(shutdown.token()),
+        Pruner::new(engine, retention, settings.retention)
+            .with_outbox(outbox, settings.webhook_retention)
+            .run_periodically(shutdown.token()),
     );
     shutdown.spawn(
         Reaper::new(queue.clone(), settings.reap_interval).run_periodically(shutdown.token()),
     );
-    shutdown.spawn(queue_depth::poll(queue, shutdown.token()));
+    shutdown.spawn(depth_poll::poll_queue(queue, shutdown.token()));
 }
 
 /// The webhook sender, when the server has a notification key, and the outbox-depth poll.
@@ -92,6 +96,6 @@ pub(super) fn run_notifications(
         let sender = Sender::new(store.clone(), key).map_err(ServeError::Setting)?;
         shutdown.spawn(sender.run(shutdown.token()));
     }
-    shutdown.spawn(outbox_depth::poll(store, shutdown.token()));
+    shutdown.spawn(depth_poll::poll_outbox(store, shutdown.token()));
     Ok(())
 }

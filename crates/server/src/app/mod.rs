@@ -6,8 +6,7 @@
 
 mod admin;
 mod background;
-mod outbox_depth;
-mod queue_depth;
+mod depth_poll;
 
 use crate::transport::TlsReloader;
 
@@ -269,7 +268,14 @@ impl App {
             cache.map(|cache| cache.status()),
         );
         background::serve_admin(&shutdown, admin_listener, metrics, engine.clone());
-        background::run_maintenance(&shutdown, engine, retention, queue, &settings);
+        background::run_maintenance(
+            &shutdown,
+            engine,
+            retention,
+            queue,
+            notifications.store().clone(),
+            &settings,
+        );
         background::run_notifications(&shutdown, &notifications, notification_key)?;
         if let Some(tls) = &tls {
             transport::tls::watch(&shutdown, tls.clone());

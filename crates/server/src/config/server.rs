@@ -49,6 +49,9 @@ pub struct ServerSettings {
     pub answers: AnswerLimits,
     /// The file webhook signing secrets are derived from; `None` turns webhooks off.
     pub webhook_key_file: Option<PathBuf>,
+    /// How long the outbox keeps settled deliveries and events left without any; zero keeps
+    /// everything.
+    pub webhook_retention: Duration,
 }
 
 impl Default for ServerSettings {
@@ -76,6 +79,7 @@ impl ServerSettings {
             limits: RequestLimits::from_values(settings.limits, max_request_bytes)?,
             answers: AnswerLimits::from(settings.answers),
             webhook_key_file: settings.notifications.webhook_key_file,
+            webhook_retention: settings.notifications.webhook_retention,
         })
     }
 }

@@ -2,12 +2,11 @@
 //! service), convert the answer.
 
 use crate::grpc::status::to_status;
-use crate::notify::Notifications;
 
 use tonic::{Request, Response, Status};
 
 use super::answer_budget::AnswerBudget;
-use super::convert::{corrupt_checkpoint, verdict_to_wire};
+use super::convert::verdict_to_wire;
 use super::retention_api::{self, VerdictStream};
 use super::tenant::run_key;
 use crate::config::AnswerLimits;
@@ -30,9 +29,6 @@ pub struct CheckpointApi {
     max_request_bytes: usize,
     answers: AnswerLimits,
     answer_budget: AnswerBudget,
-    /// Where corrupt data that Validate and ValidateTenant find is told, when notifications
-    /// are served.
-    notifications: Option<Notifications>,
 }
 
 impl CheckpointApi {
@@ -45,14 +41,7 @@ impl CheckpointApi {
             max_request_bytes,
             answers: AnswerLimits::default(),
             answer_budget: AnswerBudget::new(AnswerLimits::default().max_inflight_bytes),
-            notifications: None,
         }
-    }
-
-    /// Raises an `integrity.corrupt` event for each corrupt checkpoint a verification finds.
-    pub fn with_notifications(mut self, notifications: Option<Notifications>) -> Self {
-        self.notifications = notifications;
-        self
     }
 
     /// How large the answers of loads may be.
@@ -216,14 +205,8 @@ impl CheckpointService for CheckpointApi {
             .map(Step::parse)
             .transpose()
             .map_err(to_status)?;
+        // A corrupt checkpoint found here is told by its quarantine, in the store (once).
         let verdicts = self.engine.validate(&run, step).await.map_err(to_status)?;
-        if let Some(notifications) = &self.notifications {
-            for verdict in verdicts.iter().filter(|verdict| !verdict.valid) {
-                notifications
-                    .corrupt_found(&run.tenant, corrupt_checkpoint(&run, verdict, "validate"))
-                    .await;
-            }
-        }
         Ok(Response::new(proto::ValidateResponse {
             verdicts: verdicts.into_iter().map(verdict_to_wire).collect(),
         }))
@@ -459,13 +442,8 @@ impl CheckpointService for CheckpointApi {
         request: Request<proto::ValidateTenantRequest>,
     ) -> Result<Response<VerdictStream>, Status> {
         Ok(Response::new(
-            retention_api::validate_tenant(
-                &self.engine,
-                self.retention.store(),
-                self.notifications.clone(),
-                request,
-            )
-            .map_err(to_status)?,
+            retention_api::validate_tenant(&self.engine, self.retention.store(), request)
+                .map_err(to_status)?,
         ))
     }
 }

@@ -138,18 +138,3 @@ pub fn step_after_page_token(token: &str) -> Result<Option<Step>> {
         .map_err(|_| Error::invalid("page_token", format!("invalid page_token {token:?}")))?;
     Step::parse(step).map(Some)
 }
-
-/// What a verification found wrong with one checkpoint, as its event tells it.
-pub fn corrupt_checkpoint(
-    run: &checkpointd_core::domain::RunKey,
-    verdict: &checkpointd_core::domain::Verdict,
-    found_by: &'static str,
-) -> checkpointd_core::notify::CorruptFinding {
-    checkpointd_core::notify::CorruptFinding {
-        run_id: run.run_id.clone(),
-        found_by,
-        step: Some(verdict.step.get()),
-        call_id: None,
-        detail: verdict.reason.clone(),
-    }
-}

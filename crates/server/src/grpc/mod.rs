@@ -93,8 +93,7 @@ pub fn router(
     let engine_for_watch = engine.clone();
     let checkpoints = CheckpointServiceServer::new(
         CheckpointApi::new(engine, retention, settings.max_request_bytes)
-            .with_answer_limits(settings.answers)
-            .with_notifications(notifications.clone()),
+            .with_answer_limits(settings.answers),
     )
     .max_decoding_message_size(decode_ceiling);
     let tasks = tasks.map(|tasks| {

@@ -10,10 +10,9 @@ use tokio_stream::{Stream, StreamExt};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Status};
 
-use super::convert::{corrupt_checkpoint, verdict_to_wire};
+use super::convert::verdict_to_wire;
 use super::tenant::{run_key, tenant_of};
 use crate::maintenance::{ScrubItem, scrub};
-use crate::notify::Notifications;
 use crate::proto;
 use crate::service::{Engine, RetentionService};
 use checkpointd_core::domain::{PageSize, Step};
@@ -70,7 +69,6 @@ pub async fn unpin(
 pub fn validate_tenant(
     engine: &Engine,
     listing: &Arc<dyn RetentionStore>,
-    notifications: Option<Notifications>,
     request: Request<proto::ValidateTenantRequest>,
 ) -> Result<VerdictStream> {
     let tenant = tenant_of(request.extensions())?;
@@ -93,15 +91,8 @@ pub fn validate_tenant(
             }
         }
     });
+    // A corrupt checkpoint the scrub finds is told by its quarantine, in the store (once).
     let stream = ReceiverStream::new(receiver).map(move |item| {
-        if let (Some(notifications), Ok(found)) = (&notifications, &item)
-            && !found.verdict.valid
-        {
-            // Told beside the stream, so a slow outbox never slows the scrub.
-            let (notifications, run) = (notifications.clone(), found.run.clone());
-            let finding = corrupt_checkpoint(&run, &found.verdict, "scrub");
-            tokio::spawn(async move { notifications.corrupt_found(&run.tenant, finding).await });
-        }
         item.map(|item| proto::ValidateTenantResponse {
             run_id: item.run.run_id.to_string(),
             verdict: Some(verdict_to_wire(item.verdict)),

@@ -1,7 +1,8 @@
 //! The retention pruner: plans each run with [`checkpointd_core::retention`] and deletes in small
-//! fenced batches, once (`checkpointd prune`) or periodically inside the server.
+//! fenced batches, once (`checkpointd prune`) or periodically inside the server, where each pass
+//! also prunes the webhook outbox of what it has settled.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use tokio_util::sync::CancellationToken;
 
@@ -12,6 +13,7 @@ use crate::service::Engine;
 use checkpointd_core::domain::{Epoch, RunKey, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::retention::{self, Protected, RetentionPolicy};
+use checkpointd_storage::notifications::{NotificationStore, OutboxPruned};
 use checkpointd_storage::store::RetentionStore;
 
 /// What a pass decided for one run.
@@ -48,6 +50,15 @@ pub struct Pruner {
     /// The store itself (never a cache): the runs, their facts, and the fenced deletes.
     store: Arc<dyn RetentionStore>,
     settings: RetentionSettings,
+    /// The webhook outbox, pruned after each periodic pass, when the server has one.
+    outbox: Option<OutboxRetention>,
+}
+
+/// The webhook outbox and how long it keeps what it has settled.
+#[derive(Clone)]
+struct OutboxRetention {
+    store: Arc<dyn NotificationStore>,
+    keep: Duration,
 }
 
 impl Pruner {
@@ -60,7 +71,38 @@ impl Pruner {
             engine,
             store,
             settings,
+            outbox: None,
         }
+    }
+
+    /// Also prunes `outbox` after each periodic pass: settled deliveries and events left with
+    /// no delivery, once older than `keep`. A zero `keep` keeps everything.
+    pub fn with_outbox(mut self, outbox: Arc<dyn NotificationStore>, keep: Duration) -> Self {
+        self.outbox = (!keep.is_zero()).then_some(OutboxRetention {
+            store: outbox,
+            keep,
+        });
+        self
+    }
+
+    /// Deletes what the outbox keeps no longer at `now`, and logs what went; nothing when the
+    /// pruner has no outbox.
+    pub async fn prune_outbox(&self, now: SystemTime) -> Result<OutboxPruned> {
+        let Some(outbox) = &self.outbox else {
+            return Ok(OutboxPruned::default());
+        };
+        let before = now
+            .checked_sub(outbox.keep)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let pruned = outbox.store.prune_outbox(before).await?;
+        if pruned != OutboxPruned::default() {
+            tracing::info!(
+                deliveries = pruned.deliveries,
+                events = pruned.events,
+                "webhook outbox pruned"
+            );
+        }
+        Ok(pruned)
     }
 
     /// One pass over every run. A dry run deletes nothing and reports what would go.
@@ -217,6 +259,113 @@ impl Pruner {
                 Ok(_) => {}
                 Err(error) => tracing::warn!(%error, "prune pass failed; retrying next interval"),
             }
+            if let Err(error) = self.prune_outbox(SystemTime::now()).await {
+                tracing::warn!(%error, "outbox prune failed; retrying next interval");
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, SystemTime};
+
+    use super::Pruner;
+    use crate::config::RetentionSettings;
+    use crate::service::Engine;
+    use checkpointd_core::domain::{RunId, Tenant};
+    use checkpointd_core::notify::{CorruptFinding, Settlement, WebhookEndpoint, corrupt_event};
+    use checkpointd_storage::notifications::{
+        MemoryNotifications, NotificationStore, OutboxPruned,
+    };
+    use checkpointd_storage::store::MemoryStore;
+
+    const WEEK: Duration = Duration::from_secs(7 * 24 * 3600);
+
+    /// An outbox holding one delivered event, created `age` before `now`.
+    async fn outbox_with_a_delivered_event(
+        now: SystemTime,
+        age: Duration,
+    ) -> Arc<MemoryNotifications> {
+        let outbox = Arc::new(MemoryNotifications::new());
+        let tenant = Tenant::parse("acme").unwrap();
+        outbox
+            .create_endpoint(&WebhookEndpoint {
+                id: "e1".into(),
+                tenant: tenant.clone(),
+                url: "http://127.0.0.1:9/e1".into(),
+                description: String::new(),
+                salt: vec![1; 16],
+                created_at: now - age,
+            })
+            .await
+            .unwrap();
+        let finding = CorruptFinding {
+            run_id: RunId::parse("run-1").unwrap(),
+            found_by: "quarantine",
+            step: Some(1),
+            call_id: None,
+            detail: String::new(),
+        };
+        let event = outbox
+            .append_event(&corrupt_event(&tenant, &finding, now - age))
+            .await
+            .unwrap();
+        assert!(
+            outbox
+                .settle(&event.id, "e1", &Settlement::Delivered, now)
+                .await
+                .unwrap()
+        );
+        outbox
+    }
+
+    fn pruner() -> Pruner {
+        let store = Arc::new(MemoryStore::new());
+        Pruner::new(
+            Engine::new(store.clone()),
+            store,
+            RetentionSettings::default(),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_pruner_deletes_what_the_outbox_settled_longer_ago_than_its_retention() {
+        let now = SystemTime::now();
+        let old = outbox_with_a_delivered_event(now, WEEK + Duration::from_secs(60)).await;
+        let pruned = pruner()
+            .with_outbox(old, WEEK)
+            .prune_outbox(now)
+            .await
+            .unwrap();
+        assert_eq!(
+            pruned,
+            OutboxPruned {
+                deliveries: 1,
+                events: 1
+            }
+        );
+
+        let young = outbox_with_a_delivered_event(now, WEEK - Duration::from_secs(60)).await;
+        let pruned = pruner()
+            .with_outbox(young, WEEK)
+            .prune_outbox(now)
+            .await
+            .unwrap();
+        assert_eq!(pruned, OutboxPruned::default());
+    }
+
+    #[tokio::test]
+    async fn a_zero_retention_keeps_the_whole_outbox() {
+        let now = SystemTime::now();
+        let old = outbox_with_a_delivered_event(now, 4 * WEEK).await;
+        let pruned = pruner()
+            .with_outbox(old.clone(), Duration::ZERO)
+            .prune_outbox(now)
+            .await
+            .unwrap();
+        assert_eq!(pruned, OutboxPruned::default());
+        assert_eq!(old.delivery_depth().await.unwrap().len(), 1);
     }
 }

@@ -10,7 +10,6 @@ use std::time::SystemTime;
 
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Missing, Result};
-use checkpointd_core::notify::{CorruptFinding, corrupt_event};
 use checkpointd_storage::notifications::{
     Delivery, DeliveryFilter, NotificationStore, WebhookEndpoint,
 };
@@ -24,7 +23,7 @@ const MAX_DESCRIPTION_BYTES: usize = 256;
 /// Most deliveries one listing returns.
 pub const MAX_DELIVERY_PAGE: usize = 1000;
 
-/// Endpoints, deliveries and corrupt-data events, over a [`NotificationStore`].
+/// Endpoints and deliveries, over a [`NotificationStore`].
 #[derive(Clone)]
 pub struct Notifications {
     store: Arc<dyn NotificationStore>,
@@ -107,16 +106,6 @@ impl Notifications {
         self.store
             .list_deliveries(tenant, filter, limit.clamp(1, MAX_DELIVERY_PAGE))
             .await
-    }
-
-    /// Raises an `integrity.corrupt` event. A finding is not a state change, so there is no
-    /// transaction to share: the event is appended after it, and a failure to append is
-    /// logged, never returned to the caller whose read found the corruption.
-    pub async fn corrupt_found(&self, tenant: &Tenant, finding: CorruptFinding) {
-        let event = corrupt_event(tenant, &finding, SystemTime::now());
-        if let Err(error) = self.store.append_event(&event).await {
-            tracing::warn!(%error, run_id = %finding.run_id, "cannot record a corrupt-data event");
-        }
     }
 }
 

@@ -3,14 +3,17 @@
 //! the plan is applied, and any error drops the transaction, rolling everything back.
 
 use std::collections::BTreeSet;
+use std::time::SystemTime;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use super::read;
 use crate::codec::{self, encode_metadata, signed};
 use crate::error::DbResultExt;
+use crate::notifications::record_event;
 use checkpointd_core::domain::{Epoch, MessageChain, NewCheckpoint, RunKey, SavedCheckpoint, Step};
 use checkpointd_core::error::{Error, Result};
+use checkpointd_core::notify::quarantine_event;
 use checkpointd_core::plan::{self, MessageRow, PrefixSource, RunHead, SaveContext, SavePlan};
 use checkpointd_storage::store::DeletedCheckpoints;
 
@@ -234,26 +237,35 @@ pub(super) fn rewind(
     tx.commit().db()
 }
 
-/// Sets the quarantine reason unless one is set already, so the first diagnosis is kept.
+/// Sets the quarantine reason unless one is set already, so the first diagnosis is kept; a
+/// first quarantine writes its `integrity.corrupt` event in the same transaction, so each
+/// corrupt checkpoint is told once.
 pub(super) fn quarantine(
     conn: &mut Connection,
     run: &RunKey,
     step: Step,
     reason: &str,
 ) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE checkpoints SET quarantine_reason = ?4
-          WHERE tenant = ?1 AND run_id = ?2 AND step = ?3 AND quarantine_reason IS NULL",
-    )
-    .db()?
-    .execute(params![
-        run.tenant.as_str(),
-        run.run_id.as_str(),
-        signed(step.get(), "step")?,
-        reason,
-    ])
-    .db()?;
-    Ok(())
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .db()?;
+    let quarantined = tx
+        .prepare_cached(
+            "UPDATE checkpoints SET quarantine_reason = ?4
+              WHERE tenant = ?1 AND run_id = ?2 AND step = ?3 AND quarantine_reason IS NULL",
+        )
+        .db()?
+        .execute(params![
+            run.tenant.as_str(),
+            run.run_id.as_str(),
+            signed(step.get(), "step")?,
+            reason,
+        ])
+        .db()?;
+    if quarantined > 0 {
+        record_event(&tx, &quarantine_event(run, step, reason, SystemTime::now()))?;
+    }
+    tx.commit().db()
 }
 
 /// Deletes the run from all six tables; returns how many checkpoints went.

@@ -10,12 +10,12 @@ use async_trait::async_trait;
 
 use super::{
     Delivery, DeliveryFilter, DeliveryState, DeliveryStatus, DueDelivery, Event, NotificationStore,
-    SettledColumns, Settlement, WebhookEndpoint,
+    OutboxPruned, SettledColumns, Settlement, WebhookEndpoint,
 };
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Outbox {
     /// By (tenant, id), oldest first within a tenant as ids are created in time order.
     endpoints: Vec<WebhookEndpoint>,
@@ -53,7 +53,7 @@ impl Outbox {
 }
 
 /// See the module documentation.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct MemoryNotifications {
     outbox: Mutex<Outbox>,
 }
@@ -252,6 +252,30 @@ impl NotificationStore for MemoryNotifications {
                 counts.entry(status.as_str()).or_insert((status, 0)).1 += 1;
             }
             Ok(counts.into_values().collect())
+        })
+    }
+
+    async fn prune_outbox(&self, before: SystemTime) -> Result<OutboxPruned> {
+        self.with(|outbox| {
+            let deliveries_before = outbox.deliveries.len();
+            outbox.deliveries.retain(|_, delivery| {
+                delivery.state == DeliveryState::Pending || delivery.created_at >= before
+            });
+            let events_before = outbox.events.len();
+            let Outbox {
+                events, deliveries, ..
+            } = outbox;
+            events.retain(|_, event| {
+                event.created_at >= before
+                    || deliveries
+                        .range((event.id.clone(), String::new())..)
+                        .next()
+                        .is_some_and(|((event_id, _), _)| event_id == &event.id)
+            });
+            Ok(OutboxPruned {
+                deliveries: (deliveries_before - deliveries.len()) as u64,
+                events: (events_before - events.len()) as u64,
+            })
         })
     }
 }

@@ -6,10 +6,12 @@ mod listing;
 mod retention;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
+
+use crate::notifications::MemoryNotifications;
 
 use super::{CheckpointHead, CheckpointStore, DeletedCheckpoints, LatestHead, Snapshot, Which};
 use checkpointd_core::domain::{
@@ -19,6 +21,7 @@ use checkpointd_core::domain::{
     Tenant, ToolRecord, WindowChains,
 };
 use checkpointd_core::error::{Error, Result};
+use checkpointd_core::notify::quarantine_event;
 use checkpointd_core::plan::{
     self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
 };
@@ -156,11 +159,22 @@ impl RunData {
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     runs: Mutex<HashMap<RunKey, RunData>>,
+    /// Where a first quarantine records its `integrity.corrupt` event, under the runs' lock.
+    outbox: Arc<MemoryNotifications>,
 }
 
 impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A store whose quarantines record their events in `outbox`: the memory queue's, so that
+    /// both write one outbox as the SQL backends' share one database.
+    pub fn with_outbox(outbox: Arc<MemoryNotifications>) -> Self {
+        Self {
+            runs: Mutex::default(),
+            outbox,
+        }
     }
 
     /// Replaces a stored checkpoint's state behind the store's back, as a bad disk would.
@@ -407,6 +421,8 @@ impl CheckpointStore for MemoryStore {
                 row.quarantine = Some(Quarantine {
                     reason: reason.to_owned(),
                 });
+                self.outbox
+                    .record(&quarantine_event(run, step, reason, SystemTime::now()));
             }
             Ok(())
         })
