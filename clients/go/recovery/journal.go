@@ -47,10 +47,11 @@ func journalOf(results []*checkpointv1.ToolResult, intents []*checkpointv1.ToolI
 	return entries
 }
 
-// journalChain is the tool chain over entries seq 1..upto (all when upto is nil); ok is false
+// JournalChain is checksum v1's tool chain over the journal entries seq 1..upto (all when upto
+// is nil), results and intents in seq order; ok is false
 // when the journal has a gap (a corrupt entry the server left out), since no chain over it can
 // be computed here.
-func journalChain(results []*checkpointv1.ToolResult, intents []*checkpointv1.ToolIntent,
+func JournalChain(results []*checkpointv1.ToolResult, intents []*checkpointv1.ToolIntent,
 	upto *uint64) (chain checkpointd.ToolChain, ok bool) {
 	for _, entry := range journalOf(results, intents) {
 		if upto != nil && entry.seq() > *upto {
@@ -119,7 +120,7 @@ type AgentCheckpoint struct {
 func toCheckpoint(message *checkpointv1.Checkpoint, results []*checkpointv1.ToolResult,
 	intents []*checkpointv1.ToolIntent) *AgentCheckpoint {
 	toolCount := message.GetToolCount()
-	_, whole := journalChain(results, intents, &toolCount)
+	_, whole := JournalChain(results, intents, &toolCount)
 	valid := true
 	// A load from a message offset carries only the log's tail: the chain needs all of it.
 	if whole && message.GetMessagesOffset() == 0 {

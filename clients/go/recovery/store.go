@@ -145,7 +145,7 @@ func (s *CheckpointStore) Resume(ctx context.Context, runID string, requireExist
 	}
 	run := &runView{epoch: reply.GetEpoch(), journal: map[string]*checkpointv1.ToolResult{},
 		intents: map[string]*checkpointv1.ToolIntent{}, inDoubt: map[string]InDoubt{}}
-	run.tools, run.toolsKnown = journalChain(reply.GetToolResults(), reply.GetToolIntents(), nil)
+	run.tools, run.toolsKnown = JournalChain(reply.GetToolResults(), reply.GetToolIntents(), nil)
 	for _, result := range reply.GetToolResults() {
 		run.journal[result.GetCallId()] = result
 	}
