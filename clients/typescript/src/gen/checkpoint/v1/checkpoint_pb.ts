@@ -130,6 +130,9 @@
 //                                                 the unpaged answer limit and
 //                                                 the request did not declare
 //                                                 CLIENT_CAPABILITY_PAGED_MESSAGES
+//   BODY_TIMEOUT             DEADLINE_EXCEEDED    the request body did not
+//                                                 arrive within the server's
+//                                                 request body timeout
 //   CREDENTIAL_INVALID       UNAUTHENTICATED      no credential, or one that
 //                                                 does not verify
 //   ROLE_FORBIDDEN           PERMISSION_DENIED    the credential's role may
