@@ -283,7 +283,7 @@ pub async fn protective_headers(mut response: Response) -> Response {
         headers,
         "content-security-policy",
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
-         form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+         connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
     set(headers, "x-frame-options", "DENY");
     set(headers, "x-content-type-options", "nosniff");
