@@ -166,21 +166,30 @@ export async function startServer(extraArgs = [], options = {}) {
     },
     /** SIGTERM and wait; SIGKILL only when it does not stop in 10 s. Removes its database. */
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill("SIGTERM");
-        const stopped = await Promise.race([
-          exited.then(() => true),
-          new Promise((done) => setTimeout(() => done(false), 10_000)),
-        ]);
-        if (!stopped) {
-          child.kill("SIGKILL");
-          await exited;
-        }
-      }
+      await stopChild(child, exited, 10_000);
       await database.remove();
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Stops a child this harness started: SIGTERM, then SIGKILL only when it has not exited after
+ * `graceMs` (a test that means kill -9 sends it itself). `exited` resolves on its exit.
+ */
+export async function stopChild(child, exited, graceMs) {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    return;
+  }
+  child.kill("SIGTERM");
+  const stopped = await Promise.race([
+    exited.then(() => true),
+    new Promise((done) => setTimeout(() => done(false), graceMs)),
+  ]);
+  if (!stopped) {
+    child.kill("SIGKILL");
+    await exited;
+  }
 }
 
 /** Debian's chromium through playwright-core; never a downloaded browser. */
