@@ -8,7 +8,7 @@ use tonic::{Code, Request, Status};
 use crate::config::ServerSettings;
 use crate::grpc::auth::{CallContext, access, allows};
 use crate::grpc::status::to_status;
-use crate::grpc::{CheckpointApi, TaskApi};
+use crate::grpc::{CheckpointApi, NotificationApi, TaskApi};
 use crate::service::Services;
 use checkpointd_core::error::Error;
 
@@ -18,22 +18,30 @@ pub struct Calls {
     pub checkpoints: CheckpointApi,
     /// `None` when the server serves no queue; the task pages then say so.
     pub tasks: Option<TaskApi>,
+    /// The watch streams behind the live pages; `None` when the server keeps no outbox.
+    pub notifications: Option<NotificationApi>,
 }
 
 impl Calls {
     /// The same adapters the gRPC router serves, over the same services.
     pub fn new(services: Services, settings: &ServerSettings) -> Self {
-        // Notifications and the watch streams are not pages yet.
         let Services {
             engine,
             retention,
             tasks,
-            notifications: _,
+            notifications,
         } = services;
+        let watch = notifications
+            .clone()
+            .map(|notifications| NotificationApi::new(notifications, engine.clone()));
         Self {
+            // A verification from the integrity page raises `integrity.corrupt` events, as
+            // one over gRPC does.
             checkpoints: CheckpointApi::new(engine, retention, settings.max_request_bytes)
-                .with_answer_limits(settings.answers),
+                .with_answer_limits(settings.answers)
+                .with_notifications(notifications),
             tasks: tasks.map(TaskApi::new),
+            notifications: watch,
         }
     }
 

@@ -6,7 +6,8 @@
 //!   in-process, behind the same role table and tenant scoping as the gRPC port.
 //! - [`gate`]: sign-in, sign-out, and the checks in front of every page and every change.
 //! - [`pages`]: one module per page; [`html`] the shell and escaping; [`diff`] the line diff
-//!   of two checkpoints' states; [`listener`] the HTTP(S) accept loop.
+//!   of two checkpoints' states; [`listener`] the HTTP(S) accept loop; [`live`] the event
+//!   streams that refresh the inbox and a run page as the watch streams report changes.
 
 mod assets;
 pub mod calls;
@@ -14,6 +15,7 @@ pub mod diff;
 mod gate;
 pub mod html;
 mod listener;
+mod live;
 mod pages;
 pub mod session;
 
@@ -84,6 +86,8 @@ impl Console {
                 "/integrity",
                 get(pages::integrity::show).post(pages::integrity::verify),
             )
+            .route("/events/inbox", get(live::inbox))
+            .route("/events/runs/{run_id}", get(live::run))
             .route("/assets/{name}", get(assets::serve))
             .fallback(pages::not_found)
             .layer(axum::middleware::map_response(gate::protective_headers))

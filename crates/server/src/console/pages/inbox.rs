@@ -13,6 +13,7 @@ use crate::console::gate::Query;
 use crate::console::html::{
     csrf_field, escape, message_list, notice, pretty_bytes, url_part, when,
 };
+use crate::console::live;
 use crate::console::session::Session;
 use crate::proto::checkpoint_service_server::CheckpointService;
 use crate::proto::task_service_server::TaskService;
@@ -27,6 +28,8 @@ pub async fn show(
     session: Session,
     Query(query): Query,
 ) -> Response {
+    // Taken before the list is read, so an event raised meanwhile still refreshes the page.
+    let rendered = std::time::SystemTime::now();
     let tasks = match console.calls.tasks() {
         Ok(tasks) => tasks,
         Err(status) => return refused(&status),
@@ -56,6 +59,7 @@ pub async fn show(
     for task in &waiting {
         body.push_str(&card(&console, &session, task).await);
     }
+    body.push_str(&live::marker(&live::inbox_url(rendered)));
     render(&session, "Approval inbox", "Inbox", &body)
 }
 

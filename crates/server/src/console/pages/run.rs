@@ -14,6 +14,7 @@ use crate::console::Shared;
 use crate::console::calls::request;
 use crate::console::gate::{Query, changing};
 use crate::console::html::{escape, notice, url_part};
+use crate::console::live;
 use crate::console::session::Session;
 use crate::proto;
 use crate::proto::checkpoint_service_server::CheckpointService;
@@ -75,6 +76,7 @@ async fn page(
     )
     .await;
     journal(console, session, run_id, &mut body).await?;
+    body.push_str(&live::marker(&live::run_url(run_id, head.latest_step)));
     Ok(body)
 }
 
