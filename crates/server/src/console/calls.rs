@@ -35,11 +35,10 @@ impl Calls {
             .clone()
             .map(|notifications| NotificationApi::new(notifications, engine.clone()));
         Self {
-            // A verification from the integrity page raises `integrity.corrupt` events, as
-            // one over gRPC does.
+            // A verification from the integrity page raises `integrity.corrupt` events as one
+            // over gRPC does: the store's quarantine writes them, whoever verifies.
             checkpoints: CheckpointApi::new(engine, retention, settings.max_request_bytes)
-                .with_answer_limits(settings.answers)
-                .with_notifications(notifications),
+                .with_answer_limits(settings.answers),
             tasks: tasks.map(TaskApi::new),
             notifications: watch,
         }
