@@ -26,6 +26,7 @@ use crate::database;
 use crate::grpc;
 use crate::grpc::auth::{AuthLayer, Authenticator};
 use crate::notify::{NotificationKey, Notifications};
+use crate::outbound;
 use crate::serve_error::ServeError;
 use crate::service::{Engine, RetentionService, Services, TaskService};
 use crate::shutdown::Shutdown;
@@ -87,7 +88,9 @@ impl App {
             // latency. Retention goes around the cache: it is never cached.
             .instrumented();
         let store = opened.store;
-        let auth = Authenticator::new(&config.server.auth, opened.keys.clone()).await?;
+        let outbound = outbound::client(config.server.outbound_ca_file.as_deref())
+            .map_err(ServeError::Setting)?;
+        let auth = Authenticator::new(&config.server.auth, opened.keys.clone(), &outbound).await?;
         if auth.is_none() {
             tracing::warn!("authentication is off: the tenant is whatever x-tenant-id names");
         }

@@ -49,6 +49,8 @@ pub struct ServerSettings {
     pub answers: AnswerLimits,
     /// The file webhook signing secrets are derived from; `None` turns webhooks off.
     pub webhook_key_file: Option<PathBuf>,
+    /// Extra CA certificates trusted by the server's own https:// calls (JWKS, OpenID).
+    pub outbound_ca_file: Option<PathBuf>,
 }
 
 impl Default for ServerSettings {
@@ -76,6 +78,7 @@ impl ServerSettings {
             limits: RequestLimits::from_values(settings.limits, max_request_bytes)?,
             answers: AnswerLimits::from(settings.answers),
             webhook_key_file: settings.notifications.webhook_key_file,
+            outbound_ca_file: settings.outbound.outbound_ca_file,
         })
     }
 }

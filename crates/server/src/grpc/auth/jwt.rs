@@ -15,6 +15,7 @@ use super::jwks_fetch;
 use super::jwt_cache::{JwtCache, Verified};
 use super::setup_error::AuthSetupError;
 pub use crate::config::{JwtKeys, JwtSettings};
+use crate::outbound::OutboundHttp;
 use checkpointd_core::domain::{Identity, Role, Tenant, TenantScope};
 
 /// A token that does not verify; why is logged at debug level, never sent.
@@ -45,11 +46,13 @@ pub struct JwtVerifier {
     jwks: RwLock<Option<Jwks>>,
     /// Tokens that verified.
     cache: JwtCache,
+    /// Fetches a JWKS URL.
+    http: OutboundHttp,
 }
 
 impl JwtVerifier {
     /// Reads the secret or the JWKS once, so a bad file or URL stops startup.
-    pub async fn new(settings: JwtSettings) -> Result<Self, AuthSetupError> {
+    pub async fn new(settings: JwtSettings, http: OutboundHttp) -> Result<Self, AuthSetupError> {
         let verifier = match &settings.keys {
             JwtKeys::SecretFile(path) => {
                 let text = std::fs::read_to_string(path).map_err(|source| {
@@ -67,10 +70,13 @@ impl JwtVerifier {
                     jwks: RwLock::new(None),
                     cache: JwtCache::default(),
                     settings,
+                    http,
                 }
             }
             JwtKeys::JwksFile(_) | JwtKeys::JwksUrl(_) => {
-                let set = load(&settings.keys).await.map_err(AuthSetupError::Jwks)?;
+                let set = load(&settings.keys, &http)
+                    .await
+                    .map_err(AuthSetupError::Jwks)?;
                 let fetched_at = Instant::now();
                 let cache = JwtCache::default();
                 cache.jwks_read(1, fetched_at + settings.jwks_refresh, |_| true);
@@ -83,6 +89,7 @@ impl JwtVerifier {
                     })),
                     cache,
                     settings,
+                    http,
                 }
             }
         };
@@ -215,7 +222,7 @@ impl JwtVerifier {
                 return;
             }
         }
-        match load(&self.settings.keys).await {
+        match load(&self.settings.keys, &self.http).await {
             Ok(set) => {
                 let fetched_at = Instant::now();
                 let read = jwks.as_ref().map_or(0, |old| old.read) + 1;
@@ -278,12 +285,12 @@ fn same_key(old: &JwkSet, new: &JwkSet, kid: Option<&str>) -> bool {
 }
 
 /// Reads a JWKS from its file or URL.
-async fn load(keys: &JwtKeys) -> Result<JwkSet, String> {
+async fn load(keys: &JwtKeys, http: &OutboundHttp) -> Result<JwkSet, String> {
     let body = match keys {
         JwtKeys::JwksFile(path) => tokio::fs::read(path)
             .await
             .map_err(|error| format!("cannot read JWKS file {}: {error}", path.display()))?,
-        JwtKeys::JwksUrl(url) => jwks_fetch::get(url).await?,
+        JwtKeys::JwksUrl(url) => jwks_fetch::get(http, url).await?,
         JwtKeys::SecretFile(_) => return Err("a secret is not a JWKS".into()),
     };
     serde_json::from_slice(&body).map_err(|error| format!("invalid JWKS: {error}"))
