@@ -21,6 +21,7 @@ use tonic_health::server::HealthReporter;
 
 use crate::cache::CachedStore;
 use crate::config::{ConsoleSettings, ServeConfig, ServerSettings};
+use crate::console::oidc::OidcSignIn;
 use crate::console::{self, Console};
 use crate::database;
 use crate::grpc;
@@ -44,8 +45,9 @@ const STARTUP_PING_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct App {
     listener: TcpListener,
     admin_listener: TcpListener,
-    /// The web console's listener and settings, when `--console-listen` is set.
-    console: Option<(TcpListener, ConsoleSettings)>,
+    /// The web console's listener and settings, when `--console-listen` is set, with its
+    /// OpenID Connect provider, discovered, when one is configured.
+    console: Option<(TcpListener, ConsoleSettings, Option<OidcSignIn>)>,
     settings: ServerSettings,
     engine: Engine,
     retention: Arc<dyn RetentionStore>,
@@ -127,7 +129,15 @@ impl App {
                     "--console-listen / CHECKPOINTD_CONSOLE_LISTEN",
                 )
                 .await?;
-                Some((bound, console))
+                let oidc = match console.oidc.clone() {
+                    None => None,
+                    Some(oidc) => Some(
+                        OidcSignIn::discover(oidc, outbound.clone())
+                            .await
+                            .map_err(ServeError::Setting)?,
+                    ),
+                };
+                Some((bound, console, oidc))
             }
         };
         Ok(Self {
@@ -169,7 +179,7 @@ impl App {
     pub fn console_addr(&self) -> Option<std::io::Result<SocketAddr>> {
         self.console
             .as_ref()
-            .map(|(listener, _)| listener.local_addr())
+            .map(|(listener, _, _)| listener.local_addr())
     }
 
     /// The engine the services use, over the fully wrapped store.
@@ -250,7 +260,7 @@ impl App {
             tasks: Some(tasks),
             notifications: Some(notifications.clone()),
         };
-        if let (Some((listener, console)), Some(auth)) = (console_listener, &auth) {
+        if let (Some((listener, console, oidc)), Some(auth)) = (console_listener, &auth) {
             let pages = Console::new(
                 services.clone(),
                 &settings,
@@ -258,6 +268,7 @@ impl App {
                 keys.clone(),
                 console.session_ttl,
                 tls.is_some(),
+                oidc,
             );
             console::serve(&shutdown, listener, pages, tls.clone());
         }

@@ -119,7 +119,11 @@ impl JwtVerifier {
                 (self.decode(token, &key, header.alg)?, read)
             }
         };
-        let identity = self.identity(&claims)?;
+        let identity = identity_from_claims(
+            &claims,
+            &self.settings.role_claim,
+            &self.settings.tenant_claim,
+        )?;
         // `exp` is required and was checked, so it is a number of seconds here.
         let expires = claims
             .get("exp")
@@ -249,30 +253,37 @@ impl JwtVerifier {
             }
         }
     }
+}
 
-    fn identity(&self, claims: &Value) -> Result<Identity, Rejected> {
-        let text = |claim: &str| claims.get(claim).and_then(Value::as_str);
-        let subject = text("sub")
-            .filter(|sub| !sub.is_empty())
-            .ok_or_else(|| Rejected("no sub".into()))?;
-        let role: Role = text(&self.settings.role_claim)
-            .ok_or_else(|| Rejected(format!("no {} claim", self.settings.role_claim)))?
-            .parse()
-            .map_err(|_| Rejected("unknown role".into()))?;
-        let tenant = match text(&self.settings.tenant_claim) {
-            None | Some("*") if role == Role::Admin => TenantScope::All,
-            None | Some("*") => return Err(Rejected("a non-admin token for all tenants".into())),
-            Some(name) => TenantScope::One(
-                Tenant::parse(name).map_err(|_| Rejected("invalid tenant claim".into()))?,
-            ),
-        };
-        Ok(Identity {
-            subject: subject.to_owned(),
-            tenant,
-            role,
-            authenticated: true,
-        })
-    }
+/// The identity a verified token's claims give: `sub` the subject, the role and the tenant from
+/// the configured claims (`--jwt-role-claim`, `--jwt-tenant-claim`). The one mapping of claims
+/// to an identity, shared by the gRPC port's JWTs and the console's OpenID Connect ID tokens.
+pub fn identity_from_claims(
+    claims: &Value,
+    role_claim: &str,
+    tenant_claim: &str,
+) -> Result<Identity, Rejected> {
+    let text = |claim: &str| claims.get(claim).and_then(Value::as_str);
+    let subject = text("sub")
+        .filter(|sub| !sub.is_empty())
+        .ok_or_else(|| Rejected("no sub".into()))?;
+    let role: Role = text(role_claim)
+        .ok_or_else(|| Rejected(format!("no {role_claim} claim")))?
+        .parse()
+        .map_err(|_| Rejected("unknown role".into()))?;
+    let tenant = match text(tenant_claim) {
+        None | Some("*") if role == Role::Admin => TenantScope::All,
+        None | Some("*") => return Err(Rejected("a non-admin token for all tenants".into())),
+        Some(name) => TenantScope::One(
+            Tenant::parse(name).map_err(|_| Rejected("invalid tenant claim".into()))?,
+        ),
+    };
+    Ok(Identity {
+        subject: subject.to_owned(),
+        tenant,
+        role,
+        authenticated: true,
+    })
 }
 
 /// Whether `new` holds the key a token with this `kid` was verified with under `old`, as it
