@@ -299,7 +299,10 @@ pub fn failure(status: StatusCode, text: &str) -> Response {
 }
 
 /// Headers on every answer: no caching of pages that show tenant data, no framing, no
-/// scripts or styles from anywhere but the console itself, no referrer leaking run ids.
+/// scripts or styles from anywhere but the console itself, no referrer leaking run ids to
+/// other sites. The referrer policy is `same-origin`, not `no-referrer`: under `no-referrer`
+/// Chromium sends `Origin: null` on the console's own form posts, which the cross-site check
+/// must refuse.
 pub async fn protective_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     let set = |headers: &mut HeaderMap, name: &'static str, value: &'static str| {
@@ -313,7 +316,7 @@ pub async fn protective_headers(mut response: Response) -> Response {
     );
     set(headers, "x-frame-options", "DENY");
     set(headers, "x-content-type-options", "nosniff");
-    set(headers, "referrer-policy", "no-referrer");
+    set(headers, "referrer-policy", "same-origin");
     if !headers.contains_key(header::CACHE_CONTROL) {
         set(headers, "cache-control", "no-store");
     }
