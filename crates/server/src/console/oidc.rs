@@ -14,46 +14,46 @@
 //! answers 200 with the session cookie and a same-site refresh to the inbox: a navigation the
 //! console's own page starts, on which the Strict cookie is sent.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime};
+mod pending;
+
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use openidconnect::core::{
-    CoreAuthenticationFlow, CoreClient, CoreJwsSigningAlgorithm, CoreProviderMetadata,
+    CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreIdTokenVerifier, CoreJsonWebKeySet,
+    CoreJwsSigningAlgorithm, CoreProviderMetadata,
 };
 use openidconnect::{
-    AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
-    EndpointSet, HttpRequest, HttpResponse, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier,
-    RedirectUrl, Scope, TokenResponse,
+    AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken,
+    EndpointMaybeSet, EndpointNotSet, EndpointSet, HttpRequest, HttpResponse, IssuerUrl,
+    JsonWebKeySetUrl, Nonce, PkceCodeChallenge, RedirectUrl, Scope, SignatureVerificationError,
+    TokenResponse,
 };
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use tokio::sync::RwLock;
 
 use super::Shared;
 use super::gate::{Query, context_for, sign_in_form, start_session};
 use super::html::page;
-use super::session::{SignedInWith, make_room};
+use super::session::SignedInWith;
 use crate::config::OidcSettings;
 use crate::grpc::auth::jwt::identity_from_claims;
 use crate::outbound::{OutboundHttp, describe};
 use checkpointd_core::domain::Role;
-
-/// The cookie naming the sign-in this browser started (its `state`).
-pub const LOGIN_COOKIE: &str = "checkpointd_console_login";
-
-/// How long a person may take at the provider before the sign-in must start again.
-pub const PENDING_LOGIN_TTL: Duration = Duration::from_secs(10 * 60);
-
-/// Sign-ins in flight at most; beyond it the oldest is dropped, so starting sign-ins cannot
-/// grow the server's memory without bound.
-const MAX_PENDING: usize = 10_000;
+use pending::{
+    PENDING_LOGIN_TTL, Pending, PendingLogins, forget_login, login_cookie, state_from_cookies,
+};
 
 /// Largest answer read from the provider (discovery, JWKS, token).
 const MAX_ANSWER_BYTES: usize = 1 << 20;
+
+/// An ID token signed by a key the provider's JWKS lacks reads the JWKS again, at most this
+/// often, so the provider's key rotation needs no restart and made-up key ids cannot turn the
+/// server into a load generator against the provider.
+const MIN_JWKS_REFETCH: Duration = Duration::from_secs(10);
 
 /// Longest one call to the provider may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
@@ -89,6 +89,10 @@ pub struct OidcSignIn {
     http: OutboundHttp,
     settings: OidcSettings,
     pending: PendingLogins,
+    issuer: IssuerUrl,
+    jwks_url: JsonWebKeySetUrl,
+    /// The provider's signing keys, and when they were last read again after discovery.
+    keys: RwLock<(CoreJsonWebKeySet, Option<Instant>)>,
 }
 
 impl OidcSignIn {
@@ -119,6 +123,9 @@ impl OidcSignIn {
                 Some(ClientSecret::new(text.trim().to_owned()))
             }
         };
+        let jwks_url = metadata.jwks_uri().clone();
+        let keys = RwLock::new((metadata.jwks().clone(), None));
+        let issuer = metadata.issuer().clone();
         let redirect = RedirectUrl::new(settings.redirect_url.clone())
             .map_err(|error| format!("invalid --console-public-url: {error}"))?;
         let client = CoreClient::from_provider_metadata(
@@ -132,6 +139,9 @@ impl OidcSignIn {
             http,
             settings,
             pending: PendingLogins::default(),
+            issuer,
+            jwks_url,
+            keys,
         })
     }
 
@@ -154,13 +164,15 @@ impl OidcSignIn {
         let id_token = answer
             .id_token()
             .ok_or("the provider's answer has no ID token")?;
-        let verifier = self
-            .client
-            .id_token_verifier()
-            .set_allowed_algs(ALLOWED_ALGS);
-        id_token
-            .claims(&verifier, &pending.nonce)
-            .map_err(|error| format!("the ID token does not verify: {}", describe(&error)))?;
+        let mut verified = self.verify(id_token, &pending.nonce).await;
+        if let Err(ClaimsVerificationError::SignatureVerification(
+            SignatureVerificationError::NoMatchingKey,
+        )) = verified
+        {
+            self.refresh_keys().await;
+            verified = self.verify(id_token, &pending.nonce).await;
+        }
+        verified.map_err(|error| format!("the ID token does not verify: {}", describe(&error)))?;
         // Verified above; read again as plain JSON so the configured claims are found by the
         // same code that reads a gRPC JWT's.
         let token = id_token.to_string();
@@ -170,6 +182,43 @@ impl OidcSignIn {
             .decode(payload)
             .map_err(|error| format!("the ID token's payload: {error}"))?;
         serde_json::from_slice(&json).map_err(|error| format!("the ID token's claims: {error}"))
+    }
+}
+
+impl OidcSignIn {
+    /// Checks `id_token` against the keys known now: signature (public-key algorithms only),
+    /// issuer, audience (the client id), expiry and `nonce`.
+    async fn verify(
+        &self,
+        id_token: &CoreIdToken,
+        nonce: &Nonce,
+    ) -> Result<(), ClaimsVerificationError> {
+        let keys = self.keys.read().await;
+        let verifier = CoreIdTokenVerifier::new_public_client(
+            ClientId::new(self.settings.client_id.clone()),
+            self.issuer.clone(),
+            keys.0.clone(),
+        )
+        .set_allowed_algs(ALLOWED_ALGS);
+        id_token.claims(&verifier, nonce).map(|_| ())
+    }
+
+    /// Reads the provider's JWKS again, unless it was read again less than
+    /// [`MIN_JWKS_REFETCH`] ago; a failed read keeps the keys already known.
+    async fn refresh_keys(&self) {
+        let mut keys = self.keys.write().await;
+        if keys.1.is_some_and(|read| read.elapsed() < MIN_JWKS_REFETCH) {
+            return;
+        }
+        let http = |request| call(self.http.clone(), request);
+        match CoreJsonWebKeySet::fetch_async(&self.jwks_url, &http).await {
+            Ok(set) => *keys = (set, Some(Instant::now())),
+            Err(error) => {
+                let error = describe(&error);
+                tracing::warn!(%error, "cannot refresh the OpenID provider's keys");
+                keys.1 = Some(Instant::now());
+            }
+        }
     }
 }
 
@@ -203,90 +252,6 @@ async fn call(http: OutboundHttp, request: HttpRequest) -> Result<HttpResponse, 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct CallError(String);
-
-/// A sign-in in flight: what the callback needs to finish it.
-pub struct Pending {
-    verifier: PkceCodeVerifier,
-    nonce: Nonce,
-    expires_at: SystemTime,
-}
-
-/// Why a callback cannot finish a sign-in; said to the person, who starts again.
-#[derive(Debug, PartialEq, Eq)]
-pub enum CallbackRefused {
-    /// The answer names no `state`.
-    NoState,
-    /// The browser holds no sign-in cookie: it did not start this sign-in.
-    NotStartedHere,
-    /// The `state` is not the one this browser's sign-in cookie names.
-    StateMismatch,
-    /// No sign-in (no PKCE verifier) is kept for this `state`: already used, or unknown.
-    NoPendingLogin,
-    /// The sign-in started longer ago than [`PENDING_LOGIN_TTL`].
-    Expired,
-}
-
-impl CallbackRefused {
-    fn text(&self) -> &'static str {
-        match self {
-            Self::NoState => "the provider's answer names no sign-in",
-            Self::NotStartedHere | Self::StateMismatch => {
-                "this sign-in was not started in this browser"
-            }
-            Self::NoPendingLogin => "this sign-in is unknown or was already used",
-            Self::Expired => "this sign-in took too long",
-        }
-    }
-}
-
-/// The sign-ins in flight, keyed by the SHA-256 of their `state`; each is taken once.
-#[derive(Default)]
-pub struct PendingLogins {
-    logins: Mutex<HashMap<[u8; 32], Pending>>,
-}
-
-impl PendingLogins {
-    fn insert(&self, state: &str, pending: Pending, now: SystemTime) {
-        let mut logins = self.lock();
-        make_room(&mut logins, MAX_PENDING, now, |kept| kept.expires_at);
-        logins.insert(digest(state), pending);
-    }
-
-    /// The sign-in the callback's `state` names, if the browser's cookie names the same one
-    /// and it has not expired; taken, so a `state` finishes at most one sign-in.
-    pub fn take(
-        &self,
-        cookie_state: Option<&str>,
-        answer_state: Option<&str>,
-        now: SystemTime,
-    ) -> Result<Pending, CallbackRefused> {
-        let state = answer_state
-            .filter(|state| !state.is_empty())
-            .ok_or(CallbackRefused::NoState)?;
-        let cookie_state = cookie_state.ok_or(CallbackRefused::NotStartedHere)?;
-        if digest(cookie_state) != digest(state) {
-            return Err(CallbackRefused::StateMismatch);
-        }
-        let pending = self
-            .lock()
-            .remove(&digest(state))
-            .ok_or(CallbackRefused::NoPendingLogin)?;
-        if pending.expires_at <= now {
-            return Err(CallbackRefused::Expired);
-        }
-        Ok(pending)
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Pending>> {
-        self.logins
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-fn digest(text: &str) -> [u8; 32] {
-    Sha256::digest(text.as_bytes()).into()
-}
 
 /// `GET /sign-in/oidc`: starts a sign-in and sends the browser to the provider.
 pub async fn start(State(console): State<Shared>) -> Response {
@@ -400,97 +365,4 @@ pub async fn callback(
         headers.append(header::SET_COOKIE, cookie);
     }
     response
-}
-
-/// The `Set-Cookie` value holding a sign-in's `state` while the person is at the provider:
-/// `SameSite=Lax`, so the provider's redirect back carries it; only on the callback's path.
-fn login_cookie(state: &str, ttl: Duration, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{LOGIN_COOKIE}={state}; Path=/sign-in/oidc; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
-        ttl.as_secs()
-    )
-}
-
-fn forget_login(response: &mut Response, secure: bool) {
-    if let Ok(cookie) = HeaderValue::from_str(&login_cookie("", Duration::ZERO, secure)) {
-        response.headers_mut().append(header::SET_COOKIE, cookie);
-    }
-}
-
-/// The sign-in `state` a `Cookie` header carries, if any.
-fn state_from_cookies(header: &str) -> Option<&str> {
-    header.split(';').find_map(|pair| {
-        let (name, value) = pair.trim().split_once('=')?;
-        (name == LOGIN_COOKIE && !value.is_empty()).then_some(value)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pending(expires_at: SystemTime) -> Pending {
-        Pending {
-            verifier: PkceCodeVerifier::new("v".repeat(43)),
-            nonce: Nonce::new("n".into()),
-            expires_at,
-        }
-    }
-
-    fn started(now: SystemTime) -> PendingLogins {
-        let logins = PendingLogins::default();
-        logins.insert("state-1", pending(now + PENDING_LOGIN_TTL), now);
-        logins
-    }
-
-    #[test]
-    fn a_callback_whose_state_is_not_the_browsers_own_is_refused() {
-        let now = SystemTime::now();
-        let logins = started(now);
-        let mismatch = logins.take(Some("state-2"), Some("state-1"), now);
-        assert_eq!(mismatch.err(), Some(CallbackRefused::StateMismatch));
-        let no_cookie = logins.take(None, Some("state-1"), now);
-        assert_eq!(no_cookie.err(), Some(CallbackRefused::NotStartedHere));
-        let no_state = logins.take(Some("state-1"), None, now);
-        assert_eq!(no_state.err(), Some(CallbackRefused::NoState));
-        // None of the refusals used the sign-in up.
-        assert!(logins.take(Some("state-1"), Some("state-1"), now).is_ok());
-    }
-
-    #[test]
-    fn a_callback_without_a_kept_pkce_verifier_is_refused_and_a_state_finishes_once() {
-        let now = SystemTime::now();
-        let logins = started(now);
-        let unknown = logins.take(Some("forged"), Some("forged"), now);
-        assert_eq!(unknown.err(), Some(CallbackRefused::NoPendingLogin));
-        assert!(logins.take(Some("state-1"), Some("state-1"), now).is_ok());
-        let replayed = logins.take(Some("state-1"), Some("state-1"), now);
-        assert_eq!(replayed.err(), Some(CallbackRefused::NoPendingLogin));
-    }
-
-    #[test]
-    fn a_pending_login_older_than_its_life_is_refused() {
-        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
-        let logins = started(start);
-        let late = logins.take(Some("state-1"), Some("state-1"), start + PENDING_LOGIN_TTL);
-        assert_eq!(late.err(), Some(CallbackRefused::Expired));
-    }
-
-    #[test]
-    fn the_login_cookie_is_lax_http_only_and_only_on_the_sign_in_path() {
-        let cookie = login_cookie("abc", PENDING_LOGIN_TTL, true);
-        for part in [
-            "SameSite=Lax",
-            "HttpOnly",
-            "Path=/sign-in/oidc",
-            "Secure",
-            "Max-Age=600",
-        ] {
-            assert!(cookie.contains(part), "{cookie}");
-        }
-        let header = format!("checkpointd_console=x; {LOGIN_COOKIE}=abc");
-        assert_eq!(state_from_cookies(&header), Some("abc"));
-        assert_eq!(state_from_cookies("checkpointd_console=x"), None);
-    }
 }

@@ -25,8 +25,9 @@ const CLIENT_ID: &str = "checkpointd-console";
 struct Provider {
     server: HttpsServer,
     ca: TestCa,
-    key: EncodingKey,
-    _keys_dir: tempfile::TempDir,
+    /// The signing key and its `kid`.
+    key: (EncodingKey, String),
+    keys_dir: tempfile::TempDir,
 }
 
 impl Provider {
@@ -54,8 +55,8 @@ impl Provider {
         Self {
             server,
             ca,
-            key,
-            _keys_dir: keys_dir,
+            key: (key, "k1".into()),
+            keys_dir,
         }
     }
 
@@ -79,9 +80,16 @@ impl Provider {
             "access_token": "at",
             "token_type": "Bearer",
             "expires_in": 300,
-            "id_token": rs256(&token, &self.key, "k1"),
+            "id_token": rs256(&token, &self.key.0, &self.key.1),
         });
         self.server.set("/token", 200, answer.to_string());
+    }
+
+    /// Signs with a new key from now on, the only one its JWKS lists.
+    fn rotate_key(&mut self, kid: &str) {
+        let (key, jwk) = rsa_key(self.keys_dir.path(), kid);
+        self.server.set("/jwks", 200, jwks(&[&jwk]));
+        self.key = (key, kid.into());
     }
 
     fn settings(&self, redirect_base: &str) -> OidcSettings {
@@ -267,6 +275,28 @@ async fn an_id_token_for_another_sign_in_or_a_callback_this_browser_did_not_star
     assert_eq!(back.status, 200, "{back:?}");
     let replayed = come_back(&app, started.param("state"), Some(&started.login_cookie)).await;
     assert_eq!(replayed.status, 400, "{replayed:?}");
+}
+
+#[tokio::test]
+async fn a_provider_that_rotated_its_signing_key_still_signs_people_in_without_a_restart() {
+    let mut provider = Provider::start().await;
+    let app = app_with(&provider).await;
+    provider.rotate_key("k2");
+    let started = start(&app).await;
+    let operator = json!({"sub": "alice", "role": "operator", "tenant_id": "acme"});
+    provider.will_issue(started.param("nonce"), operator);
+    let back = come_back(&app, started.param("state"), Some(&started.login_cookie)).await;
+    assert_eq!(back.status, 200, "{back:?}");
+    let jwks_reads = provider
+        .server
+        .requests()
+        .iter()
+        .filter(|r| r.target == "/jwks")
+        .count();
+    assert_eq!(
+        jwks_reads, 2,
+        "read at discovery and once more for the unknown key"
+    );
 }
 
 #[tokio::test]
