@@ -24,6 +24,7 @@ pub(crate) mod declare;
 pub(crate) mod file;
 mod limits;
 mod notifications;
+mod outbound;
 mod queue;
 mod retention;
 mod server;
@@ -37,9 +38,10 @@ pub use auth::{AuthArgs, AuthSettings, JwtKeys, JwtSettings, check_url};
 pub use cache::{CacheArgs, CacheSettings};
 pub use checkpointd_telemetry::LogFormat;
 pub use connections::{ConnectionArgs, ConnectionSettings};
-pub use console::{ConsoleArgs, ConsoleSettings};
+pub use console::{ConsoleArgs, ConsoleSettings, OIDC_CALLBACK_PATH, OidcSettings};
 pub use declare::SettingsGroup;
 pub use limits::{LimitArgs, RequestLimits};
+pub use outbound::OutboundArgs;
 pub use queue::QueueArgs;
 pub use retention::{RetentionArgs, RetentionSettings, parse_policy};
 pub use server::ServerSettings;
@@ -140,7 +142,7 @@ impl ServeConfig {
             log_format: settings.log_format,
             cache: CacheSettings::from_values(settings.cache.clone()),
             admin_listen: settings.admin_listen,
-            console: ConsoleSettings::from_values(settings.console.clone())?,
+            console: ConsoleSettings::from_values(settings.console.clone(), &settings.auth)?,
             telemetry,
             server: ServerSettings::from_settings(settings)?,
         })

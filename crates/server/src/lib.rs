@@ -28,6 +28,8 @@
 //! - [`serve_error`]: why `serve` could not start or stopped: one error for every step.
 //! - [`telemetry`]: the shared telemetry crate (logs, OTLP, metrics, `traceparent`, the admin
 //!   port) plus the server's RPC layer.
+//! - [`outbound`]: the HTTP client of the server's own calls (JWKS, OpenID), with the extra
+//!   CAs of `--outbound-ca-file`.
 //! - [`heap`]: allocator tuning that gives large requests' memory back to the OS.
 
 pub mod app;
@@ -40,6 +42,7 @@ pub mod heap;
 pub mod instrumented;
 pub mod maintenance;
 pub mod notify;
+pub mod outbound;
 pub mod serve_error;
 pub mod service;
 pub mod shutdown;

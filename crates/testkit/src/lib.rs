@@ -1,10 +1,12 @@
 //! Test support shared by checkpointd's crates and its benchmark: a Postgres schema per test,
 //! `redis-server` processes a test owns (TLS and password optional), Postgres clusters with TLS,
-//! certificates made at test time, and an in-memory OTLP collector.
+//! certificates made at test time, an HTTPS server with canned answers, and an in-memory OTLP
+//! collector.
 //!
 //! Nothing here knows checkpointd's types, so the server's own unit tests can use it without
 //! compiling a second copy of the server.
 
+mod https_server;
 mod otlp_receiver;
 mod pg_cluster;
 mod pki;
@@ -13,6 +15,7 @@ mod redis;
 mod unique;
 mod wait;
 
+pub use https_server::{HttpsServer, RecordedRequest};
 pub use otlp_receiver::{OtlpReceiver, ReceivedSpan};
 pub use pg_cluster::{PgHba, PgTlsCluster};
 pub use pki::{CertFiles, TestCa, first_cert_der};

@@ -20,11 +20,13 @@ use tonic_health::server::HealthReporter;
 
 use crate::cache::CachedStore;
 use crate::config::{ConsoleSettings, ServeConfig, ServerSettings};
+use crate::console::oidc::OidcSignIn;
 use crate::console::{self, Console};
 use crate::database;
 use crate::grpc;
 use crate::grpc::auth::{AuthLayer, Authenticator};
 use crate::notify::{NotificationKey, Notifications};
+use crate::outbound;
 use crate::serve_error::ServeError;
 use crate::service::{Engine, RetentionService, Services, TaskService};
 use crate::shutdown::Shutdown;
@@ -42,8 +44,9 @@ const STARTUP_PING_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct App {
     listener: TcpListener,
     admin_listener: TcpListener,
-    /// The web console's listener and settings, when `--console-listen` is set.
-    console: Option<(TcpListener, ConsoleSettings)>,
+    /// The web console's listener and settings, when `--console-listen` is set, with its
+    /// OpenID Connect provider, discovered, when one is configured.
+    console: Option<(TcpListener, ConsoleSettings, Option<OidcSignIn>)>,
     settings: ServerSettings,
     engine: Engine,
     retention: Arc<dyn RetentionStore>,
@@ -86,7 +89,9 @@ impl App {
             // latency. Retention goes around the cache: it is never cached.
             .instrumented();
         let store = opened.store;
-        let auth = Authenticator::new(&config.server.auth, opened.keys.clone()).await?;
+        let outbound = outbound::client(config.server.outbound_ca_file.as_deref())
+            .map_err(ServeError::Setting)?;
+        let auth = Authenticator::new(&config.server.auth, opened.keys.clone(), &outbound).await?;
         if auth.is_none() {
             tracing::warn!("authentication is off: the tenant is whatever x-tenant-id names");
         }
@@ -123,7 +128,15 @@ impl App {
                     "--console-listen / CHECKPOINTD_CONSOLE_LISTEN",
                 )
                 .await?;
-                Some((bound, console))
+                let oidc = match console.oidc.clone() {
+                    None => None,
+                    Some(oidc) => Some(
+                        OidcSignIn::discover(oidc, outbound.clone())
+                            .await
+                            .map_err(ServeError::Setting)?,
+                    ),
+                };
+                Some((bound, console, oidc))
             }
         };
         Ok(Self {
@@ -165,7 +178,7 @@ impl App {
     pub fn console_addr(&self) -> Option<std::io::Result<SocketAddr>> {
         self.console
             .as_ref()
-            .map(|(listener, _)| listener.local_addr())
+            .map(|(listener, _, _)| listener.local_addr())
     }
 
     /// The engine the services use, over the fully wrapped store.
@@ -246,7 +259,7 @@ impl App {
             tasks: Some(tasks),
             notifications: Some(notifications.clone()),
         };
-        if let (Some((listener, console)), Some(auth)) = (console_listener, &auth) {
+        if let (Some((listener, console, oidc)), Some(auth)) = (console_listener, &auth) {
             let pages = Console::new(
                 services.clone(),
                 &settings,
@@ -254,6 +267,7 @@ impl App {
                 keys.clone(),
                 console.session_ttl,
                 tls.is_some(),
+                oidc,
             );
             console::serve(&shutdown, listener, pages, tls.clone());
         }

@@ -32,7 +32,8 @@ settings! {
         /// --jwt-jwks-refresh.
         #[arg(long, env = "CHECKPOINTD_JWT_JWKS_FILE")]
         pub jwt_jwks_file: PathBuf = unset;
-        /// http:// URL of the JWKS; refetched every --jwt-jwks-refresh and on an unknown `kid`.
+        /// http:// or https:// URL of the JWKS (extra CAs: --outbound-ca-file); refetched
+        /// every --jwt-jwks-refresh and on an unknown `kid`.
         #[arg(long, env = "CHECKPOINTD_JWT_JWKS_URL")]
         pub jwt_jwks_url: String = unset;
         /// Required `iss` claim.
@@ -80,7 +81,7 @@ pub enum JwtKeys {
     SecretFile(PathBuf),
     /// A JWKS document on disk, re-read on refresh.
     JwksFile(PathBuf),
-    /// A JWKS document served over `http://`, refetched on refresh.
+    /// A JWKS document served over `http://` or `https://`, refetched on refresh.
     JwksUrl(String),
 }
 
@@ -208,10 +209,9 @@ pub fn check_url(url: &str) -> Result<(), String> {
         .parse()
         .map_err(|error| format!("invalid --jwt-jwks-url {url:?}: {error}"))?;
     match uri.scheme_str() {
-        Some("http") if uri.host().is_some() => Ok(()),
+        Some("http" | "https") if uri.host().is_some() => Ok(()),
         _ => Err(format!(
-            "--jwt-jwks-url {url:?}: only http:// URLs are supported; serve the JWKS from a \
-             sidecar or use --jwt-jwks-file"
+            "--jwt-jwks-url {url:?}: use an http:// or https:// URL, or --jwt-jwks-file"
         )),
     }
 }

@@ -1,8 +1,11 @@
-//! The web console's settings: where it listens (off unless set) and how long a sign-in lasts.
+//! The web console's settings: where it listens (off unless set), how long a sign-in lasts,
+//! and the OpenID Connect provider people may sign in through.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
+use super::auth::AuthValues;
 use super::declare::settings;
 use super::parse_duration;
 
@@ -16,6 +19,29 @@ settings! {
         /// How long a console sign-in lasts before the person must sign in again.
         #[arg(long, env = "CHECKPOINTD_CONSOLE_SESSION_TTL")]
         pub console_session_ttl: Duration = "15m", parsed by parse_duration;
+        /// Issuer URL of the OpenID Connect provider people sign in to the console through
+        /// (discovered at startup); role and tenant come from --jwt-role-claim and
+        /// --jwt-tenant-claim of its ID tokens. Unset: API keys only.
+        #[arg(long, env = "CHECKPOINTD_CONSOLE_OIDC_ISSUER")]
+        pub console_oidc_issuer: String = unset;
+        /// The console's client id at the OpenID Connect provider.
+        #[arg(long, env = "CHECKPOINTD_CONSOLE_OIDC_CLIENT_ID")]
+        pub console_oidc_client_id: String = unset;
+        /// File holding the console's client secret at the provider; unset: a public client
+        /// (PKCE alone).
+        #[arg(long, env = "CHECKPOINTD_CONSOLE_OIDC_CLIENT_SECRET_FILE")]
+        pub console_oidc_client_secret_file: PathBuf = unset;
+        /// Scopes asked for besides `openid`, space-separated (those that put the role and
+        /// tenant claims in the ID token).
+        #[arg(long, env = "CHECKPOINTD_CONSOLE_OIDC_SCOPES")]
+        pub console_oidc_scopes: String = unset;
+        /// The name on the sign-in page's "Sign in with ..." link; unset: the issuer's host.
+        #[arg(long, env = "CHECKPOINTD_CONSOLE_OIDC_PROVIDER_NAME")]
+        pub console_oidc_provider_name: String = unset;
+        /// The console's URL as browsers reach it, e.g. `https://console.example.com`; the
+        /// OpenID redirect URI is this plus `/sign-in/oidc/callback`.
+        #[arg(long, env = "CHECKPOINTD_CONSOLE_PUBLIC_URL")]
+        pub console_public_url: String = unset;
     }
 }
 
@@ -26,19 +52,47 @@ pub struct ConsoleSettings {
     pub listen: SocketAddr,
     /// A session's whole life, from sign-in; it is never extended.
     pub session_ttl: Duration,
+    /// Sign-in through an OpenID Connect provider, when `--console-oidc-issuer` is set.
+    pub oidc: Option<OidcSettings>,
 }
 
+/// The console's OpenID Connect provider and how its ID tokens map to an identity.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OidcSettings {
+    pub issuer: String,
+    pub client_id: String,
+    /// Read at startup; `None`: a public client.
+    pub client_secret_file: Option<PathBuf>,
+    /// Scopes besides `openid`.
+    pub scopes: Vec<String>,
+    pub provider_name: String,
+    /// Where the provider sends the browser back: `--console-public-url` +
+    /// `/sign-in/oidc/callback`.
+    pub redirect_url: String,
+    /// The claims naming the role and the tenant, the gRPC port's own (`--jwt-*-claim`).
+    pub role_claim: String,
+    pub tenant_claim: String,
+}
+
+/// The path the provider redirects back to, under `--console-public-url`.
+pub const OIDC_CALLBACK_PATH: &str = "/sign-in/oidc/callback";
+
 impl ConsoleSettings {
-    /// A console on `listen` with the declared session lifetime.
+    /// A console on `listen` with the declared session lifetime and API-key sign-in only.
     pub fn new(listen: SocketAddr) -> Self {
         Self {
             listen,
             session_ttl: super::declare::declared_defaults::<ConsoleArgs>().console_session_ttl,
+            oidc: None,
         }
     }
 
-    /// The console these values describe; `None` when no address is set.
-    pub(super) fn from_values(values: ConsoleValues) -> Result<Option<Self>, String> {
+    /// The console these values describe; `None` when no address is set. The claim names
+    /// come from the authentication settings, so both ports map claims alike.
+    pub(super) fn from_values(
+        values: ConsoleValues,
+        auth: &AuthValues,
+    ) -> Result<Option<Self>, String> {
         let Some(listen) = values.console_listen else {
             return Ok(None);
         };
@@ -48,6 +102,61 @@ impl ConsoleSettings {
         Ok(Some(Self {
             listen,
             session_ttl: values.console_session_ttl,
+            oidc: OidcSettings::from_values(values, auth)?,
+        }))
+    }
+}
+
+impl OidcSettings {
+    fn from_values(values: ConsoleValues, auth: &AuthValues) -> Result<Option<Self>, String> {
+        let Some(issuer) = values.console_oidc_issuer else {
+            let stray = values.console_oidc_client_id.is_some()
+                || values.console_oidc_client_secret_file.is_some()
+                || values.console_public_url.is_some();
+            if stray {
+                return Err(
+                    "--console-oidc-client-id, --console-oidc-client-secret-file and \
+                     --console-public-url need --console-oidc-issuer"
+                        .into(),
+                );
+            }
+            return Ok(None);
+        };
+        let issuer_url = reqwest::Url::parse(&issuer)
+            .map_err(|error| format!("invalid --console-oidc-issuer {issuer:?}: {error}"))?;
+        let client_id = values
+            .console_oidc_client_id
+            .ok_or("--console-oidc-issuer needs --console-oidc-client-id")?;
+        let public_url = values.console_public_url.ok_or(
+            "--console-oidc-issuer needs --console-public-url, the console's URL as browsers \
+             reach it (the redirect URI is built from it)",
+        )?;
+        let public = reqwest::Url::parse(&public_url)
+            .map_err(|error| format!("invalid --console-public-url {public_url:?}: {error}"))?;
+        if !matches!(public.scheme(), "http" | "https") || public.host().is_none() {
+            return Err(format!(
+                "--console-public-url {public_url:?}: use an http:// or https:// URL"
+            ));
+        }
+        let provider_name = values
+            .console_oidc_provider_name
+            .or_else(|| issuer_url.host_str().map(str::to_owned))
+            .unwrap_or_else(|| issuer.clone());
+        Ok(Some(Self {
+            issuer,
+            client_id,
+            client_secret_file: values.console_oidc_client_secret_file,
+            scopes: values
+                .console_oidc_scopes
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter(|scope| *scope != "openid")
+                .map(str::to_owned)
+                .collect(),
+            provider_name,
+            redirect_url: format!("{}{OIDC_CALLBACK_PATH}", public_url.trim_end_matches('/')),
+            role_claim: auth.jwt_role_claim.clone(),
+            tenant_claim: auth.jwt_tenant_claim.clone(),
         }))
     }
 }
@@ -55,26 +164,65 @@ impl ConsoleSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::AuthArgs;
+    use crate::config::declare::declared_defaults;
+
+    fn values(listen: Option<&str>, ttl: u64) -> ConsoleValues {
+        ConsoleValues {
+            console_listen: listen.map(|addr| addr.parse().unwrap()),
+            console_session_ttl: Duration::from_secs(ttl),
+            ..declared_defaults::<ConsoleArgs>()
+        }
+    }
+
+    fn resolve(values: ConsoleValues) -> Result<Option<ConsoleSettings>, String> {
+        ConsoleSettings::from_values(values, &declared_defaults::<AuthArgs>())
+    }
 
     #[test]
     fn the_console_is_off_without_an_address_and_a_zero_session_life_is_refused() {
-        let values = |listen: Option<&str>, ttl: u64| ConsoleValues {
-            console_listen: listen.map(|addr| addr.parse().unwrap()),
-            console_session_ttl: Duration::from_secs(ttl),
-        };
-        assert!(
-            ConsoleSettings::from_values(values(None, 900))
-                .unwrap()
-                .is_none()
-        );
-        let on = ConsoleSettings::from_values(values(Some("127.0.0.1:8080"), 60))
+        assert!(resolve(values(None, 900)).unwrap().is_none());
+        let on = resolve(values(Some("127.0.0.1:8080"), 60))
             .unwrap()
             .unwrap();
         assert_eq!(on.session_ttl, Duration::from_secs(60));
-        assert!(ConsoleSettings::from_values(values(Some("127.0.0.1:8080"), 0)).is_err());
+        assert!(on.oidc.is_none());
+        assert!(resolve(values(Some("127.0.0.1:8080"), 0)).is_err());
         assert_eq!(
             ConsoleSettings::new(on.listen).session_ttl,
             Duration::from_secs(15 * 60)
         );
+    }
+
+    #[test]
+    fn oidc_sign_in_takes_the_grpc_ports_claims_and_redirects_under_the_public_url() {
+        let with_oidc = ConsoleValues {
+            console_oidc_issuer: Some("https://idp.example/realm".into()),
+            console_oidc_client_id: Some("console".into()),
+            console_public_url: Some("https://console.example/".into()),
+            console_oidc_scopes: Some("openid checkpointd".into()),
+            ..values(Some("127.0.0.1:8080"), 60)
+        };
+        let oidc = resolve(with_oidc.clone()).unwrap().unwrap().oidc.unwrap();
+        assert_eq!(
+            oidc.redirect_url,
+            "https://console.example/sign-in/oidc/callback"
+        );
+        assert_eq!(oidc.provider_name, "idp.example");
+        assert_eq!(oidc.scopes, ["checkpointd"]);
+        assert_eq!(
+            (oidc.role_claim.as_str(), oidc.tenant_claim.as_str()),
+            ("role", "tenant_id")
+        );
+        let without_public_url = ConsoleValues {
+            console_public_url: None,
+            ..with_oidc.clone()
+        };
+        assert!(resolve(without_public_url).is_err());
+        let client_without_issuer = ConsoleValues {
+            console_oidc_issuer: None,
+            ..with_oidc
+        };
+        assert!(resolve(client_without_issuer).is_err());
     }
 }

@@ -52,6 +52,8 @@ pub struct ServerSettings {
     /// How long the outbox keeps settled deliveries and events left without any; zero keeps
     /// everything.
     pub webhook_retention: Duration,
+    /// Extra CA certificates trusted by the server's own https:// calls (JWKS, OpenID).
+    pub outbound_ca_file: Option<PathBuf>,
 }
 
 impl Default for ServerSettings {
@@ -80,6 +82,7 @@ impl ServerSettings {
             answers: AnswerLimits::from(settings.answers),
             webhook_key_file: settings.notifications.webhook_key_file,
             webhook_retention: settings.notifications.webhook_retention,
+            outbound_ca_file: settings.outbound.outbound_ca_file,
         })
     }
 }

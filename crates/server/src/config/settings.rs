@@ -1,7 +1,7 @@
 //! Every setting of `checkpointd serve`, each declared once: the server-wide ones here, each
 //! component's in its own group (queue, cache, retention, connections, auth, TLS, request and
-//! answer limits, console, notifications), all flattened into one command line and one flat
-//! config file.
+//! answer limits, console, notifications, outbound HTTP), all flattened into one command line
+//! and one flat config file.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -16,6 +16,7 @@ use super::console::ConsoleArgs;
 use super::declare::settings;
 use super::limits::LimitArgs;
 use super::notifications::NotificationArgs;
+use super::outbound::OutboundArgs;
 use super::queue::QueueArgs;
 use super::retention::RetentionArgs;
 use super::tls::TlsArgs;
@@ -73,5 +74,7 @@ settings! {
         pub console: Box<ConsoleArgs>;
         #[command(flatten)]
         pub notifications: Box<NotificationArgs>;
+        #[command(flatten)]
+        pub outbound: OutboundArgs;
     }
 }

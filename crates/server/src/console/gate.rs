@@ -1,4 +1,5 @@
-//! The console's gate: sign-in with an operator or admin API key, sign-out, the session every
+//! The console's gate: sign-in with an operator or admin API key (OpenID Connect's is in
+//! [`super::oidc`]), sign-out, the session every
 //! page needs, the CSRF token every change needs, and the headers every answer carries.
 //!
 //! Sign-in verifies the key with the gRPC port's own [`Authenticator`], then resolves the
@@ -15,11 +16,11 @@ use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::request::Parts;
 use axum::response::{Html, IntoResponse, Redirect, Response};
 
-use super::Shared;
 use super::html::{escape, page};
 use super::session::{
     Session, SignedInWith, cleared_cookie, csrf_matches, session_cookie, token_from_cookies,
 };
+use super::{Console, Shared};
 use crate::grpc::auth::CallContext;
 use checkpointd_core::domain::{Identity, PresentedKey, Role, Tenant};
 
@@ -63,7 +64,9 @@ pub async fn signed_in(console: &Shared, headers: &HeaderMap) -> Result<Session,
         .ok_or_else(to_sign_in)?;
     let now = SystemTime::now();
     let session = console.sessions.find(token, now).ok_or_else(to_sign_in)?;
-    let SignedInWith::ApiKey { id } = &session.signed_in_with;
+    let SignedInWith::ApiKey { id } = &session.signed_in_with else {
+        return Ok(session);
+    };
     let live = match console.keys.find_key(id).await {
         Ok(Some(key)) => key.revoked_at.is_none_or(|revoked| revoked > now),
         Ok(None) => false,
@@ -134,18 +137,27 @@ pub async fn sign_in_page(State(console): State<Shared>, headers: HeaderMap) -> 
     if signed_in(&console, &headers).await.is_ok() {
         return Redirect::to("/inbox").into_response();
     }
-    sign_in_form(StatusCode::OK, None)
+    sign_in_form(&console, StatusCode::OK, None)
 }
 
-fn sign_in_form(status: StatusCode, problem: Option<&str>) -> Response {
+/// The sign-in page, with `problem` said on top: the provider's link when OpenID Connect is
+/// configured, and the API-key form (the break-glass path) always.
+pub fn sign_in_form(console: &Console, status: StatusCode, problem: Option<&str>) -> Response {
     let problem = problem.map_or(String::new(), |text| {
         format!(
             r#"<p class="notice error" role="alert"><strong>Not signed in:</strong> {}</p>"#,
             escape(text)
         )
     });
+    let provider = console.oidc.as_ref().map_or(String::new(), |oidc| {
+        format!(
+            r#"<p><a class="button" href="/sign-in/oidc">Sign in with {}</a></p>
+<p>Or, break-glass:</p>"#,
+            escape(oidc.provider_name())
+        )
+    });
     let body = format!(
-        r#"{problem}<form method="post" action="/sign-in" class="sign-in">
+        r#"{problem}{provider}<form method="post" action="/sign-in" class="sign-in">
 <p>Sign in with an operator or admin API key (<code>checkpointd keys create --role operator</code>). Agent keys cannot sign in.</p>
 <p><label for="api_key">API key</label><br><input id="api_key" name="api_key" type="password" autocomplete="off" required autofocus size="60"></p>
 <p><label for="tenant">Tenant</label> (only for an all-tenants admin key; empty: <code>default</code>)<br><input id="tenant" name="tenant" autocomplete="off"></p>
@@ -164,6 +176,7 @@ pub async fn sign_in(State(console): State<Shared>, headers: HeaderMap, body: By
     let key = fields.get("api_key").map_or("", |key| key.trim());
     let Some(presented) = PresentedKey::parse(key) else {
         return sign_in_form(
+            &console,
             StatusCode::UNAUTHORIZED,
             Some("that is not a valid API key"),
         );
@@ -171,6 +184,7 @@ pub async fn sign_in(State(console): State<Shared>, headers: HeaderMap, body: By
     let mut bearer = HeaderMap::new();
     let Ok(value) = HeaderValue::from_str(&format!("Bearer {key}")) else {
         return sign_in_form(
+            &console,
             StatusCode::UNAUTHORIZED,
             Some("that is not a valid API key"),
         );
@@ -180,6 +194,7 @@ pub async fn sign_in(State(console): State<Shared>, headers: HeaderMap, body: By
         Ok(identity) => identity,
         Err(_) => {
             return sign_in_form(
+                &console,
                 StatusCode::UNAUTHORIZED,
                 Some("that is not a valid API key"),
             );
@@ -187,40 +202,54 @@ pub async fn sign_in(State(console): State<Shared>, headers: HeaderMap, body: By
     };
     if identity.role < Role::Operator {
         return sign_in_form(
+            &console,
             StatusCode::FORBIDDEN,
             Some("agent keys cannot sign in to the console; use an operator or admin key"),
         );
     }
     let context = match context_for(identity, fields.get("tenant").map(String::as_str)) {
         Ok(context) => context,
-        Err(why) => return sign_in_form(StatusCode::FORBIDDEN, Some(&why)),
+        Err(why) => return sign_in_form(&console, StatusCode::FORBIDDEN, Some(&why)),
     };
     let with = SignedInWith::ApiKey {
         id: presented.id.to_owned(),
     };
-    let (token, _) =
-        match console
-            .sessions
-            .create(context, with, console.session_ttl, SystemTime::now())
-        {
-            Ok(created) => created,
-            Err(error) => {
-                tracing::error!(%error, "console cannot draw a session token");
-                return failure(StatusCode::INTERNAL_SERVER_ERROR, "cannot start a session");
-            }
-        };
+    let cookie = match start_session(&console, context, with) {
+        Ok(cookie) => cookie,
+        Err(failed) => return *failed,
+    };
     let mut response = Redirect::to("/inbox").into_response();
-    if let Ok(cookie) =
-        HeaderValue::from_str(&session_cookie(&token, console.session_ttl, console.secure))
-    {
+    if let Ok(cookie) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     response
 }
 
+/// Starts a session for `context`; returns the `Set-Cookie` value that hands it to the
+/// browser.
+pub fn start_session(
+    console: &Console,
+    context: CallContext,
+    with: SignedInWith,
+) -> Result<String, Box<Response>> {
+    match console
+        .sessions
+        .create(context, with, console.session_ttl, SystemTime::now())
+    {
+        Ok((token, _)) => Ok(session_cookie(&token, console.session_ttl, console.secure)),
+        Err(error) => {
+            tracing::error!(%error, "console cannot draw a session token");
+            Err(Box::new(failure(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "cannot start a session",
+            )))
+        }
+    }
+}
+
 /// The session's call context: the tenant resolved from the identity and the tenant the
 /// person named, by the same rule as `x-tenant-id` on the gRPC port.
-fn context_for(identity: Identity, tenant: Option<&str>) -> Result<CallContext, String> {
+pub fn context_for(identity: Identity, tenant: Option<&str>) -> Result<CallContext, String> {
     let requested = match tenant.map(str::trim).filter(|name| !name.is_empty()) {
         None => None,
         Some(name) => Some(Tenant::parse(name).map_err(|error| error.to_string())?),

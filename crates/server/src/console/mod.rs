@@ -4,7 +4,8 @@
 //! - [`session`]: sign-in sessions and their CSRF tokens.
 //! - [`calls`]: every page reads and writes through the gRPC service implementations
 //!   in-process, behind the same role table and tenant scoping as the gRPC port.
-//! - [`gate`]: sign-in, sign-out, and the checks in front of every page and every change.
+//! - [`gate`]: sign-in, sign-out, and the checks in front of every page and every change;
+//!   [`oidc`]: sign-in through the organisation's OpenID Connect provider.
 //! - [`pages`]: one module per page; [`html`] the shell and escaping; [`diff`] the line diff
 //!   of two checkpoints' states; [`listener`] the HTTP(S) accept loop; [`live`] the event
 //!   streams that refresh the inbox and a run page as the watch streams report changes.
@@ -16,6 +17,7 @@ mod gate;
 pub mod html;
 mod listener;
 mod live;
+pub mod oidc;
 mod pages;
 pub mod session;
 
@@ -33,6 +35,7 @@ use crate::shutdown::Shutdown;
 use crate::transport::TlsReloader;
 use calls::Calls;
 use checkpointd_storage::keys::ApiKeyStore;
+use oidc::OidcSignIn;
 use session::SessionStore;
 
 /// Everything a console request needs, shared by all of them.
@@ -44,6 +47,8 @@ pub struct Console {
     session_ttl: Duration,
     /// Whether the console speaks TLS, so its cookie is marked `Secure`.
     secure: bool,
+    /// Sign-in through an OpenID Connect provider, when configured.
+    oidc: Option<OidcSignIn>,
 }
 
 /// How the console is reached from the handlers.
@@ -59,6 +64,7 @@ impl Console {
         keys: Arc<dyn ApiKeyStore>,
         session_ttl: Duration,
         secure: bool,
+        oidc: Option<OidcSignIn>,
     ) -> Self {
         Self {
             calls: Calls::new(services, settings),
@@ -67,6 +73,7 @@ impl Console {
             keys,
             session_ttl,
             secure,
+            oidc,
         }
     }
 
@@ -75,6 +82,8 @@ impl Console {
         Router::new()
             .route("/", get(pages::home))
             .route("/sign-in", get(gate::sign_in_page).post(gate::sign_in))
+            .route("/sign-in/oidc", get(oidc::start))
+            .route("/sign-in/oidc/callback", get(oidc::callback))
             .route("/sign-out", post(gate::sign_out))
             .route("/inbox", get(pages::inbox::show))
             .route("/tasks", get(pages::tasks::show))

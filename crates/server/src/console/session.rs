@@ -25,11 +25,13 @@ const MAX_SESSIONS: usize = 10_000;
 pub enum SignedInWith {
     /// An operator or admin API key: the session ends when the key is revoked.
     ApiKey { id: String },
+    /// The organisation's OpenID Connect provider: the session lasts its own life, as the
+    /// provider is not asked again.
+    OpenIdConnect { subject: String },
 }
 
 /// One signed-in person: the same [`CallContext`] the gRPC auth layer gives a call, so every
-/// page goes through the same role table and tenant scoping. An OpenID Connect sign-in only
-/// has to produce one of these.
+/// page goes through the same role table and tenant scoping, however the person signed in.
 #[derive(Clone, Debug)]
 pub struct Session {
     pub context: CallContext,
@@ -62,15 +64,7 @@ impl SessionStore {
             expires_at: now + ttl,
         };
         let mut sessions = self.lock();
-        sessions.retain(|_, kept| kept.expires_at > now);
-        if sessions.len() >= MAX_SESSIONS
-            && let Some(oldest) = sessions
-                .iter()
-                .min_by_key(|(_, kept)| kept.expires_at)
-                .map(|(key, _)| *key)
-        {
-            sessions.remove(&oldest);
-        }
+        make_room(&mut sessions, MAX_SESSIONS, now, |kept| kept.expires_at);
         sessions.insert(digest(&token), session.clone());
         Ok((token, session))
     }
@@ -96,6 +90,25 @@ impl SessionStore {
         self.sessions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Makes room for one more entry in a table whose entries expire: drops the expired ones and,
+/// if it is still full, the one that expires first.
+pub fn make_room<V>(
+    table: &mut HashMap<[u8; 32], V>,
+    max: usize,
+    now: SystemTime,
+    expires_at: impl Fn(&V) -> SystemTime,
+) {
+    table.retain(|_, kept| expires_at(kept) > now);
+    if table.len() >= max
+        && let Some(oldest) = table
+            .iter()
+            .min_by_key(|(_, kept)| expires_at(kept))
+            .map(|(key, _)| *key)
+    {
+        table.remove(&oldest);
     }
 }
 

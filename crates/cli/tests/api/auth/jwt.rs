@@ -228,7 +228,7 @@ async fn a_jwt_is_bound_to_its_tenant_claim_and_its_role_decides_approvals() {
 }
 
 /// An RSA key pair made by `openssl` for this test, as an encoding key and its public JWK.
-fn rsa_key(dir: &Path, kid: &str) -> (EncodingKey, Jwk) {
+pub(crate) fn rsa_key(dir: &Path, kid: &str) -> (EncodingKey, Jwk) {
     let path: PathBuf = dir.join(format!("{kid}.pem"));
     let made = std::process::Command::new("openssl")
         .args([
@@ -249,13 +249,13 @@ fn rsa_key(dir: &Path, kid: &str) -> (EncodingKey, Jwk) {
     (encoding, jwk)
 }
 
-fn rs256(claims: &Value, key: &EncodingKey, kid: &str) -> String {
+pub(crate) fn rs256(claims: &Value, key: &EncodingKey, kid: &str) -> String {
     let mut header = Header::new(Algorithm::RS256);
     header.kid = Some(kid.to_owned());
     jsonwebtoken::encode(&header, claims, key).unwrap()
 }
 
-fn jwks(keys: &[&Jwk]) -> String {
+pub(crate) fn jwks(keys: &[&Jwk]) -> String {
     serde_json::to_string(&JwkSet {
         keys: keys.iter().map(|key| (*key).clone()).collect(),
     })

@@ -83,7 +83,10 @@ async fn counted_server(app: &TestApp) -> (SocketAddr, Arc<CountingKeys>) {
         api_key_cache_ttl: CACHE_TTL,
         ..api_key_auth()
     };
-    let auth = Authenticator::new(&settings, keys.clone()).await.unwrap();
+    let http = checkpointd::outbound::client(None).unwrap();
+    let auth = Authenticator::new(&settings, keys.clone(), &http)
+        .await
+        .unwrap();
     let (health, _) = tonic_health::server::health_reporter();
     let router = checkpointd::grpc::router(
         Services {

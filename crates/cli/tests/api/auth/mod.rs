@@ -4,7 +4,7 @@
 //! table, and the refusal to serve unauthenticated on a non-loopback address.
 
 mod api_keys;
-mod jwt;
+pub(crate) mod jwt;
 mod key_flood;
 mod key_flood_process;
 mod revocation;

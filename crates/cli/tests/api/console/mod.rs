@@ -4,6 +4,7 @@
 
 mod http;
 mod live;
+mod oidc;
 mod repairs;
 mod setup;
 

@@ -1,16 +1,10 @@
-//! Fetches a JWKS document over plain HTTP/1.1 with the hyper client already in the tree: one
-//! GET, a timeout, a size cap.
+//! Fetches a JWKS document over http:// or https:// with the server's outbound client
+//! ([`crate::outbound`]): one GET, a timeout, a size cap.
 
 use std::time::Duration;
 
-use http_body::Body as _;
-use hyper::Request;
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
-use tonic::codegen::http::Uri;
-
 use crate::config::check_url;
+use crate::outbound::{self, OutboundHttp};
 
 /// The whole exchange, connect to last byte, must fit in this.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -18,58 +12,59 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 const MAX_JWKS_BYTES: usize = 1 << 20;
 
 /// The body of `GET url`, which must answer 200.
-pub async fn get(url: &str) -> Result<Vec<u8>, String> {
-    tokio::time::timeout(FETCH_TIMEOUT, fetch(url))
-        .await
-        .map_err(|_| format!("fetching the JWKS from {url} took over {FETCH_TIMEOUT:?}"))?
-}
-
-async fn fetch(url: &str) -> Result<Vec<u8>, String> {
+pub async fn get(http: &OutboundHttp, url: &str) -> Result<Vec<u8>, String> {
     check_url(url)?;
-    let uri: Uri = url.parse().map_err(|error| format!("{error}"))?;
-    let host = uri.host().unwrap_or_default().to_owned();
-    let port = uri.port_u16().unwrap_or(80);
-    let failed =
-        |error: &dyn std::fmt::Display| format!("cannot fetch the JWKS from {url}: {error}");
-    let stream = TcpStream::connect((host.trim_matches(['[', ']']), port))
+    outbound::get(http, url, FETCH_TIMEOUT, MAX_JWKS_BYTES)
         .await
-        .map_err(|error| failed(&error))?;
-    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .map_err(|error| failed(&error))?;
-    // The connection future drives the socket; it ends with the exchange.
-    tokio::spawn(connection);
-    let authority = uri.authority().map(|a| a.to_string()).unwrap_or(host);
-    let path = uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
-    let request = Request::get(path)
-        .header("host", authority)
-        .header("accept", "application/json")
-        .body(String::new())
-        .map_err(|error| failed(&error))?;
-    let response = sender
-        .send_request(request)
-        .await
-        .map_err(|error| failed(&error))?;
-    if !response.status().is_success() {
-        return Err(failed(&format!("HTTP {}", response.status())));
-    }
-    read_capped(response.into_body())
-        .await
-        .map_err(|error| failed(&error))
+        .map_err(|error| format!("cannot fetch the JWKS from {url}: {error}"))
 }
 
-async fn read_capped(mut body: Incoming) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    while let Some(frame) =
-        std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await
-    {
-        let frame = frame.map_err(|error| error.to_string())?;
-        if let Ok(data) = frame.into_data() {
-            if bytes.len() + data.len() > MAX_JWKS_BYTES {
-                return Err(format!("the JWKS is over {MAX_JWKS_BYTES} bytes"));
-            }
-            bytes.extend_from_slice(&data);
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use checkpointd_testkit::{HttpsServer, TestCa};
+
+    const JWKS: &str = r#"{"keys":[]}"#;
+
+    /// GETs `path` from an HTTPS JWKS server whose certificate a test CA signed, trusting
+    /// that CA or not; with the requests the server saw.
+    async fn fetch(trust_the_ca: bool, path: &str) -> (Result<Vec<u8>, String>, usize) {
+        let ca = TestCa::new("outbound test CA");
+        let server = HttpsServer::start(&ca.server_cert("idp", &["127.0.0.1"])).await;
+        server.set("/jwks.json", 200, JWKS);
+        let ca_file = ca.ca_cert();
+        let http = outbound::client(trust_the_ca.then_some(ca_file.as_path())).unwrap();
+        let fetched = get(&http, &format!("{}{path}", server.base_url())).await;
+        (fetched, server.requests().len())
     }
-    Ok(bytes)
+
+    #[tokio::test]
+    async fn an_https_jwks_is_fetched_when_its_ca_is_in_the_outbound_ca_file() {
+        let (fetched, _) = fetch(true, "/jwks.json").await;
+        assert_eq!(fetched.unwrap(), JWKS.as_bytes());
+    }
+
+    #[tokio::test]
+    async fn an_https_jwks_signed_by_an_untrusted_ca_is_refused() {
+        let (fetched, requests) = fetch(false, "/jwks.json").await;
+        let error = fetched.unwrap_err();
+        assert!(error.contains("certificate"), "{error}");
+        assert_eq!(requests, 0, "no request got through");
+    }
+
+    #[tokio::test]
+    async fn a_jwks_answer_that_is_not_2xx_is_an_error() {
+        let (fetched, _) = fetch(true, "/missing").await;
+        let error = fetched.unwrap_err();
+        assert!(error.contains("404"), "{error}");
+    }
+
+    #[test]
+    fn an_outbound_ca_file_without_a_certificate_stops_startup() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate").unwrap();
+        assert!(outbound::client(Some(&empty)).is_err());
+        assert!(outbound::client(Some(&dir.path().join("absent.pem"))).is_err());
+    }
 }

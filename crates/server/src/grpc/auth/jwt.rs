@@ -15,6 +15,7 @@ use super::jwks_fetch;
 use super::jwt_cache::{JwtCache, Verified};
 use super::setup_error::AuthSetupError;
 pub use crate::config::{JwtKeys, JwtSettings};
+use crate::outbound::OutboundHttp;
 use checkpointd_core::domain::{Identity, Role, Tenant, TenantScope};
 
 /// A token that does not verify; why is logged at debug level, never sent.
@@ -45,11 +46,13 @@ pub struct JwtVerifier {
     jwks: RwLock<Option<Jwks>>,
     /// Tokens that verified.
     cache: JwtCache,
+    /// Fetches a JWKS URL.
+    http: OutboundHttp,
 }
 
 impl JwtVerifier {
     /// Reads the secret or the JWKS once, so a bad file or URL stops startup.
-    pub async fn new(settings: JwtSettings) -> Result<Self, AuthSetupError> {
+    pub async fn new(settings: JwtSettings, http: OutboundHttp) -> Result<Self, AuthSetupError> {
         let verifier = match &settings.keys {
             JwtKeys::SecretFile(path) => {
                 let text = std::fs::read_to_string(path).map_err(|source| {
@@ -67,10 +70,13 @@ impl JwtVerifier {
                     jwks: RwLock::new(None),
                     cache: JwtCache::default(),
                     settings,
+                    http,
                 }
             }
             JwtKeys::JwksFile(_) | JwtKeys::JwksUrl(_) => {
-                let set = load(&settings.keys).await.map_err(AuthSetupError::Jwks)?;
+                let set = load(&settings.keys, &http)
+                    .await
+                    .map_err(AuthSetupError::Jwks)?;
                 let fetched_at = Instant::now();
                 let cache = JwtCache::default();
                 cache.jwks_read(1, fetched_at + settings.jwks_refresh, |_| true);
@@ -83,6 +89,7 @@ impl JwtVerifier {
                     })),
                     cache,
                     settings,
+                    http,
                 }
             }
         };
@@ -112,7 +119,11 @@ impl JwtVerifier {
                 (self.decode(token, &key, header.alg)?, read)
             }
         };
-        let identity = self.identity(&claims)?;
+        let identity = identity_from_claims(
+            &claims,
+            &self.settings.role_claim,
+            &self.settings.tenant_claim,
+        )?;
         // `exp` is required and was checked, so it is a number of seconds here.
         let expires = claims
             .get("exp")
@@ -215,7 +226,7 @@ impl JwtVerifier {
                 return;
             }
         }
-        match load(&self.settings.keys).await {
+        match load(&self.settings.keys, &self.http).await {
             Ok(set) => {
                 let fetched_at = Instant::now();
                 let read = jwks.as_ref().map_or(0, |old| old.read) + 1;
@@ -242,30 +253,37 @@ impl JwtVerifier {
             }
         }
     }
+}
 
-    fn identity(&self, claims: &Value) -> Result<Identity, Rejected> {
-        let text = |claim: &str| claims.get(claim).and_then(Value::as_str);
-        let subject = text("sub")
-            .filter(|sub| !sub.is_empty())
-            .ok_or_else(|| Rejected("no sub".into()))?;
-        let role: Role = text(&self.settings.role_claim)
-            .ok_or_else(|| Rejected(format!("no {} claim", self.settings.role_claim)))?
-            .parse()
-            .map_err(|_| Rejected("unknown role".into()))?;
-        let tenant = match text(&self.settings.tenant_claim) {
-            None | Some("*") if role == Role::Admin => TenantScope::All,
-            None | Some("*") => return Err(Rejected("a non-admin token for all tenants".into())),
-            Some(name) => TenantScope::One(
-                Tenant::parse(name).map_err(|_| Rejected("invalid tenant claim".into()))?,
-            ),
-        };
-        Ok(Identity {
-            subject: subject.to_owned(),
-            tenant,
-            role,
-            authenticated: true,
-        })
-    }
+/// The identity a verified token's claims give: `sub` the subject, the role and the tenant from
+/// the configured claims (`--jwt-role-claim`, `--jwt-tenant-claim`). The one mapping of claims
+/// to an identity, shared by the gRPC port's JWTs and the console's OpenID Connect ID tokens.
+pub fn identity_from_claims(
+    claims: &Value,
+    role_claim: &str,
+    tenant_claim: &str,
+) -> Result<Identity, Rejected> {
+    let text = |claim: &str| claims.get(claim).and_then(Value::as_str);
+    let subject = text("sub")
+        .filter(|sub| !sub.is_empty())
+        .ok_or_else(|| Rejected("no sub".into()))?;
+    let role: Role = text(role_claim)
+        .ok_or_else(|| Rejected(format!("no {role_claim} claim")))?
+        .parse()
+        .map_err(|_| Rejected("unknown role".into()))?;
+    let tenant = match text(tenant_claim) {
+        None | Some("*") if role == Role::Admin => TenantScope::All,
+        None | Some("*") => return Err(Rejected("a non-admin token for all tenants".into())),
+        Some(name) => TenantScope::One(
+            Tenant::parse(name).map_err(|_| Rejected("invalid tenant claim".into()))?,
+        ),
+    };
+    Ok(Identity {
+        subject: subject.to_owned(),
+        tenant,
+        role,
+        authenticated: true,
+    })
 }
 
 /// Whether `new` holds the key a token with this `kid` was verified with under `old`, as it
@@ -278,12 +296,12 @@ fn same_key(old: &JwkSet, new: &JwkSet, kid: Option<&str>) -> bool {
 }
 
 /// Reads a JWKS from its file or URL.
-async fn load(keys: &JwtKeys) -> Result<JwkSet, String> {
+async fn load(keys: &JwtKeys, http: &OutboundHttp) -> Result<JwkSet, String> {
     let body = match keys {
         JwtKeys::JwksFile(path) => tokio::fs::read(path)
             .await
             .map_err(|error| format!("cannot read JWKS file {}: {error}", path.display()))?,
-        JwtKeys::JwksUrl(url) => jwks_fetch::get(url).await?,
+        JwtKeys::JwksUrl(url) => jwks_fetch::get(http, url).await?,
         JwtKeys::SecretFile(_) => return Err("a secret is not a JWKS".into()),
     };
     serde_json::from_slice(&body).map_err(|error| format!("invalid JWKS: {error}"))

@@ -18,6 +18,7 @@ pub mod verified_keys;
 
 use crate::config::AuthSettings;
 use crate::grpc::status::to_status;
+use crate::outbound::OutboundHttp;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -56,15 +57,17 @@ pub struct Authenticator {
 impl Authenticator {
     /// The verifier `settings` describe, or `None` for auth `none`. Reads the JWT secret or
     /// JWKS now, so a bad one stops startup.
+    /// `http` fetches a JWKS URL.
     pub async fn new(
         settings: &AuthSettings,
         keys: Arc<dyn ApiKeyStore>,
+        http: &OutboundHttp,
     ) -> Result<Option<Arc<Self>>, AuthSetupError> {
         if settings.is_none() {
             return Ok(None);
         }
         let jwt = match &settings.jwt {
-            Some(jwt) => Some(JwtVerifier::new(jwt.clone()).await?),
+            Some(jwt) => Some(JwtVerifier::new(jwt.clone(), http.clone()).await?),
             None => None,
         };
         Ok(Some(Arc::new(Self {
