@@ -25,41 +25,36 @@ func drainAt(at int64, stop chan struct{}, hang bool) AgentFunc {
 	}
 }
 
-func TestADrainEndsTheRunAfterTheRunningStepWithThatStepCheckpointed(t *testing.T) {
+// drainedRun runs agent with a drain on stop and deadline, wants ErrStopped, and returns the
+// run's latest checkpoint.
+func drainedRun(t *testing.T, runID string, agent AgentFunc, stop chan struct{}, deadline time.Duration) *AgentCheckpoint {
+	t.Helper()
 	memory := NewMemoryBackend("t")
-	stop := make(chan struct{})
-	agent, err := NewRecoverableAgent(drainAt(4, stop, false), NewInMemoryStore(memory, nil), WithCheckpointEveryN(3))
+	recoverable, err := NewRecoverableAgent(agent, NewInMemoryStore(memory, nil), WithCheckpointEveryN(3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = agent.Run(context.Background(), "drained", nil, WithDrain(stop, time.Minute))
-	if !errors.Is(err, ErrStopped) {
+	if _, err := recoverable.Run(context.Background(), runID, nil, WithDrain(stop, deadline)); !errors.Is(err, ErrStopped) {
 		t.Fatalf("want ErrStopped, got %v", err)
 	}
-	latest, err := NewInMemoryStore(memory, nil).LoadLatest(context.Background(), "drained")
+	latest, err := NewInMemoryStore(memory, nil).LoadLatest(context.Background(), runID)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return latest
+}
+
+func TestADrainEndsTheRunAfterTheRunningStepWithThatStepCheckpointed(t *testing.T) {
+	stop := make(chan struct{})
+	latest := drainedRun(t, "drained", drainAt(4, stop, false), stop, time.Minute)
 	if latest.Step != 4 || latest.State["last"] != float64(4) {
 		t.Fatalf("latest checkpoint step %d state %v, want step 4", latest.Step, latest.State)
 	}
 }
 
 func TestAStepRunningPastTheDrainDeadlineIsAbandonedAndTheStepBeforeItCheckpointed(t *testing.T) {
-	memory := NewMemoryBackend("t")
 	stop := make(chan struct{})
-	agent, err := NewRecoverableAgent(drainAt(5, stop, true), NewInMemoryStore(memory, nil), WithCheckpointEveryN(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = agent.Run(context.Background(), "abandoned", nil, WithDrain(stop, 20*time.Millisecond))
-	if !errors.Is(err, ErrStopped) {
-		t.Fatalf("want ErrStopped, got %v", err)
-	}
-	latest, err := NewInMemoryStore(memory, nil).LoadLatest(context.Background(), "abandoned")
-	if err != nil {
-		t.Fatal(err)
-	}
+	latest := drainedRun(t, "abandoned", drainAt(5, stop, true), stop, 20*time.Millisecond)
 	// Step 5 left no trace: its change of "last" was rolled back before the save.
 	if latest.Step != 4 || latest.State["last"] != float64(4) {
 		t.Fatalf("latest checkpoint step %d state %v, want step 4", latest.Step, latest.State)
