@@ -43,7 +43,7 @@ func (w *worker) keepLease(parent context.Context, task *checkpointv1.Task) (con
 	keeper := &leaseKeeper{cancel: cancel, stopped: make(chan struct{}), beating: make(chan struct{})}
 	go func() {
 		defer close(keeper.beating)
-		interval := w.options.Lease / 3
+		interval := max(w.options.Lease/3, time.Millisecond) // a ticker needs a positive interval
 		ticker := time.NewTicker(interval)
 		defer ticker.Stop()
 		for {
