@@ -99,7 +99,10 @@ func NewRecoverableAgent(agent AgentFunc, store *CheckpointStore, opts ...Option
 // RunOption changes one Run.
 type RunOption func(*runSettings)
 
-type runSettings struct{ decision *Decision }
+type runSettings struct {
+	decision *Decision
+	drain    *drain
+}
 
 // WithDecision hands a human's decision to the step (or the call in doubt) that asked for it.
 func WithDecision(decision Decision) RunOption {
@@ -116,14 +119,14 @@ func (a *RecoverableAgent) Run(ctx context.Context, runID string, task any, opts
 	}
 	stats := &RunStats{}
 	for resurrections := 0; ; resurrections++ {
-		resumed, result, err := a.life(ctx, runID, task, settings.decision, stats)
+		resumed, result, err := a.life(ctx, runID, task, &settings, stats)
 		if err == nil {
 			return &RecoveryResult{RunID: runID, Result: result, RecoveredFromStep: resumed.RecoveredFromStep,
 				RestartedFromScratch: resumed.RestartedFromScratch, SkippedSteps: resumed.SkippedSteps,
 				Resurrections: resurrections, RunStats: *stats}, nil
 		}
 		var approval *ApprovalRequired
-		if ctx.Err() != nil || IsFenced(err) || errors.As(err, &approval) ||
+		if ctx.Err() != nil || IsFenced(err) || errors.As(err, &approval) || errors.Is(err, ErrStopped) ||
 			a.policy.Classifier.Classify(err) == KindFatal || resurrections >= a.policy.MaxResurrections {
 			return nil, err
 		}
@@ -132,13 +135,15 @@ func (a *RecoverableAgent) Run(ctx context.Context, runID string, task any, opts
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-settings.drain.stopped():
+			return nil, ErrStopped
 		case <-time.After(a.policy.Cooldown):
 		}
 	}
 }
 
 // life is one life of the run: Resume, then steps until it finishes or fails.
-func (a *RecoverableAgent) life(ctx context.Context, runID string, task any, decision *Decision,
+func (a *RecoverableAgent) life(ctx context.Context, runID string, task any, settings *runSettings,
 	stats *RunStats) (*Resumed, json.RawMessage, error) {
 	resumed, err := a.store.Resume(ctx, runID, false)
 	if err != nil {
@@ -150,19 +155,26 @@ func (a *RecoverableAgent) life(ctx context.Context, runID string, task any, dec
 	if a.policy.InitialState != nil {
 		initial = a.policy.InitialState(task)
 	}
-	s := newSession(a.store, resumed, task, a.policy.Strategy, decision, initial, stats)
-	result, err := a.steps(ctx, s)
+	s := newSession(a.store, resumed, task, a.policy.Strategy, settings.decision, initial, stats)
+	result, err := a.steps(ctx, s, settings.drain)
 	return resumed, result, err
 }
 
-// steps runs a session's steps until it finishes; a failed step is rolled back first.
-func (a *RecoverableAgent) steps(ctx context.Context, s *session) (json.RawMessage, error) {
+// steps runs a session's steps until it finishes (or a drain stops it); a failed step is
+// rolled back first.
+func (a *RecoverableAgent) steps(ctx context.Context, s *session, drain *drain) (json.RawMessage, error) {
 	if s.finished != nil {
 		return s.finished, nil
 	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if drain.stopping() {
+			if err := s.saveCompleted(ctx, nil); err != nil {
+				return nil, err
+			}
+			return nil, ErrStopped
 		}
 		step := s.completedStep + 1
 		if a.policy.MaxSteps > 0 && step > a.policy.MaxSteps {
@@ -178,9 +190,19 @@ func (a *RecoverableAgent) steps(ctx context.Context, s *session) (json.RawMessa
 		if err != nil {
 			return nil, Fatal(err)
 		}
-		done, err := a.agent(ctx, stepContext)
+		stepCtx, release := drain.stepContext(ctx)
+		done, err := a.agent(stepCtx, stepContext)
+		release()
 		if err != nil {
 			s.state, s.messages = rollbackState, s.messages[:rollbackMessages]
+			if abandoned(stepCtx) && ctx.Err() == nil {
+				a.store.logger.Warn("checkpointd: the drain deadline passed mid-step; the step is abandoned",
+					"run_id", s.runID, "step", step)
+				if saveErr := s.saveCompleted(ctx, nil); saveErr != nil {
+					return nil, saveErr
+				}
+				return nil, ErrStopped
+			}
 			var approval *ApprovalRequired
 			if errors.As(err, &approval) {
 				if saveErr := s.saveCompleted(ctx, nil); saveErr != nil {

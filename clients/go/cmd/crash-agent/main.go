@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 
 	checkpointd "github.com/checkpointd/checkpointd/clients/go"
+	"github.com/checkpointd/checkpointd/clients/go/internal/agentfiles"
 	"github.com/checkpointd/checkpointd/clients/go/recovery"
 )
 
@@ -58,7 +59,7 @@ type email struct {
 func sideEffectAgent(dir string, hang bool) recovery.AgentFunc {
 	return func(ctx context.Context, step *recovery.StepContext) (*recovery.Done, error) {
 		fact, err := recovery.CallTool(ctx, step, "lookup", func(context.Context) (int64, error) {
-			return step.Step * 10, appendLine(filepath.Join(dir, "tools.log"), fmt.Sprintf("lookup@%d", step.Step))
+			return step.Step * 10, agentfiles.AppendLine(filepath.Join(dir, "tools.log"), fmt.Sprintf("lookup@%d", step.Step))
 		})
 		if err != nil {
 			return nil, err
@@ -68,7 +69,7 @@ func sideEffectAgent(dir string, hang bool) recovery.AgentFunc {
 		step.AddMessage("assistant", fmt.Sprintf("step %d", step.Step))
 		if step.Step == 5 {
 			_, err := recovery.CallSideEffect(ctx, step, "send_email", func(_ context.Context, key string) (email, error) {
-				if err := appendLine(filepath.Join(dir, "tools.log"), "send_email@"+key); err != nil {
+				if err := agentfiles.AppendLine(filepath.Join(dir, "tools.log"), "send_email@"+key); err != nil {
 					return email{}, err
 				}
 				sent, err := sendEmail(dir, key, "ops@example.com")
@@ -105,15 +106,5 @@ func sendEmail(dir, key, to string) (email, error) {
 		}
 	}
 	line, _ := json.Marshal(email{Key: key, To: to})
-	return email{Key: key, To: to}, appendLine(path, string(line))
-}
-
-func appendLine(path, line string) error {
-	file, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	_, err = fmt.Fprintln(file, line)
-	return err
+	return email{Key: key, To: to}, agentfiles.AppendLine(path, string(line))
 }
