@@ -48,7 +48,7 @@ pub async fn timeline(
         };
         let _ = write!(
             body,
-            r#"<tr><td><a href="?step={step}">{step}</a></td><td>{validity}</td><td>{quarantine}</td><td>{pins}</td><td>{label}</td><td>{created}</td><td>{epoch}</td><td>{messages}</td><td>{bytes}</td><td><code>{checksum}</code></td></tr>"#,
+            r#"<tr><td><a href="?step={step}">{step}</a></td><td>{validity}</td><td class="long">{quarantine}</td><td>{pins}</td><td>{label}</td><td>{created}</td><td>{epoch}</td><td>{messages}</td><td>{bytes}</td><td><code>{checksum}</code></td></tr>"#,
             step = checkpoint.step,
             quarantine = escape(&checkpoint.quarantine_reason),
             pins = escape(&checkpoint.pinned_by.join(", ")),
