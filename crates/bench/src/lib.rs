@@ -78,8 +78,8 @@ pub enum Scenario {
     History,
     /// Bytes and latency per Save along a 1,000-message conversation.
     Conversation,
-    /// Save and LoadLatest p50 of the Rust, Python and TypeScript clients against one server
-    /// (not in the default set: it needs the Python package and the TypeScript test build).
+    /// Save and LoadLatest p50 of the Rust, Python, TypeScript and Go clients against one server
+    /// (not in the default set: it needs the Python package, the TypeScript test build and Go).
     Languages,
 }
 
