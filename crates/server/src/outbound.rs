@@ -1,7 +1,8 @@
 //! The HTTP client of the calls the server makes itself: an identity provider's JWKS (the gRPC
-//! port's JWTs) and OpenID discovery, token and keys (the console's sign-in). reqwest over
-//! rustls, trusting the system's roots plus the CAs of `--outbound-ca-file`, following no
-//! redirect (a provider's endpoints are configured or discovered, never redirected to).
+//! port's JWTs), OpenID discovery, token and keys (the console's sign-in) and webhook
+//! deliveries. reqwest over rustls, trusting the system's roots plus the CAs of
+//! `--outbound-ca-file`, following no redirect (a provider's endpoints are configured or
+//! discovered, never redirected to; a webhook's signed body goes only where it was told).
 
 use std::path::Path;
 use std::time::Duration;

@@ -20,6 +20,8 @@ pub struct RecordedRequest {
     pub method: String,
     /// The request target, query included.
     pub target: String,
+    /// The header fields in order, names lowercased.
+    pub headers: Vec<(String, String)>,
     pub body: String,
 }
 
@@ -112,11 +114,16 @@ where
         }
     };
     let head = String::from_utf8_lossy(&received[..head_end]).into_owned();
-    let length = head
+    let headers: Vec<(String, String)> = head
         .lines()
+        .skip(1)
         .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, value)| value.trim().parse::<usize>().ok())
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse::<usize>().ok())
         .unwrap_or(0);
     while received.len() < head_end + length {
         match stream.read(&mut buffer).await {
@@ -134,6 +141,7 @@ where
         shared.requests.push(RecordedRequest {
             method,
             target,
+            headers,
             body,
         });
         shared

@@ -13,7 +13,7 @@ use crate::grpc::health;
 use crate::maintenance::{Pruner, Reaper};
 use crate::notify::sender::Sender;
 use crate::notify::{NotificationKey, Notifications};
-use crate::serve_error::ServeError;
+use crate::outbound::OutboundHttp;
 use crate::service::Engine;
 use crate::shutdown::Shutdown;
 use checkpointd_storage::notifications::NotificationStore;
@@ -90,12 +90,12 @@ pub(super) fn run_notifications(
     shutdown: &Shutdown,
     notifications: &Notifications,
     key: Option<Arc<NotificationKey>>,
-) -> Result<(), ServeError> {
+    http: OutboundHttp,
+) {
     let store = notifications.store().clone();
     if let Some(key) = key {
-        let sender = Sender::new(store.clone(), key).map_err(ServeError::Setting)?;
+        let sender = Sender::new(store.clone(), key, http);
         shutdown.spawn(sender.run(shutdown.token()));
     }
     shutdown.spawn(depth_poll::poll_outbox(store, shutdown.token()));
-    Ok(())
 }

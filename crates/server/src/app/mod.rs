@@ -26,7 +26,7 @@ use crate::database;
 use crate::grpc;
 use crate::grpc::auth::{AuthLayer, Authenticator};
 use crate::notify::{NotificationKey, Notifications};
-use crate::outbound;
+use crate::outbound::{self, OutboundHttp};
 use crate::serve_error::ServeError;
 use crate::service::{Engine, RetentionService, Services, TaskService};
 use crate::shutdown::Shutdown;
@@ -56,6 +56,9 @@ pub struct App {
     keys: Arc<dyn ApiKeyStore>,
     notifications: Notifications,
     notification_key: Option<Arc<NotificationKey>>,
+    /// The client of the server's own calls (JWKS, OpenID, webhooks), trusting
+    /// `--outbound-ca-file`.
+    outbound: OutboundHttp,
     tls: Option<Arc<TlsReloader>>,
     metrics: prometheus::Registry,
     shutdown: Shutdown,
@@ -152,6 +155,7 @@ impl App {
             keys: opened.keys,
             notifications: Notifications::new(opened.notifications, notification_key.clone()),
             notification_key,
+            outbound,
             tls,
             metrics: prometheus::Registry::new(),
             shutdown: Shutdown::new(),
@@ -236,6 +240,7 @@ impl App {
             keys,
             notifications,
             notification_key,
+            outbound,
             tls,
             metrics,
             shutdown,
@@ -290,7 +295,7 @@ impl App {
             notifications.store().clone(),
             &settings,
         );
-        background::run_notifications(&shutdown, &notifications, notification_key)?;
+        background::run_notifications(&shutdown, &notifications, notification_key, outbound);
         if let Some(tls) = &tls {
             transport::tls::watch(&shutdown, tls.clone());
         }

@@ -1,5 +1,5 @@
 //! Settings of the HTTPS calls the server makes itself (an identity provider's JWKS and OpenID
-//! discovery): which certificate authorities it trusts besides the system's.
+//! discovery, webhook deliveries): which certificate authorities it trusts besides the system's.
 
 use std::path::PathBuf;
 
@@ -9,7 +9,8 @@ settings! {
     /// Outbound HTTP flags of `checkpointd serve`.
     pub struct OutboundArgs => OutboundValues {
         /// PEM bundle of extra CA certificates trusted for the server's own https:// calls
-        /// (--jwt-jwks-url, the console's OpenID provider), besides the system's roots.
+        /// (--jwt-jwks-url, the console's OpenID provider, webhook receivers), besides the
+        /// system's roots.
         #[arg(long, env = "CHECKPOINTD_OUTBOUND_CA_FILE")]
         pub outbound_ca_file: PathBuf = unset;
     }

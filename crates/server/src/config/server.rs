@@ -52,7 +52,8 @@ pub struct ServerSettings {
     /// How long the outbox keeps settled deliveries and events left without any; zero keeps
     /// everything.
     pub webhook_retention: Duration,
-    /// Extra CA certificates trusted by the server's own https:// calls (JWKS, OpenID).
+    /// Extra CA certificates trusted by the server's own https:// calls (JWKS, OpenID,
+    /// webhooks).
     pub outbound_ca_file: Option<PathBuf>,
 }
 

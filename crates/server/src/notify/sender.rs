@@ -13,6 +13,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::NotificationKey;
+use crate::outbound::OutboundHttp;
 use crate::telemetry::metrics;
 use checkpointd_core::notify::{DELIVERY_LEASE, DueDelivery, Settlement, after_failure};
 use checkpointd_storage::notifications::NotificationStore;
@@ -30,25 +31,23 @@ const MAX_ERROR_BYTES: usize = 512;
 pub struct Sender {
     store: Arc<dyn NotificationStore>,
     key: Arc<NotificationKey>,
-    client: reqwest::Client,
+    client: OutboundHttp,
 }
 
 impl Sender {
-    /// A sender over `store`, signing with keys derived from `key`.
+    /// A sender over `store`, signing with keys derived from `key`, sending with `http`: the
+    /// server's outbound client, so a receiver's certificate is trusted as `--outbound-ca-file`
+    /// says, and a receiver's redirect is not followed (the signed body goes where it was told).
     pub fn new(
         store: Arc<dyn NotificationStore>,
         key: Arc<NotificationKey>,
-    ) -> Result<Self, String> {
-        // The process's TLS provider is ring everywhere; installing it twice is harmless.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .timeout(ATTEMPT_TIMEOUT)
-            // A receiver's redirect is not followed: the signed body goes where it was told.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("checkpointd/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|error| format!("cannot build the webhook client: {error}"))?;
-        Ok(Self { store, key, client })
+        http: OutboundHttp,
+    ) -> Self {
+        Self {
+            store,
+            key,
+            client: http,
+        }
     }
 
     /// Delivers until `stop` is cancelled. Deliveries in flight then are abandoned: their
@@ -163,6 +162,7 @@ impl Sender {
             )
             .header(standardwebhooks::HEADER_WEBHOOK_SIGNATURE, signature)
             .body(event.payload.clone())
+            .timeout(ATTEMPT_TIMEOUT)
             .send()
             .await
             .map_err(|error| describe(&error))?;

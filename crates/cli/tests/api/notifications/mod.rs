@@ -1,12 +1,13 @@
 //! Notifications against a real server and a real HTTP receiver: every event signed and
 //! delivered, a receiver that is down and comes back, a server killed between the change and
-//! the delivery, a slow receiver that never slows an RPC, who may manage endpoints, and the
-//! watch streams.
+//! the delivery, a slow receiver that never slows an RPC, an HTTPS receiver behind a private
+//! CA, who may manage endpoints, and the watch streams.
 
 mod cli;
 mod delivery;
 mod integrity;
 mod management;
+mod private_ca;
 mod receiver;
 mod watch;
 
