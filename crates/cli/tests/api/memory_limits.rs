@@ -19,6 +19,8 @@ const MIB: u64 = 1 << 20;
 /// spread over several connections.
 const CONNECTIONS: usize = 4;
 const SAVES_PER_CONNECTION: usize = 3;
+/// Bursts of the refused (retryable) Saves sent again before the test gives up.
+const RETRY_ROUNDS: usize = 3;
 /// How far above its idle size the server may stay once the burst is over (measured: 2 MiB).
 const RETAINED_BOUND: u64 = 32 * MIB;
 
@@ -150,27 +152,43 @@ async fn the_worst_requests_the_limits_admit_stay_under_the_charts_memory_limit(
     let idle = proc_status(pid, "VmRSS");
 
     // Every kind of worst Save at once on every connection, three times what the budget
-    // admits together.
-    let mut calls = tokio::task::JoinSet::new();
-    for (connection, client) in clients.iter().enumerate() {
-        for index in 0..SAVES_PER_CONNECTION {
-            let run = format!("burst-{connection}-{index}");
+    // admits together. A Save that found the budget full for its whole wait is refused as an
+    // overload (UNAVAILABLE, retryable): on a slow machine (a debug build on shared cores,
+    // beside the rest of the suite) most of a burst may be. Those are sent again, all at once,
+    // as a client retries them, until a budget's worth has been admitted; the peak below is the
+    // high-water mark over every round.
+    let mut pending: Vec<(usize, usize)> = (0..CONNECTIONS)
+        .flat_map(|connection| (0..SAVES_PER_CONNECTION).map(move |index| (connection, index)))
+        .collect();
+    let mut codes = Vec::new();
+    let mut saved = 0;
+    for round in 0..RETRY_ROUNDS {
+        let mut calls = tokio::task::JoinSet::new();
+        for &(connection, index) in &pending {
+            let run = format!("burst-{round}-{connection}-{index}");
             let request = worst_saves(&run, max_bytes, limits).remove(index % 3);
-            let mut client = client.clone();
-            calls.spawn(async move { save(&mut client, request).await });
+            let mut client = clients[connection].clone();
+            calls.spawn(async move { ((connection, index), save(&mut client, request).await) });
+        }
+        let answers = calls.join_all().await;
+        assert!(
+            answers
+                .iter()
+                .all(|(_, code)| matches!(code, Code::Ok | Code::Unavailable)),
+            "{answers:?}"
+        );
+        saved += answers.iter().filter(|(_, code)| *code == Code::Ok).count();
+        codes.extend(answers.iter().map(|(_, code)| *code));
+        pending = answers
+            .into_iter()
+            .filter(|(_, code)| *code == Code::Unavailable)
+            .map(|(call, _)| call)
+            .collect();
+        if saved >= RequestLimits::DEFAULT_LARGEST_REQUESTS_IN_FLIGHT || pending.is_empty() {
+            break;
         }
     }
-    let codes = calls.join_all().await;
-    // A Save that found the budget full for its whole wait is refused as an overload
-    // (UNAVAILABLE, retryable): on a slow machine (a debug build on shared cores) the last ones
-    // may be. At least a budget's worth of them were admitted.
-    assert!(
-        codes
-            .iter()
-            .all(|code| matches!(code, Code::Ok | Code::Unavailable)),
-        "{codes:?}"
-    );
-    let saved = codes.iter().filter(|code| **code == Code::Ok).count();
+    // At least a budget's worth of worst Saves were admitted, so the peak is theirs.
     assert!(
         saved >= RequestLimits::DEFAULT_LARGEST_REQUESTS_IN_FLIGHT,
         "{codes:?}"
