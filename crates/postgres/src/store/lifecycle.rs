@@ -11,6 +11,7 @@ use super::rows::{RunRow, signed, unsigned};
 use super::sql;
 use super::{Locked, PostgresStore};
 use crate::error::db;
+use crate::notifications::record_event;
 use checkpointd_core::domain::{Epoch, MessageChain, RunKey, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::notify::quarantine_event;
@@ -59,10 +60,12 @@ impl PostgresStore {
         step: Step,
         reason: &str,
     ) -> Result<()> {
-        let event = quarantine_event(run, step, reason, SystemTime::now());
-        let client = self.client().await?;
-        let statement = client.prepare_cached(sql::QUARANTINE).await.map_err(db)?;
-        client
+        // The event goes through the outbox's one writer (`record_event`), in the quarantine's
+        // transaction: only a first quarantine (one row updated) is told.
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(db)?;
+        let statement = tx.prepare_cached(sql::QUARANTINE).await.map_err(db)?;
+        let quarantined = tx
             .execute(
                 &statement,
                 &[
@@ -70,15 +73,15 @@ impl PostgresStore {
                     &run.run_id.as_str(),
                     &step.as_i64(),
                     &reason,
-                    &event.id,
-                    &event.kind.as_str(),
-                    &event.payload,
-                    &event.created_at,
                 ],
             )
             .await
             .map_err(db)?;
-        Ok(())
+        if quarantined > 0 {
+            let event = quarantine_event(run, step, reason, SystemTime::now());
+            record_event(&tx, &event).await?;
+        }
+        tx.commit().await.map_err(db)
     }
 
     /// Deletes every row of the run in one transaction; the run row goes first, which waits for

@@ -465,24 +465,11 @@ pub(super) const RUN_INFO_PAGE: &str = run_info_sql!(
    ORDER BY r.run_id COLLATE \"C\" LIMIT $4"
 );
 
-/// Keeps the first reason: an already quarantined row is left alone. A first quarantine
-/// writes its `integrity.corrupt` event ($5 id, $6 type, $7 payload, $8 time) and one pending
-/// delivery per endpoint of the tenant in the same statement, so each corrupt checkpoint is
-/// told once, atomically with its quarantine.
+/// Keeps the first reason: an already quarantined row is left alone (and a first quarantine
+/// is told: see `mark_quarantined`).
 pub(super) const QUARANTINE: &str = "\
-WITH quarantined AS (
-    UPDATE checkpoints SET quarantine_reason = $4
-    WHERE tenant = $1 AND run_id = $2 AND step = $3 AND quarantine_reason IS NULL
-    RETURNING tenant),
-event AS (
-    INSERT INTO notification_events (tenant, id, type, run_id, payload, created_at)
-    SELECT tenant, $5, $6, $2, $7, $8 FROM quarantined
-    RETURNING tenant, id, type, created_at)
-INSERT INTO webhook_deliveries (tenant, event_id, endpoint_id, type, state, attempts,
-                                next_attempt_at, created_at)
-SELECT event.tenant, event.id, endpoint.id, event.type, 'pending', 0, event.created_at,
-       event.created_at
-  FROM event JOIN webhook_endpoints endpoint ON endpoint.tenant = event.tenant";
+UPDATE checkpoints SET quarantine_reason = $4
+WHERE tenant = $1 AND run_id = $2 AND step = $3 AND quarantine_reason IS NULL";
 
 /// Creates the run or bumps its epoch, atomically, and returns the whole head.
 pub(super) const BEGIN_RESUME: &str = concat!(
