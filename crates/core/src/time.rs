@@ -43,6 +43,20 @@ pub fn whole_micros(time: SystemTime) -> SystemTime {
     from_micros(to_micros(time))
 }
 
+/// A random number in [0, 1) for retry jitter, from the standard library's randomly keyed
+/// hasher: jitter needs spread, not cryptographic quality.
+pub fn random_unit() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0),
+    );
+    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

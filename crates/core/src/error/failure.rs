@@ -23,6 +23,19 @@ pub fn detail(context: &str, source: Option<&(dyn StdError + 'static)>) -> Strin
     text
 }
 
+/// `text` cut to at most `max_bytes`, on a character boundary: error texts are kept bounded
+/// wherever they are stored (a task's last error, a webhook delivery's).
+pub fn truncated(mut text: String, max_bytes: usize) -> String {
+    if text.len() > max_bytes {
+        let mut cut = max_bytes;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

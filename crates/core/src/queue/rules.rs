@@ -4,7 +4,8 @@ use std::time::{Duration, SystemTime};
 
 use super::{Approval, ErrorClass, RetryPolicy, Task, TaskId, TaskState, Transition};
 use crate::domain::Attempt;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, failure};
+use crate::time::random_unit;
 
 /// Longest error text kept on a task.
 pub const MAX_ERROR_BYTES: usize = 8 * 1024;
@@ -177,7 +178,7 @@ pub fn apply(task: &Task, transition: Transition, now: SystemTime) -> Result<Tas
             class,
         } => {
             fence(task, attempt)?;
-            next.last_error = Some(truncate(error));
+            next.last_error = Some(failure::truncated(error, MAX_ERROR_BYTES));
             next.last_error_class = Some(class);
             release_lease(&mut next);
             next.state = match class {
@@ -337,31 +338,6 @@ fn release_lease(task: &mut Task) {
 fn refund(task: &mut Task) {
     release_lease(task);
     task.attempts_used = task.attempts_used.saturating_sub(1);
-}
-
-fn truncate(mut error: String) -> String {
-    if error.len() > MAX_ERROR_BYTES {
-        let mut cut = MAX_ERROR_BYTES;
-        while !error.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        error.truncate(cut);
-    }
-    error
-}
-
-/// A random number in [0, 1) from the standard library's randomly keyed hasher: jitter needs
-/// spread, not cryptographic quality.
-fn random_unit() -> f64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(
-        SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0),
-    );
-    (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 #[cfg(test)]

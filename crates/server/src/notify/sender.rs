@@ -15,7 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::NotificationKey;
 use crate::outbound::OutboundHttp;
 use crate::telemetry::metrics;
+use checkpointd_core::error::failure;
 use checkpointd_core::notify::{DELIVERY_LEASE, DueDelivery, Settlement, after_failure};
+use checkpointd_core::time::random_unit;
 use checkpointd_storage::notifications::NotificationStore;
 
 /// How often the outbox is looked at for due deliveries.
@@ -104,7 +106,7 @@ impl Sender {
             Ok(()) => Settlement::Delivered,
             Err(error) => after_failure(
                 delivery.attempts + 1,
-                truncate(error),
+                failure::truncated(error, MAX_ERROR_BYTES),
                 SystemTime::now(),
                 random_unit(),
             ),
@@ -184,32 +186,5 @@ fn describe(error: &reqwest::Error) -> String {
     } else {
         "request failed"
     };
-    let mut text = kind.to_owned();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
-
-fn truncate(mut error: String) -> String {
-    if error.len() > MAX_ERROR_BYTES {
-        let mut cut = MAX_ERROR_BYTES;
-        while !error.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        error.truncate(cut);
-    }
-    error
-}
-
-/// A number in [0, 1) for the retry jitter.
-fn random_unit() -> f64 {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_err() {
-        return 0.5;
-    }
-    (u64::from_le_bytes(bytes) >> 11) as f64 / (1u64 << 53) as f64
+    failure::detail(kind, std::error::Error::source(error))
 }
