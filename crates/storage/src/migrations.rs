@@ -18,6 +18,7 @@ macro_rules! schema_versions {
             7 => "0007_labels_and_run_listing",
             8 => "0008_journal_by_step",
             9 => "0009_notifications",
+            10 => "0010_passed_over_and_call_arguments",
         }
     };
 }
