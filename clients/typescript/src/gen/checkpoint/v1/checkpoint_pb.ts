@@ -91,6 +91,11 @@
 //   WEBHOOK_ENDPOINT_NOT_FOUND NOT_FOUND          unknown webhook endpoint (or another tenant's)
 //   STEP_CONFLICT            ALREADY_EXISTS       different content at a step
 //   LABEL_TAKEN              ALREADY_EXISTS       the label names another step
+//   ARGUMENTS_MISMATCH       ALREADY_EXISTS       the call id is journalled with
+//                                                 other arguments (another
+//                                                 `arguments_digest`); metadata
+//                                                 `call_id`, `stored_digest` and
+//                                                 `request_digest` name them
 //   CONFLICT                 ALREADY_EXISTS       any other conflict, e.g. a
 //                                                 concurrent write; retry
 //   STALE_EPOCH              FAILED_PRECONDITION  the epoch is older than the
@@ -167,7 +172,7 @@ import type { Message as Message$1 } from "@bufbuild/protobuf";
  * Describes the file checkpoint/v1/checkpoint.proto.
  */
 export const file_checkpoint_v1_checkpoint: GenFile = /*@__PURE__*/
-  fileDesc("Ch5jaGVja3BvaW50L3YxL2NoZWNrcG9pbnQucHJvdG8SDWNoZWNrcG9pbnQudjEiKAoHTWVzc2FnZRIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAwingEKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSDAoEc3RlcBgDIAEoAxIOCgZvdXRwdXQYBCABKAwSEAoIaXNfZXJyb3IYBSABKAgSCwoDc2VxGAYgASgEEi8KC3JlY29yZGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKVAQoKVG9vbEludGVudBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIMCgRzdGVwGAMgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCRILCgNzZXEYBSABKAQSLwoLcmVjb3JkZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImkKC0luRG91YnRDYWxsEg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEgwKBHN0ZXAYAyABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEg8KB2NvcnJ1cHQYBSABKAgioAMKCkNoZWNrcG9pbnQSFQoNY2hlY2twb2ludF9pZBgBIAEoCRIOCgZydW5faWQYAiABKAkSDAoEc3RlcBgDIAEoAxIUCgxjb250ZW50X3R5cGUYBCABKAkSDQoFc3RhdGUYBSABKAwSKAoIbWVzc2FnZXMYBiADKAsyFi5jaGVja3BvaW50LnYxLk1lc3NhZ2USOQoIbWV0YWRhdGEYByADKAsyJy5jaGVja3BvaW50LnYxLkNoZWNrcG9pbnQuTWV0YWRhdGFFbnRyeRINCgVlcG9jaBgIIAEoBBIQCghjaGVja3N1bRgJIAEoCRIuCgpjcmVhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1tZXNzYWdlX2NvdW50GAsgASgEEhIKCnRvb2xfY291bnQYDCABKAQSFwoPbWVzc2FnZXNfb2Zmc2V0GA0gASgEEg0KBWxhYmVsGA4gASgJGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASL4AgoLU2F2ZVJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEgwKBHN0ZXAYAiABKAMSFAoMY29udGVudF90eXBlGAMgASgJEg0KBXN0YXRlGAQgASgMEigKCG1lc3NhZ2VzGAUgAygLMhYuY2hlY2twb2ludC52MS5NZXNzYWdlEhYKDm1lc3NhZ2Vfb2Zmc2V0GAYgASgEEjoKCG1ldGFkYXRhGAcgAygLMiguY2hlY2twb2ludC52MS5TYXZlUmVxdWVzdC5NZXRhZGF0YUVudHJ5EhIKBWVwb2NoGAggASgESACIAQESFQoIY2hlY2tzdW0YCSABKAlIAYgBARINCgVsYWJlbBgKIAEoCRIXCgp0b29sX2NvdW50GAsgASgESAKIAQEaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQggKBl9lcG9jaEILCglfY2hlY2tzdW1CDQoLX3Rvb2xfY291bnQigAEKDFNhdmVSZXNwb25zZRIVCg1jaGVja3BvaW50X2lkGAEgASgJEhAKCGNoZWNrc3VtGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2FscmVhZHlfZXhpc3RlZBgEIAEoCCKgAQoRTG9hZExhdGVzdFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhYKDm1lc3NhZ2Vfb2Zmc2V0GAIgASgEEiwKB2pvdXJuYWwYAyABKA4yGy5jaGVja3BvaW50LnYxLkpvdXJuYWxTY29wZRI1CgxjYXBhYmlsaXRpZXMYBCADKA4yHy5jaGVja3BvaW50LnYxLkNsaWVudENhcGFiaWxpdHki0gEKEkxvYWRMYXRlc3RSZXNwb25zZRItCgpjaGVja3BvaW50GAEgASgLMhkuY2hlY2twb2ludC52MS5DaGVja3BvaW50Ei8KDHRvb2xfcmVzdWx0cxgCIAMoCzIZLmNoZWNrcG9pbnQudjEuVG9vbFJlc3VsdBIVCg1za2lwcGVkX3N0ZXBzGAMgAygDEi8KDHRvb2xfaW50ZW50cxgEIAMoCzIZLmNoZWNrcG9pbnQudjEuVG9vbEludGVudBIUCgxjb250aW51YXRpb24YBSABKAwi0wEKEUxvYWRBdFN0ZXBSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIMCgRzdGVwGAIgASgDEhYKDm1lc3NhZ2Vfb2Zmc2V0GAMgASgEEg0KBWxhYmVsGAQgASgJEiwKB2pvdXJuYWwYBSABKA4yGy5jaGVja3BvaW50LnYxLkpvdXJuYWxTY29wZRI1CgxjYXBhYmlsaXRpZXMYBiADKA4yHy5jaGVja3BvaW50LnYxLkNsaWVudENhcGFiaWxpdHkSFAoMY29udGludWF0aW9uGAcgASgMIrsBChJMb2FkQXRTdGVwUmVzcG9uc2USLQoKY2hlY2twb2ludBgBIAEoCzIZLmNoZWNrcG9pbnQudjEuQ2hlY2twb2ludBIvCgx0b29sX3Jlc3VsdHMYAiADKAsyGS5jaGVja3BvaW50LnYxLlRvb2xSZXN1bHQSLwoMdG9vbF9pbnRlbnRzGAMgAygLMhkuY2hlY2twb2ludC52MS5Ub29sSW50ZW50EhQKDGNvbnRpbnVhdGlvbhgEIAEoDCI9Cg9WYWxpZGF0ZVJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhEKBHN0ZXAYAiABKANIAIgBAUIHCgVfc3RlcCJuChFDaGVja3BvaW50VmVyZGljdBIMCgRzdGVwGAEgASgDEg0KBXZhbGlkGAIgASgIEg4KBnJlYXNvbhgDIAEoCRIXCg9zdG9yZWRfY2hlY2tzdW0YBCABKAkSEwoLcXVhcmFudGluZWQYBSABKAgiRgoQVmFsaWRhdGVSZXNwb25zZRIyCgh2ZXJkaWN0cxgBIAMoCzIgLmNoZWNrcG9pbnQudjEuQ2hlY2twb2ludFZlcmRpY3QiiAEKDVJlc3VtZVJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhYKDm1lc3NhZ2Vfb2Zmc2V0GAIgASgEEhgKEHJlcXVpcmVfZXhpc3RpbmcYAyABKAgSNQoMY2FwYWJpbGl0aWVzGAQgAygOMh8uY2hlY2twb2ludC52MS5DbGllbnRDYXBhYmlsaXR5IuICCg5SZXN1bWVSZXNwb25zZRItCgpjaGVja3BvaW50GAEgASgLMhkuY2hlY2twb2ludC52MS5DaGVja3BvaW50EhsKE3JlY292ZXJlZF9mcm9tX3N0ZXAYAiABKAMSFQoNc2tpcHBlZF9zdGVwcxgDIAMoAxIvCgx0b29sX3Jlc3VsdHMYBCADKAsyGS5jaGVja3BvaW50LnYxLlRvb2xSZXN1bHQSDQoFZXBvY2gYBSABKAQSHgoWcmVzdGFydGVkX2Zyb21fc2NyYXRjaBgGIAEoCBIvCgx0b29sX2ludGVudHMYByADKAsyGS5jaGVja3BvaW50LnYxLlRvb2xJbnRlbnQSLAoIaW5fZG91YnQYCCADKAsyGi5jaGVja3BvaW50LnYxLkluRG91YnRDYWxsEhgKEGNvcnJ1cHRfY2FsbF9pZHMYCSADKAkSFAoMY29udGludWF0aW9uGAogASgMIpsBChdSZWNvcmRUb29sUmVzdWx0UmVxdWVzdBIOCgZydW5faWQYASABKAkSDwoHY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSDAoEc3RlcBgEIAEoAxIOCgZvdXRwdXQYBSABKAwSEAoIaXNfZXJyb3IYBiABKAgSEgoFZXBvY2gYByABKARIAIgBAUIICgZfZXBvY2giXwoYUmVjb3JkVG9vbFJlc3VsdFJlc3BvbnNlEikKBnJlc3VsdBgBIAEoCzIZLmNoZWNrcG9pbnQudjEuVG9vbFJlc3VsdBIYChBhbHJlYWR5X3JlY29yZGVkGAIgASgIImUKD1Rvb2xSZXN1bHRJbnB1dBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIMCgRzdGVwGAMgASgDEg4KBm91dHB1dBgEIAEoDBIQCghpc19lcnJvchgFIAEoCCJ5ChhSZWNvcmRUb29sUmVzdWx0c1JlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKBWVwb2NoGAIgASgESACIAQESLwoHcmVzdWx0cxgDIAMoCzIeLmNoZWNrcG9pbnQudjEuVG9vbFJlc3VsdElucHV0QggKBl9lcG9jaCJVChlSZWNvcmRUb29sUmVzdWx0c1Jlc3BvbnNlEjgKB3Jlc3VsdHMYASADKAsyJy5jaGVja3BvaW50LnYxLlJlY29yZFRvb2xSZXN1bHRSZXNwb25zZSJ5ChdSZWNvcmRUb29sSW50ZW50UmVxdWVzdBIOCgZydW5faWQYASABKAkSDwoHY2FsbF9pZBgCIAEoCRIRCgl0b29sX25hbWUYAyABKAkSDAoEc3RlcBgEIAEoAxISCgVlcG9jaBgFIAEoBEgAiAEBQggKBl9lcG9jaCKKAQoYUmVjb3JkVG9vbEludGVudFJlc3BvbnNlEikKBmludGVudBgBIAEoCzIZLmNoZWNrcG9pbnQudjEuVG9vbEludGVudBIYChBhbHJlYWR5X3JlY29yZGVkGAIgASgIEikKBnJlc3VsdBgDIAEoCzIZLmNoZWNrcG9pbnQudjEuVG9vbFJlc3VsdCLgAQoMSm91cm5hbEVudHJ5EgsKA3NlcRgBIAEoBBItCgRraW5kGAIgASgOMh8uY2hlY2twb2ludC52MS5Kb3VybmFsRW50cnlLaW5kEg8KB2NhbGxfaWQYAyABKAkSEQoJdG9vbF9uYW1lGAQgASgJEgwKBHN0ZXAYBSABKAMSDgoGb3V0cHV0GAYgASgMEhAKCGlzX2Vycm9yGAcgASgIEi8KC3JlY29yZGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdjb3JydXB0GAkgASgIIn0KDUpvdXJuYWxBY3Rpb24SDwoHY2FsbF9pZBgBIAEoCRIOCgZhY3Rpb24YAiABKAkSDQoFYWN0b3IYAyABKAkSLAoIYWN0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmRldGFpbBgFIAEoCSIjChFHZXRKb3VybmFsUmVxdWVzdBIOCgZydW5faWQYASABKAkiuQEKEkdldEpvdXJuYWxSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuY2hlY2twb2ludC52MS5Kb3VybmFsRW50cnkSLAoIaW5fZG91YnQYAiADKAsyGi5jaGVja3BvaW50LnYxLkluRG91YnRDYWxsEhgKEGNvcnJ1cHRfY2FsbF9pZHMYAyADKAkSLQoHYWN0aW9ucxgEIAMoCzIcLmNoZWNrcG9pbnQudjEuSm91cm5hbEFjdGlvbiJ8ChRSZXBhaXJKb3VybmFsUmVxdWVzdBIOCgZydW5faWQYASABKAkSDwoHY2FsbF9pZBgCIAEoCRINCgVhY3RvchgDIAEoCRIaChBtYXJrX2RvbmVfb3V0cHV0GAQgASgMSAASDgoEZHJvcBgFIAEoCEgAQggKBnJlcGFpciJgChVSZXBhaXJKb3VybmFsUmVzcG9uc2USLAoGYWN0aW9uGAEgASgLMhwuY2hlY2twb2ludC52MS5Kb3VybmFsQWN0aW9uEhkKEXF1YXJhbnRpbmVkX3N0ZXBzGAIgAygDIpgCChZMaXN0Q2hlY2twb2ludHNSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKA0SEgoKcGFnZV90b2tlbhgDIAEoCRISCgpkZXNjZW5kaW5nGAQgASgIEhgKC2JlZm9yZV9zdGVwGAUgASgDSACIAQESUgoPbWV0YWRhdGFfZmlsdGVyGAYgAygLMjkuY2hlY2twb2ludC52MS5MaXN0Q2hlY2twb2ludHNSZXF1ZXN0Lk1ldGFkYXRhRmlsdGVyRW50cnkaNQoTTWV0YWRhdGFGaWx0ZXJFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF9iZWZvcmVfc3RlcCLcAgoRQ2hlY2twb2ludFN1bW1hcnkSDAoEc3RlcBgBIAEoAxISCgpzaXplX2J5dGVzGAIgASgEEg0KBXZhbGlkGAMgASgIEhkKEXF1YXJhbnRpbmVfcmVhc29uGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGNoZWNrc3VtGAYgASgJEg0KBWVwb2NoGAcgASgEEhUKDW1lc3NhZ2VfY291bnQYCCABKAQSEQoJcGlubmVkX2J5GAkgAygJEg0KBWxhYmVsGAogASgJEkAKCG1ldGFkYXRhGAsgAygLMi4uY2hlY2twb2ludC52MS5DaGVja3BvaW50U3VtbWFyeS5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJpChdMaXN0Q2hlY2twb2ludHNSZXNwb25zZRI1CgtjaGVja3BvaW50cxgBIAMoCzIgLmNoZWNrcG9pbnQudjEuQ2hlY2twb2ludFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIv0BCgdSdW5IZWFkEg4KBnJ1bl9pZBgBIAEoCRINCgVlcG9jaBgCIAEoBBIYCgtsYXRlc3Rfc3RlcBgDIAEoA0gAiAEBEh4KEWxhdGVzdF92YWxpZF9zdGVwGAQgASgDSAGIAQESFQoNbWVzc2FnZV9jb3VudBgFIAEoBBISCgp0b29sX2NvdW50GAYgASgEEhgKEGNoZWNrcG9pbnRfY291bnQYByABKAQSLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2xhdGVzdF9zdGVwQhQKEl9sYXRlc3RfdmFsaWRfc3RlcCIfCg1HZXRSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSI1Cg5HZXRSdW5SZXNwb25zZRIjCgNydW4YASABKAsyFi5jaGVja3BvaW50LnYxLlJ1bkhlYWQiTwoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJEhUKDXJ1bl9pZF9wcmVmaXgYAyABKAkiUQoQTGlzdFJ1bnNSZXNwb25zZRIkCgRydW5zGAEgAygLMhYuY2hlY2twb2ludC52MS5SdW5IZWFkEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIiChBEZWxldGVSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwChFEZWxldGVSdW5SZXNwb25zZRIbChNkZWxldGVkX2NoZWNrcG9pbnRzGAEgASgEIlcKGERlbGV0ZUNoZWNrcG9pbnRzUmVxdWVzdBIOCgZydW5faWQYASABKAkSDQoFc3RlcHMYAiADKAMSEgoFZXBvY2gYAyABKARIAIgBAUIICgZfZXBvY2giTgoZRGVsZXRlQ2hlY2twb2ludHNSZXNwb25zZRIbChNkZWxldGVkX2NoZWNrcG9pbnRzGAEgASgEEhQKDHBpbm5lZF9zdGVwcxgCIAMoAyI1ChNTZXRSZXRlbnRpb25SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIOCgZwb2xpY3kYAiABKAkiJgoUU2V0UmV0ZW50aW9uUmVzcG9uc2USDgoGcG9saWN5GAEgASgJIjQKFFBpbkNoZWNrcG9pbnRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIMCgRzdGVwGAIgASgDIiUKFVBpbkNoZWNrcG9pbnRSZXNwb25zZRIMCgRzdGVwGAEgASgDIksKFlVucGluQ2hlY2twb2ludFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEgwKBHN0ZXAYAiABKAMSEwoLYWxsX3NvdXJjZXMYAyABKAgiKwoXVW5waW5DaGVja3BvaW50UmVzcG9uc2USEAoIdW5waW5uZWQYASABKAgiKgoVVmFsaWRhdGVUZW5hbnRSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDSJbChZWYWxpZGF0ZVRlbmFudFJlc3BvbnNlEg4KBnJ1bl9pZBgBIAEoCRIxCgd2ZXJkaWN0GAIgASgLMiAuY2hlY2twb2ludC52MS5DaGVja3BvaW50VmVyZGljdCp0CgxKb3VybmFsU2NvcGUSHQoZSk9VUk5BTF9TQ09QRV9VTlNQRUNJRklFRBAAEhUKEUpPVVJOQUxfU0NPUEVfQUxMEAESFgoSSk9VUk5BTF9TQ09QRV9TVEVQEAISFgoSSk9VUk5BTF9TQ09QRV9OT05FEAMqgQEKEENsaWVudENhcGFiaWxpdHkSIQodQ0xJRU5UX0NBUEFCSUxJVFlfVU5TUEVDSUZJRUQQABIkCiBDTElFTlRfQ0FQQUJJTElUWV9JTl9ET1VCVF9DQUxMUxABEiQKIENMSUVOVF9DQVBBQklMSVRZX1BBR0VEX01FU1NBR0VTEAIqdAoQSm91cm5hbEVudHJ5S2luZBIiCh5KT1VSTkFMX0VOVFJZX0tJTkRfVU5TUEVDSUZJRUQQABIdChlKT1VSTkFMX0VOVFJZX0tJTkRfUkVTVUxUEAESHQoZSk9VUk5BTF9FTlRSWV9LSU5EX0lOVEVOVBACMpUNChFDaGVja3BvaW50U2VydmljZRI/CgRTYXZlEhouY2hlY2twb2ludC52MS5TYXZlUmVxdWVzdBobLmNoZWNrcG9pbnQudjEuU2F2ZVJlc3BvbnNlElEKCkxvYWRMYXRlc3QSIC5jaGVja3BvaW50LnYxLkxvYWRMYXRlc3RSZXF1ZXN0GiEuY2hlY2twb2ludC52MS5Mb2FkTGF0ZXN0UmVzcG9uc2USUQoKTG9hZEF0U3RlcBIgLmNoZWNrcG9pbnQudjEuTG9hZEF0U3RlcFJlcXVlc3QaIS5jaGVja3BvaW50LnYxLkxvYWRBdFN0ZXBSZXNwb25zZRJLCghWYWxpZGF0ZRIeLmNoZWNrcG9pbnQudjEuVmFsaWRhdGVSZXF1ZXN0Gh8uY2hlY2twb2ludC52MS5WYWxpZGF0ZVJlc3BvbnNlEkUKBlJlc3VtZRIcLmNoZWNrcG9pbnQudjEuUmVzdW1lUmVxdWVzdBodLmNoZWNrcG9pbnQudjEuUmVzdW1lUmVzcG9uc2USYwoQUmVjb3JkVG9vbFJlc3VsdBImLmNoZWNrcG9pbnQudjEuUmVjb3JkVG9vbFJlc3VsdFJlcXVlc3QaJy5jaGVja3BvaW50LnYxLlJlY29yZFRvb2xSZXN1bHRSZXNwb25zZRJmChFSZWNvcmRUb29sUmVzdWx0cxInLmNoZWNrcG9pbnQudjEuUmVjb3JkVG9vbFJlc3VsdHNSZXF1ZXN0GiguY2hlY2twb2ludC52MS5SZWNvcmRUb29sUmVzdWx0c1Jlc3BvbnNlEmMKEFJlY29yZFRvb2xJbnRlbnQSJi5jaGVja3BvaW50LnYxLlJlY29yZFRvb2xJbnRlbnRSZXF1ZXN0GicuY2hlY2twb2ludC52MS5SZWNvcmRUb29sSW50ZW50UmVzcG9uc2USUQoKR2V0Sm91cm5hbBIgLmNoZWNrcG9pbnQudjEuR2V0Sm91cm5hbFJlcXVlc3QaIS5jaGVja3BvaW50LnYxLkdldEpvdXJuYWxSZXNwb25zZRJaCg1SZXBhaXJKb3VybmFsEiMuY2hlY2twb2ludC52MS5SZXBhaXJKb3VybmFsUmVxdWVzdBokLmNoZWNrcG9pbnQudjEuUmVwYWlySm91cm5hbFJlc3BvbnNlEmAKD0xpc3RDaGVja3BvaW50cxIlLmNoZWNrcG9pbnQudjEuTGlzdENoZWNrcG9pbnRzUmVxdWVzdBomLmNoZWNrcG9pbnQudjEuTGlzdENoZWNrcG9pbnRzUmVzcG9uc2USRQoGR2V0UnVuEhwuY2hlY2twb2ludC52MS5HZXRSdW5SZXF1ZXN0Gh0uY2hlY2twb2ludC52MS5HZXRSdW5SZXNwb25zZRJLCghMaXN0UnVucxIeLmNoZWNrcG9pbnQudjEuTGlzdFJ1bnNSZXF1ZXN0Gh8uY2hlY2twb2ludC52MS5MaXN0UnVuc1Jlc3BvbnNlEk4KCURlbGV0ZVJ1bhIfLmNoZWNrcG9pbnQudjEuRGVsZXRlUnVuUmVxdWVzdBogLmNoZWNrcG9pbnQudjEuRGVsZXRlUnVuUmVzcG9uc2USZgoRRGVsZXRlQ2hlY2twb2ludHMSJy5jaGVja3BvaW50LnYxLkRlbGV0ZUNoZWNrcG9pbnRzUmVxdWVzdBooLmNoZWNrcG9pbnQudjEuRGVsZXRlQ2hlY2twb2ludHNSZXNwb25zZRJXCgxTZXRSZXRlbnRpb24SIi5jaGVja3BvaW50LnYxLlNldFJldGVudGlvblJlcXVlc3QaIy5jaGVja3BvaW50LnYxLlNldFJldGVudGlvblJlc3BvbnNlEloKDVBpbkNoZWNrcG9pbnQSIy5jaGVja3BvaW50LnYxLlBpbkNoZWNrcG9pbnRSZXF1ZXN0GiQuY2hlY2twb2ludC52MS5QaW5DaGVja3BvaW50UmVzcG9uc2USYAoPVW5waW5DaGVja3BvaW50EiUuY2hlY2twb2ludC52MS5VbnBpbkNoZWNrcG9pbnRSZXF1ZXN0GiYuY2hlY2twb2ludC52MS5VbnBpbkNoZWNrcG9pbnRSZXNwb25zZRJfCg5WYWxpZGF0ZVRlbmFudBIkLmNoZWNrcG9pbnQudjEuVmFsaWRhdGVUZW5hbnRSZXF1ZXN0GiUuY2hlY2twb2ludC52MS5WYWxpZGF0ZVRlbmFudFJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch5jaGVja3BvaW50L3YxL2NoZWNrcG9pbnQucHJvdG8SDWNoZWNrcG9pbnQudjEiKAoHTWVzc2FnZRIMCgRyb2xlGAEgASgJEg8KB2NvbnRlbnQYAiABKAwiuAEKClRvb2xSZXN1bHQSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSDAoEc3RlcBgDIAEoAxIOCgZvdXRwdXQYBCABKAwSEAoIaXNfZXJyb3IYBSABKAgSCwoDc2VxGAYgASgEEi8KC3JlY29yZGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhcmd1bWVudHNfZGlnZXN0GAggASgJIq8BCgpUb29sSW50ZW50Eg8KB2NhbGxfaWQYASABKAkSEQoJdG9vbF9uYW1lGAIgASgJEgwKBHN0ZXAYAyABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAQgASgJEgsKA3NlcRgFIAEoBBIvCgtyZWNvcmRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoQYXJndW1lbnRzX2RpZ2VzdBgHIAEoCSJpCgtJbkRvdWJ0Q2FsbBIPCgdjYWxsX2lkGAEgASgJEhEKCXRvb2xfbmFtZRgCIAEoCRIMCgRzdGVwGAMgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgEIAEoCRIPCgdjb3JydXB0GAUgASgIIqADCgpDaGVja3BvaW50EhUKDWNoZWNrcG9pbnRfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEgwKBHN0ZXAYAyABKAMSFAoMY29udGVudF90eXBlGAQgASgJEg0KBXN0YXRlGAUgASgMEigKCG1lc3NhZ2VzGAYgAygLMhYuY2hlY2twb2ludC52MS5NZXNzYWdlEjkKCG1ldGFkYXRhGAcgAygLMicuY2hlY2twb2ludC52MS5DaGVja3BvaW50Lk1ldGFkYXRhRW50cnkSDQoFZXBvY2gYCCABKAQSEAoIY2hlY2tzdW0YCSABKAkSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNbWVzc2FnZV9jb3VudBgLIAEoBBISCgp0b29sX2NvdW50GAwgASgEEhcKD21lc3NhZ2VzX29mZnNldBgNIAEoBBINCgVsYWJlbBgOIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi+AIKC1NhdmVSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIMCgRzdGVwGAIgASgDEhQKDGNvbnRlbnRfdHlwZRgDIAEoCRINCgVzdGF0ZRgEIAEoDBIoCghtZXNzYWdlcxgFIAMoCzIWLmNoZWNrcG9pbnQudjEuTWVzc2FnZRIWCg5tZXNzYWdlX29mZnNldBgGIAEoBBI6CghtZXRhZGF0YRgHIAMoCzIoLmNoZWNrcG9pbnQudjEuU2F2ZVJlcXVlc3QuTWV0YWRhdGFFbnRyeRISCgVlcG9jaBgIIAEoBEgAiAEBEhUKCGNoZWNrc3VtGAkgASgJSAGIAQESDQoFbGFiZWwYCiABKAkSFwoKdG9vbF9jb3VudBgLIAEoBEgCiAEBGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfZXBvY2hCCwoJX2NoZWNrc3VtQg0KC190b29sX2NvdW50IoABCgxTYXZlUmVzcG9uc2USFQoNY2hlY2twb2ludF9pZBgBIAEoCRIQCghjaGVja3N1bRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9hbHJlYWR5X2V4aXN0ZWQYBCABKAgioAEKEUxvYWRMYXRlc3RSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIWCg5tZXNzYWdlX29mZnNldBgCIAEoBBIsCgdqb3VybmFsGAMgASgOMhsuY2hlY2twb2ludC52MS5Kb3VybmFsU2NvcGUSNQoMY2FwYWJpbGl0aWVzGAQgAygOMh8uY2hlY2twb2ludC52MS5DbGllbnRDYXBhYmlsaXR5IowCChJMb2FkTGF0ZXN0UmVzcG9uc2USLQoKY2hlY2twb2ludBgBIAEoCzIZLmNoZWNrcG9pbnQudjEuQ2hlY2twb2ludBIvCgx0b29sX3Jlc3VsdHMYAiADKAsyGS5jaGVja3BvaW50LnYxLlRvb2xSZXN1bHQSFQoNc2tpcHBlZF9zdGVwcxgDIAMoAxIvCgx0b29sX2ludGVudHMYBCADKAsyGS5jaGVja3BvaW50LnYxLlRvb2xJbnRlbnQSFAoMY29udGludWF0aW9uGAUgASgMEjgKC3Bhc3NlZF9vdmVyGAYgAygLMiMuY2hlY2twb2ludC52MS5QYXNzZWRPdmVyQ2hlY2twb2ludCLTAQoRTG9hZEF0U3RlcFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEgwKBHN0ZXAYAiABKAMSFgoObWVzc2FnZV9vZmZzZXQYAyABKAQSDQoFbGFiZWwYBCABKAkSLAoHam91cm5hbBgFIAEoDjIbLmNoZWNrcG9pbnQudjEuSm91cm5hbFNjb3BlEjUKDGNhcGFiaWxpdGllcxgGIAMoDjIfLmNoZWNrcG9pbnQudjEuQ2xpZW50Q2FwYWJpbGl0eRIUCgxjb250aW51YXRpb24YByABKAwiuwEKEkxvYWRBdFN0ZXBSZXNwb25zZRItCgpjaGVja3BvaW50GAEgASgLMhkuY2hlY2twb2ludC52MS5DaGVja3BvaW50Ei8KDHRvb2xfcmVzdWx0cxgCIAMoCzIZLmNoZWNrcG9pbnQudjEuVG9vbFJlc3VsdBIvCgx0b29sX2ludGVudHMYAyADKAsyGS5jaGVja3BvaW50LnYxLlRvb2xJbnRlbnQSFAoMY29udGludWF0aW9uGAQgASgMIj0KD1ZhbGlkYXRlUmVxdWVzdBIOCgZydW5faWQYASABKAkSEQoEc3RlcBgCIAEoA0gAiAEBQgcKBV9zdGVwIm4KEUNoZWNrcG9pbnRWZXJkaWN0EgwKBHN0ZXAYASABKAMSDQoFdmFsaWQYAiABKAgSDgoGcmVhc29uGAMgASgJEhcKD3N0b3JlZF9jaGVja3N1bRgEIAEoCRITCgtxdWFyYW50aW5lZBgFIAEoCCJGChBWYWxpZGF0ZVJlc3BvbnNlEjIKCHZlcmRpY3RzGAEgAygLMiAuY2hlY2twb2ludC52MS5DaGVja3BvaW50VmVyZGljdCKIAQoNUmVzdW1lUmVxdWVzdBIOCgZydW5faWQYASABKAkSFgoObWVzc2FnZV9vZmZzZXQYAiABKAQSGAoQcmVxdWlyZV9leGlzdGluZxgDIAEoCBI1CgxjYXBhYmlsaXRpZXMYBCADKA4yHy5jaGVja3BvaW50LnYxLkNsaWVudENhcGFiaWxpdHkinAMKDlJlc3VtZVJlc3BvbnNlEi0KCmNoZWNrcG9pbnQYASABKAsyGS5jaGVja3BvaW50LnYxLkNoZWNrcG9pbnQSGwoTcmVjb3ZlcmVkX2Zyb21fc3RlcBgCIAEoAxIVCg1za2lwcGVkX3N0ZXBzGAMgAygDEi8KDHRvb2xfcmVzdWx0cxgEIAMoCzIZLmNoZWNrcG9pbnQudjEuVG9vbFJlc3VsdBINCgVlcG9jaBgFIAEoBBIeChZyZXN0YXJ0ZWRfZnJvbV9zY3JhdGNoGAYgASgIEi8KDHRvb2xfaW50ZW50cxgHIAMoCzIZLmNoZWNrcG9pbnQudjEuVG9vbEludGVudBIsCghpbl9kb3VidBgIIAMoCzIaLmNoZWNrcG9pbnQudjEuSW5Eb3VidENhbGwSGAoQY29ycnVwdF9jYWxsX2lkcxgJIAMoCRIUCgxjb250aW51YXRpb24YCiABKAwSOAoLcGFzc2VkX292ZXIYCyADKAsyIy5jaGVja3BvaW50LnYxLlBhc3NlZE92ZXJDaGVja3BvaW50IoQCChRQYXNzZWRPdmVyQ2hlY2twb2ludBIMCgRzdGVwGAEgASgDEhUKDWNoZWNrcG9pbnRfaWQYAiABKAkSDQoFbGFiZWwYAyABKAkSQwoIbWV0YWRhdGEYBCADKAsyMS5jaGVja3BvaW50LnYxLlBhc3NlZE92ZXJDaGVja3BvaW50Lk1ldGFkYXRhRW50cnkSMgoOcXVhcmFudGluZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgGIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEitQEKF1JlY29yZFRvb2xSZXN1bHRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIPCgdjYWxsX2lkGAIgASgJEhEKCXRvb2xfbmFtZRgDIAEoCRIMCgRzdGVwGAQgASgDEg4KBm91dHB1dBgFIAEoDBIQCghpc19lcnJvchgGIAEoCBISCgVlcG9jaBgHIAEoBEgAiAEBEhgKEGFyZ3VtZW50c19kaWdlc3QYCCABKAlCCAoGX2Vwb2NoIl8KGFJlY29yZFRvb2xSZXN1bHRSZXNwb25zZRIpCgZyZXN1bHQYASABKAsyGS5jaGVja3BvaW50LnYxLlRvb2xSZXN1bHQSGAoQYWxyZWFkeV9yZWNvcmRlZBgCIAEoCCJ/Cg9Ub29sUmVzdWx0SW5wdXQSDwoHY2FsbF9pZBgBIAEoCRIRCgl0b29sX25hbWUYAiABKAkSDAoEc3RlcBgDIAEoAxIOCgZvdXRwdXQYBCABKAwSEAoIaXNfZXJyb3IYBSABKAgSGAoQYXJndW1lbnRzX2RpZ2VzdBgGIAEoCSJ5ChhSZWNvcmRUb29sUmVzdWx0c1JlcXVlc3QSDgoGcnVuX2lkGAEgASgJEhIKBWVwb2NoGAIgASgESACIAQESLwoHcmVzdWx0cxgDIAMoCzIeLmNoZWNrcG9pbnQudjEuVG9vbFJlc3VsdElucHV0QggKBl9lcG9jaCJVChlSZWNvcmRUb29sUmVzdWx0c1Jlc3BvbnNlEjgKB3Jlc3VsdHMYASADKAsyJy5jaGVja3BvaW50LnYxLlJlY29yZFRvb2xSZXN1bHRSZXNwb25zZSKTAQoXUmVjb3JkVG9vbEludGVudFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEg8KB2NhbGxfaWQYAiABKAkSEQoJdG9vbF9uYW1lGAMgASgJEgwKBHN0ZXAYBCABKAMSEgoFZXBvY2gYBSABKARIAIgBARIYChBhcmd1bWVudHNfZGlnZXN0GAYgASgJQggKBl9lcG9jaCKKAQoYUmVjb3JkVG9vbEludGVudFJlc3BvbnNlEikKBmludGVudBgBIAEoCzIZLmNoZWNrcG9pbnQudjEuVG9vbEludGVudBIYChBhbHJlYWR5X3JlY29yZGVkGAIgASgIEikKBnJlc3VsdBgDIAEoCzIZLmNoZWNrcG9pbnQudjEuVG9vbFJlc3VsdCLgAQoMSm91cm5hbEVudHJ5EgsKA3NlcRgBIAEoBBItCgRraW5kGAIgASgOMh8uY2hlY2twb2ludC52MS5Kb3VybmFsRW50cnlLaW5kEg8KB2NhbGxfaWQYAyABKAkSEQoJdG9vbF9uYW1lGAQgASgJEgwKBHN0ZXAYBSABKAMSDgoGb3V0cHV0GAYgASgMEhAKCGlzX2Vycm9yGAcgASgIEi8KC3JlY29yZGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdjb3JydXB0GAkgASgIIn0KDUpvdXJuYWxBY3Rpb24SDwoHY2FsbF9pZBgBIAEoCRIOCgZhY3Rpb24YAiABKAkSDQoFYWN0b3IYAyABKAkSLAoIYWN0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBmRldGFpbBgFIAEoCSIjChFHZXRKb3VybmFsUmVxdWVzdBIOCgZydW5faWQYASABKAkiuQEKEkdldEpvdXJuYWxSZXNwb25zZRIsCgdlbnRyaWVzGAEgAygLMhsuY2hlY2twb2ludC52MS5Kb3VybmFsRW50cnkSLAoIaW5fZG91YnQYAiADKAsyGi5jaGVja3BvaW50LnYxLkluRG91YnRDYWxsEhgKEGNvcnJ1cHRfY2FsbF9pZHMYAyADKAkSLQoHYWN0aW9ucxgEIAMoCzIcLmNoZWNrcG9pbnQudjEuSm91cm5hbEFjdGlvbiJ8ChRSZXBhaXJKb3VybmFsUmVxdWVzdBIOCgZydW5faWQYASABKAkSDwoHY2FsbF9pZBgCIAEoCRINCgVhY3RvchgDIAEoCRIaChBtYXJrX2RvbmVfb3V0cHV0GAQgASgMSAASDgoEZHJvcBgFIAEoCEgAQggKBnJlcGFpciJgChVSZXBhaXJKb3VybmFsUmVzcG9uc2USLAoGYWN0aW9uGAEgASgLMhwuY2hlY2twb2ludC52MS5Kb3VybmFsQWN0aW9uEhkKEXF1YXJhbnRpbmVkX3N0ZXBzGAIgAygDIpgCChZMaXN0Q2hlY2twb2ludHNSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKA0SEgoKcGFnZV90b2tlbhgDIAEoCRISCgpkZXNjZW5kaW5nGAQgASgIEhgKC2JlZm9yZV9zdGVwGAUgASgDSACIAQESUgoPbWV0YWRhdGFfZmlsdGVyGAYgAygLMjkuY2hlY2twb2ludC52MS5MaXN0Q2hlY2twb2ludHNSZXF1ZXN0Lk1ldGFkYXRhRmlsdGVyRW50cnkaNQoTTWV0YWRhdGFGaWx0ZXJFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQg4KDF9iZWZvcmVfc3RlcCLcAgoRQ2hlY2twb2ludFN1bW1hcnkSDAoEc3RlcBgBIAEoAxISCgpzaXplX2J5dGVzGAIgASgEEg0KBXZhbGlkGAMgASgIEhkKEXF1YXJhbnRpbmVfcmVhc29uGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGNoZWNrc3VtGAYgASgJEg0KBWVwb2NoGAcgASgEEhUKDW1lc3NhZ2VfY291bnQYCCABKAQSEQoJcGlubmVkX2J5GAkgAygJEg0KBWxhYmVsGAogASgJEkAKCG1ldGFkYXRhGAsgAygLMi4uY2hlY2twb2ludC52MS5DaGVja3BvaW50U3VtbWFyeS5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJpChdMaXN0Q2hlY2twb2ludHNSZXNwb25zZRI1CgtjaGVja3BvaW50cxgBIAMoCzIgLmNoZWNrcG9pbnQudjEuQ2hlY2twb2ludFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIv0BCgdSdW5IZWFkEg4KBnJ1bl9pZBgBIAEoCRINCgVlcG9jaBgCIAEoBBIYCgtsYXRlc3Rfc3RlcBgDIAEoA0gAiAEBEh4KEWxhdGVzdF92YWxpZF9zdGVwGAQgASgDSAGIAQESFQoNbWVzc2FnZV9jb3VudBgFIAEoBBISCgp0b29sX2NvdW50GAYgASgEEhgKEGNoZWNrcG9pbnRfY291bnQYByABKAQSLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCDgoMX2xhdGVzdF9zdGVwQhQKEl9sYXRlc3RfdmFsaWRfc3RlcCIfCg1HZXRSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSI1Cg5HZXRSdW5SZXNwb25zZRIjCgNydW4YASABKAsyFi5jaGVja3BvaW50LnYxLlJ1bkhlYWQiTwoPTGlzdFJ1bnNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDRISCgpwYWdlX3Rva2VuGAIgASgJEhUKDXJ1bl9pZF9wcmVmaXgYAyABKAkiUQoQTGlzdFJ1bnNSZXNwb25zZRIkCgRydW5zGAEgAygLMhYuY2hlY2twb2ludC52MS5SdW5IZWFkEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIiChBEZWxldGVSdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSIwChFEZWxldGVSdW5SZXNwb25zZRIbChNkZWxldGVkX2NoZWNrcG9pbnRzGAEgASgEIlcKGERlbGV0ZUNoZWNrcG9pbnRzUmVxdWVzdBIOCgZydW5faWQYASABKAkSDQoFc3RlcHMYAiADKAMSEgoFZXBvY2gYAyABKARIAIgBAUIICgZfZXBvY2giTgoZRGVsZXRlQ2hlY2twb2ludHNSZXNwb25zZRIbChNkZWxldGVkX2NoZWNrcG9pbnRzGAEgASgEEhQKDHBpbm5lZF9zdGVwcxgCIAMoAyI1ChNTZXRSZXRlbnRpb25SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIOCgZwb2xpY3kYAiABKAkiJgoUU2V0UmV0ZW50aW9uUmVzcG9uc2USDgoGcG9saWN5GAEgASgJIjQKFFBpbkNoZWNrcG9pbnRSZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCRIMCgRzdGVwGAIgASgDIiUKFVBpbkNoZWNrcG9pbnRSZXNwb25zZRIMCgRzdGVwGAEgASgDIksKFlVucGluQ2hlY2twb2ludFJlcXVlc3QSDgoGcnVuX2lkGAEgASgJEgwKBHN0ZXAYAiABKAMSEwoLYWxsX3NvdXJjZXMYAyABKAgiKwoXVW5waW5DaGVja3BvaW50UmVzcG9uc2USEAoIdW5waW5uZWQYASABKAgiKgoVVmFsaWRhdGVUZW5hbnRSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoDSJbChZWYWxpZGF0ZVRlbmFudFJlc3BvbnNlEg4KBnJ1bl9pZBgBIAEoCRIxCgd2ZXJkaWN0GAIgASgLMiAuY2hlY2twb2ludC52MS5DaGVja3BvaW50VmVyZGljdCp0CgxKb3VybmFsU2NvcGUSHQoZSk9VUk5BTF9TQ09QRV9VTlNQRUNJRklFRBAAEhUKEUpPVVJOQUxfU0NPUEVfQUxMEAESFgoSSk9VUk5BTF9TQ09QRV9TVEVQEAISFgoSSk9VUk5BTF9TQ09QRV9OT05FEAMqgQEKEENsaWVudENhcGFiaWxpdHkSIQodQ0xJRU5UX0NBUEFCSUxJVFlfVU5TUEVDSUZJRUQQABIkCiBDTElFTlRfQ0FQQUJJTElUWV9JTl9ET1VCVF9DQUxMUxABEiQKIENMSUVOVF9DQVBBQklMSVRZX1BBR0VEX01FU1NBR0VTEAIqdAoQSm91cm5hbEVudHJ5S2luZBIiCh5KT1VSTkFMX0VOVFJZX0tJTkRfVU5TUEVDSUZJRUQQABIdChlKT1VSTkFMX0VOVFJZX0tJTkRfUkVTVUxUEAESHQoZSk9VUk5BTF9FTlRSWV9LSU5EX0lOVEVOVBACMpUNChFDaGVja3BvaW50U2VydmljZRI/CgRTYXZlEhouY2hlY2twb2ludC52MS5TYXZlUmVxdWVzdBobLmNoZWNrcG9pbnQudjEuU2F2ZVJlc3BvbnNlElEKCkxvYWRMYXRlc3QSIC5jaGVja3BvaW50LnYxLkxvYWRMYXRlc3RSZXF1ZXN0GiEuY2hlY2twb2ludC52MS5Mb2FkTGF0ZXN0UmVzcG9uc2USUQoKTG9hZEF0U3RlcBIgLmNoZWNrcG9pbnQudjEuTG9hZEF0U3RlcFJlcXVlc3QaIS5jaGVja3BvaW50LnYxLkxvYWRBdFN0ZXBSZXNwb25zZRJLCghWYWxpZGF0ZRIeLmNoZWNrcG9pbnQudjEuVmFsaWRhdGVSZXF1ZXN0Gh8uY2hlY2twb2ludC52MS5WYWxpZGF0ZVJlc3BvbnNlEkUKBlJlc3VtZRIcLmNoZWNrcG9pbnQudjEuUmVzdW1lUmVxdWVzdBodLmNoZWNrcG9pbnQudjEuUmVzdW1lUmVzcG9uc2USYwoQUmVjb3JkVG9vbFJlc3VsdBImLmNoZWNrcG9pbnQudjEuUmVjb3JkVG9vbFJlc3VsdFJlcXVlc3QaJy5jaGVja3BvaW50LnYxLlJlY29yZFRvb2xSZXN1bHRSZXNwb25zZRJmChFSZWNvcmRUb29sUmVzdWx0cxInLmNoZWNrcG9pbnQudjEuUmVjb3JkVG9vbFJlc3VsdHNSZXF1ZXN0GiguY2hlY2twb2ludC52MS5SZWNvcmRUb29sUmVzdWx0c1Jlc3BvbnNlEmMKEFJlY29yZFRvb2xJbnRlbnQSJi5jaGVja3BvaW50LnYxLlJlY29yZFRvb2xJbnRlbnRSZXF1ZXN0GicuY2hlY2twb2ludC52MS5SZWNvcmRUb29sSW50ZW50UmVzcG9uc2USUQoKR2V0Sm91cm5hbBIgLmNoZWNrcG9pbnQudjEuR2V0Sm91cm5hbFJlcXVlc3QaIS5jaGVja3BvaW50LnYxLkdldEpvdXJuYWxSZXNwb25zZRJaCg1SZXBhaXJKb3VybmFsEiMuY2hlY2twb2ludC52MS5SZXBhaXJKb3VybmFsUmVxdWVzdBokLmNoZWNrcG9pbnQudjEuUmVwYWlySm91cm5hbFJlc3BvbnNlEmAKD0xpc3RDaGVja3BvaW50cxIlLmNoZWNrcG9pbnQudjEuTGlzdENoZWNrcG9pbnRzUmVxdWVzdBomLmNoZWNrcG9pbnQudjEuTGlzdENoZWNrcG9pbnRzUmVzcG9uc2USRQoGR2V0UnVuEhwuY2hlY2twb2ludC52MS5HZXRSdW5SZXF1ZXN0Gh0uY2hlY2twb2ludC52MS5HZXRSdW5SZXNwb25zZRJLCghMaXN0UnVucxIeLmNoZWNrcG9pbnQudjEuTGlzdFJ1bnNSZXF1ZXN0Gh8uY2hlY2twb2ludC52MS5MaXN0UnVuc1Jlc3BvbnNlEk4KCURlbGV0ZVJ1bhIfLmNoZWNrcG9pbnQudjEuRGVsZXRlUnVuUmVxdWVzdBogLmNoZWNrcG9pbnQudjEuRGVsZXRlUnVuUmVzcG9uc2USZgoRRGVsZXRlQ2hlY2twb2ludHMSJy5jaGVja3BvaW50LnYxLkRlbGV0ZUNoZWNrcG9pbnRzUmVxdWVzdBooLmNoZWNrcG9pbnQudjEuRGVsZXRlQ2hlY2twb2ludHNSZXNwb25zZRJXCgxTZXRSZXRlbnRpb24SIi5jaGVja3BvaW50LnYxLlNldFJldGVudGlvblJlcXVlc3QaIy5jaGVja3BvaW50LnYxLlNldFJldGVudGlvblJlc3BvbnNlEloKDVBpbkNoZWNrcG9pbnQSIy5jaGVja3BvaW50LnYxLlBpbkNoZWNrcG9pbnRSZXF1ZXN0GiQuY2hlY2twb2ludC52MS5QaW5DaGVja3BvaW50UmVzcG9uc2USYAoPVW5waW5DaGVja3BvaW50EiUuY2hlY2twb2ludC52MS5VbnBpbkNoZWNrcG9pbnRSZXF1ZXN0GiYuY2hlY2twb2ludC52MS5VbnBpbkNoZWNrcG9pbnRSZXNwb25zZRJfCg5WYWxpZGF0ZVRlbmFudBIkLmNoZWNrcG9pbnQudjEuVmFsaWRhdGVUZW5hbnRSZXF1ZXN0GiUuY2hlY2twb2ludC52MS5WYWxpZGF0ZVRlbmFudFJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Message is one entry of a run's append-only message log.
@@ -252,6 +257,17 @@ export type ToolResult = Message$1<"checkpoint.v1.ToolResult"> & {
    * @generated from field: google.protobuf.Timestamp recorded_at = 7;
    */
   recordedAt?: Timestamp | undefined;
+
+  /**
+   * The call's arguments digest as the client sent it when journalling (see
+   * RecordToolResultRequest.arguments_digest); empty when it sent none. A
+   * client reuses this result only for a call whose arguments have the same
+   * digest, and otherwise refuses the replay (ARGUMENTS_MISMATCH). Not
+   * covered by checksum v1.
+   *
+   * @generated from field: string arguments_digest = 8;
+   */
+  argumentsDigest: string;
 };
 
 /**
@@ -311,6 +327,13 @@ export type ToolIntent = Message$1<"checkpoint.v1.ToolIntent"> & {
    * @generated from field: google.protobuf.Timestamp recorded_at = 6;
    */
   recordedAt?: Timestamp | undefined;
+
+  /**
+   * The call's arguments digest, as on ToolResult; empty when none was sent.
+   *
+   * @generated from field: string arguments_digest = 7;
+   */
+  argumentsDigest: string;
 };
 
 /**
@@ -757,6 +780,18 @@ export type LoadLatestResponse = Message$1<"checkpoint.v1.LoadLatestResponse"> &
    * @generated from field: bytes continuation = 5;
    */
   continuation: Uint8Array;
+
+  /**
+   * Every quarantined checkpoint newer than the one returned, newest first,
+   * whether it was found corrupt on this read or before: the answer is a
+   * fallback exactly when this is non-empty. Sent on every read until an
+   * operator repairs the run (drops the quarantined checkpoints, or a newer
+   * valid checkpoint is saved above them). `skipped_steps` keeps its older
+   * meaning for older clients.
+   *
+   * @generated from field: repeated checkpoint.v1.PassedOverCheckpoint passed_over = 6;
+   */
+  passedOver: PassedOverCheckpoint[];
 };
 
 /**
@@ -1140,6 +1175,14 @@ export type ResumeResponse = Message$1<"checkpoint.v1.ResumeResponse"> & {
    * @generated from field: bytes continuation = 10;
    */
   continuation: Uint8Array;
+
+  /**
+   * Every quarantined checkpoint newer than the restored one (every one when
+   * restarting from scratch), newest first, as on LoadLatestResponse.
+   *
+   * @generated from field: repeated checkpoint.v1.PassedOverCheckpoint passed_over = 11;
+   */
+  passedOver: PassedOverCheckpoint[];
 };
 
 /**
@@ -1148,6 +1191,67 @@ export type ResumeResponse = Message$1<"checkpoint.v1.ResumeResponse"> & {
  */
 export const ResumeResponseSchema: GenMessage<ResumeResponse> = /*@__PURE__*/
   messageDesc(file_checkpoint_v1_checkpoint, 15);
+
+/**
+ * PassedOverCheckpoint is a quarantined checkpoint that a load or Resume
+ * passed over on its way to an older one. Its fields other than `step` come
+ * from a checkpoint that failed verification: they are for telling people
+ * what was skipped, never for restoring anything.
+ *
+ * @generated from message checkpoint.v1.PassedOverCheckpoint
+ */
+export type PassedOverCheckpoint = Message$1<"checkpoint.v1.PassedOverCheckpoint"> & {
+  /**
+   * The quarantined checkpoint's step.
+   *
+   * @generated from field: int64 step = 1;
+   */
+  step: bigint;
+
+  /**
+   * Its server-assigned id.
+   *
+   * @generated from field: string checkpoint_id = 2;
+   */
+  checkpointId: string;
+
+  /**
+   * Its client-chosen label (a framework's own checkpoint id); empty when
+   * none.
+   *
+   * @generated from field: string label = 3;
+   */
+  label: string;
+
+  /**
+   * Its metadata as stored (a framework's own step number, for instance).
+   *
+   * @generated from field: map<string, string> metadata = 4;
+   */
+  metadata: { [key: string]: string };
+
+  /**
+   * When it was quarantined; absent for checkpoints quarantined before the
+   * server recorded the time.
+   *
+   * @generated from field: google.protobuf.Timestamp quarantined_at = 5;
+   */
+  quarantinedAt?: Timestamp | undefined;
+
+  /**
+   * Why it was quarantined.
+   *
+   * @generated from field: string reason = 6;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message checkpoint.v1.PassedOverCheckpoint.
+ * Use `create(PassedOverCheckpointSchema)` to create a new message.
+ */
+export const PassedOverCheckpointSchema: GenMessage<PassedOverCheckpoint> = /*@__PURE__*/
+  messageDesc(file_checkpoint_v1_checkpoint, 16);
 
 /**
  * RecordToolResultRequest journals one tool call.
@@ -1203,6 +1307,17 @@ export type RecordToolResultRequest = Message$1<"checkpoint.v1.RecordToolResultR
    * @generated from field: optional uint64 epoch = 7;
    */
   epoch?: bigint | undefined;
+
+  /**
+   * Lower-case hex SHA-256 (64 characters) of the call's arguments as the
+   * client serializes them; empty when the client does not say. Each client
+   * documents its serialization (canonical JSON in the packages). A retry
+   * with the same call id but another non-empty digest than the stored one
+   * is ALREADY_EXISTS, reason ARGUMENTS_MISMATCH, and changes nothing.
+   *
+   * @generated from field: string arguments_digest = 8;
+   */
+  argumentsDigest: string;
 };
 
 /**
@@ -1210,7 +1325,7 @@ export type RecordToolResultRequest = Message$1<"checkpoint.v1.RecordToolResultR
  * Use `create(RecordToolResultRequestSchema)` to create a new message.
  */
 export const RecordToolResultRequestSchema: GenMessage<RecordToolResultRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 16);
+  messageDesc(file_checkpoint_v1_checkpoint, 17);
 
 /**
  * RecordToolResultResponse returns the journalled result.
@@ -1238,7 +1353,7 @@ export type RecordToolResultResponse = Message$1<"checkpoint.v1.RecordToolResult
  * Use `create(RecordToolResultResponseSchema)` to create a new message.
  */
 export const RecordToolResultResponseSchema: GenMessage<RecordToolResultResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 17);
+  messageDesc(file_checkpoint_v1_checkpoint, 18);
 
 /**
  * ToolResultInput is one entry of a RecordToolResultsRequest: the fields of
@@ -1281,6 +1396,13 @@ export type ToolResultInput = Message$1<"checkpoint.v1.ToolResultInput"> & {
    * @generated from field: bool is_error = 5;
    */
   isError: boolean;
+
+  /**
+   * As RecordToolResultRequest.arguments_digest.
+   *
+   * @generated from field: string arguments_digest = 6;
+   */
+  argumentsDigest: string;
 };
 
 /**
@@ -1288,7 +1410,7 @@ export type ToolResultInput = Message$1<"checkpoint.v1.ToolResultInput"> & {
  * Use `create(ToolResultInputSchema)` to create a new message.
  */
 export const ToolResultInputSchema: GenMessage<ToolResultInput> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 18);
+  messageDesc(file_checkpoint_v1_checkpoint, 19);
 
 /**
  * RecordToolResultsRequest journals several tool calls of one run at once.
@@ -1325,7 +1447,7 @@ export type RecordToolResultsRequest = Message$1<"checkpoint.v1.RecordToolResult
  * Use `create(RecordToolResultsRequestSchema)` to create a new message.
  */
 export const RecordToolResultsRequestSchema: GenMessage<RecordToolResultsRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 19);
+  messageDesc(file_checkpoint_v1_checkpoint, 20);
 
 /**
  * RecordToolResultsResponse answers a RecordToolResultsRequest.
@@ -1349,7 +1471,7 @@ export type RecordToolResultsResponse = Message$1<"checkpoint.v1.RecordToolResul
  * Use `create(RecordToolResultsResponseSchema)` to create a new message.
  */
 export const RecordToolResultsResponseSchema: GenMessage<RecordToolResultsResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 20);
+  messageDesc(file_checkpoint_v1_checkpoint, 21);
 
 /**
  * RecordToolIntentRequest journals that a side-effecting call is about to run.
@@ -1391,6 +1513,15 @@ export type RecordToolIntentRequest = Message$1<"checkpoint.v1.RecordToolIntentR
    * @generated from field: optional uint64 epoch = 5;
    */
   epoch?: bigint | undefined;
+
+  /**
+   * As RecordToolResultRequest.arguments_digest: a retry with another
+   * non-empty digest than the stored intent's (or result's) is
+   * ALREADY_EXISTS, reason ARGUMENTS_MISMATCH.
+   *
+   * @generated from field: string arguments_digest = 6;
+   */
+  argumentsDigest: string;
 };
 
 /**
@@ -1398,7 +1529,7 @@ export type RecordToolIntentRequest = Message$1<"checkpoint.v1.RecordToolIntentR
  * Use `create(RecordToolIntentRequestSchema)` to create a new message.
  */
 export const RecordToolIntentRequestSchema: GenMessage<RecordToolIntentRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 21);
+  messageDesc(file_checkpoint_v1_checkpoint, 22);
 
 /**
  * RecordToolIntentResponse returns the journalled intent.
@@ -1434,7 +1565,7 @@ export type RecordToolIntentResponse = Message$1<"checkpoint.v1.RecordToolIntent
  * Use `create(RecordToolIntentResponseSchema)` to create a new message.
  */
 export const RecordToolIntentResponseSchema: GenMessage<RecordToolIntentResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 22);
+  messageDesc(file_checkpoint_v1_checkpoint, 23);
 
 /**
  * JournalEntry is one entry of a run's tool journal as an operator sees it.
@@ -1511,7 +1642,7 @@ export type JournalEntry = Message$1<"checkpoint.v1.JournalEntry"> & {
  * Use `create(JournalEntrySchema)` to create a new message.
  */
 export const JournalEntrySchema: GenMessage<JournalEntry> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 23);
+  messageDesc(file_checkpoint_v1_checkpoint, 24);
 
 /**
  * JournalAction is one repair an operator made to a run's journal.
@@ -1560,7 +1691,7 @@ export type JournalAction = Message$1<"checkpoint.v1.JournalAction"> & {
  * Use `create(JournalActionSchema)` to create a new message.
  */
 export const JournalActionSchema: GenMessage<JournalAction> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 24);
+  messageDesc(file_checkpoint_v1_checkpoint, 25);
 
 /**
  * GetJournalRequest names the run whose journal to show.
@@ -1581,7 +1712,7 @@ export type GetJournalRequest = Message$1<"checkpoint.v1.GetJournalRequest"> & {
  * Use `create(GetJournalRequestSchema)` to create a new message.
  */
 export const GetJournalRequestSchema: GenMessage<GetJournalRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 25);
+  messageDesc(file_checkpoint_v1_checkpoint, 26);
 
 /**
  * GetJournalResponse is a run's tool journal with its diagnosis.
@@ -1623,7 +1754,7 @@ export type GetJournalResponse = Message$1<"checkpoint.v1.GetJournalResponse"> &
  * Use `create(GetJournalResponseSchema)` to create a new message.
  */
 export const GetJournalResponseSchema: GenMessage<GetJournalResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 26);
+  messageDesc(file_checkpoint_v1_checkpoint, 27);
 
 /**
  * RepairJournalRequest settles one call of a run's journal.
@@ -1684,7 +1815,7 @@ export type RepairJournalRequest = Message$1<"checkpoint.v1.RepairJournalRequest
  * Use `create(RepairJournalRequestSchema)` to create a new message.
  */
 export const RepairJournalRequestSchema: GenMessage<RepairJournalRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 27);
+  messageDesc(file_checkpoint_v1_checkpoint, 28);
 
 /**
  * RepairJournalResponse reports the repair.
@@ -1712,7 +1843,7 @@ export type RepairJournalResponse = Message$1<"checkpoint.v1.RepairJournalRespon
  * Use `create(RepairJournalResponseSchema)` to create a new message.
  */
 export const RepairJournalResponseSchema: GenMessage<RepairJournalResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 28);
+  messageDesc(file_checkpoint_v1_checkpoint, 29);
 
 /**
  * ListCheckpointsRequest pages through a run's checkpoints.
@@ -1774,7 +1905,7 @@ export type ListCheckpointsRequest = Message$1<"checkpoint.v1.ListCheckpointsReq
  * Use `create(ListCheckpointsRequestSchema)` to create a new message.
  */
 export const ListCheckpointsRequestSchema: GenMessage<ListCheckpointsRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 29);
+  messageDesc(file_checkpoint_v1_checkpoint, 30);
 
 /**
  * CheckpointSummary describes one checkpoint without its payload.
@@ -1866,7 +1997,7 @@ export type CheckpointSummary = Message$1<"checkpoint.v1.CheckpointSummary"> & {
  * Use `create(CheckpointSummarySchema)` to create a new message.
  */
 export const CheckpointSummarySchema: GenMessage<CheckpointSummary> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 30);
+  messageDesc(file_checkpoint_v1_checkpoint, 31);
 
 /**
  * ListCheckpointsResponse is one page of checkpoints.
@@ -1894,7 +2025,7 @@ export type ListCheckpointsResponse = Message$1<"checkpoint.v1.ListCheckpointsRe
  * Use `create(ListCheckpointsResponseSchema)` to create a new message.
  */
 export const ListCheckpointsResponseSchema: GenMessage<ListCheckpointsResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 31);
+  messageDesc(file_checkpoint_v1_checkpoint, 32);
 
 /**
  * RunHead is a run's current position, without any payload.
@@ -1965,7 +2096,7 @@ export type RunHead = Message$1<"checkpoint.v1.RunHead"> & {
  * Use `create(RunHeadSchema)` to create a new message.
  */
 export const RunHeadSchema: GenMessage<RunHead> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 32);
+  messageDesc(file_checkpoint_v1_checkpoint, 33);
 
 /**
  * GetRunRequest names the run to read.
@@ -1986,7 +2117,7 @@ export type GetRunRequest = Message$1<"checkpoint.v1.GetRunRequest"> & {
  * Use `create(GetRunRequestSchema)` to create a new message.
  */
 export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 33);
+  messageDesc(file_checkpoint_v1_checkpoint, 34);
 
 /**
  * GetRunResponse carries the run's head.
@@ -2007,7 +2138,7 @@ export type GetRunResponse = Message$1<"checkpoint.v1.GetRunResponse"> & {
  * Use `create(GetRunResponseSchema)` to create a new message.
  */
 export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 34);
+  messageDesc(file_checkpoint_v1_checkpoint, 35);
 
 /**
  * ListRunsRequest pages through the caller's runs.
@@ -2043,7 +2174,7 @@ export type ListRunsRequest = Message$1<"checkpoint.v1.ListRunsRequest"> & {
  * Use `create(ListRunsRequestSchema)` to create a new message.
  */
 export const ListRunsRequestSchema: GenMessage<ListRunsRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 35);
+  messageDesc(file_checkpoint_v1_checkpoint, 36);
 
 /**
  * ListRunsResponse is one page of runs.
@@ -2071,7 +2202,7 @@ export type ListRunsResponse = Message$1<"checkpoint.v1.ListRunsResponse"> & {
  * Use `create(ListRunsResponseSchema)` to create a new message.
  */
 export const ListRunsResponseSchema: GenMessage<ListRunsResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 36);
+  messageDesc(file_checkpoint_v1_checkpoint, 37);
 
 /**
  * DeleteRunRequest names the run to delete.
@@ -2092,7 +2223,7 @@ export type DeleteRunRequest = Message$1<"checkpoint.v1.DeleteRunRequest"> & {
  * Use `create(DeleteRunRequestSchema)` to create a new message.
  */
 export const DeleteRunRequestSchema: GenMessage<DeleteRunRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 37);
+  messageDesc(file_checkpoint_v1_checkpoint, 38);
 
 /**
  * DeleteRunResponse reports what was deleted.
@@ -2113,7 +2244,7 @@ export type DeleteRunResponse = Message$1<"checkpoint.v1.DeleteRunResponse"> & {
  * Use `create(DeleteRunResponseSchema)` to create a new message.
  */
 export const DeleteRunResponseSchema: GenMessage<DeleteRunResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 38);
+  messageDesc(file_checkpoint_v1_checkpoint, 39);
 
 /**
  * DeleteCheckpointsRequest names checkpoints of one run to delete now.
@@ -2185,7 +2316,7 @@ export type DeleteCheckpointsRequest = Message$1<"checkpoint.v1.DeleteCheckpoint
  * Use `create(DeleteCheckpointsRequestSchema)` to create a new message.
  */
 export const DeleteCheckpointsRequestSchema: GenMessage<DeleteCheckpointsRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 39);
+  messageDesc(file_checkpoint_v1_checkpoint, 40);
 
 /**
  * DeleteCheckpointsResponse reports what was deleted.
@@ -2213,7 +2344,7 @@ export type DeleteCheckpointsResponse = Message$1<"checkpoint.v1.DeleteCheckpoin
  * Use `create(DeleteCheckpointsResponseSchema)` to create a new message.
  */
 export const DeleteCheckpointsResponseSchema: GenMessage<DeleteCheckpointsResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 40);
+  messageDesc(file_checkpoint_v1_checkpoint, 41);
 
 /**
  * SetRetentionRequest sets a run's retention policy.
@@ -2243,7 +2374,7 @@ export type SetRetentionRequest = Message$1<"checkpoint.v1.SetRetentionRequest">
  * Use `create(SetRetentionRequestSchema)` to create a new message.
  */
 export const SetRetentionRequestSchema: GenMessage<SetRetentionRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 41);
+  messageDesc(file_checkpoint_v1_checkpoint, 42);
 
 /**
  * SetRetentionResponse confirms the policy now in force.
@@ -2265,7 +2396,7 @@ export type SetRetentionResponse = Message$1<"checkpoint.v1.SetRetentionResponse
  * Use `create(SetRetentionResponseSchema)` to create a new message.
  */
 export const SetRetentionResponseSchema: GenMessage<SetRetentionResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 42);
+  messageDesc(file_checkpoint_v1_checkpoint, 43);
 
 /**
  * PinCheckpointRequest names the checkpoint to keep.
@@ -2293,7 +2424,7 @@ export type PinCheckpointRequest = Message$1<"checkpoint.v1.PinCheckpointRequest
  * Use `create(PinCheckpointRequestSchema)` to create a new message.
  */
 export const PinCheckpointRequestSchema: GenMessage<PinCheckpointRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 43);
+  messageDesc(file_checkpoint_v1_checkpoint, 44);
 
 /**
  * PinCheckpointResponse confirms the pin.
@@ -2314,7 +2445,7 @@ export type PinCheckpointResponse = Message$1<"checkpoint.v1.PinCheckpointRespon
  * Use `create(PinCheckpointResponseSchema)` to create a new message.
  */
 export const PinCheckpointResponseSchema: GenMessage<PinCheckpointResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 44);
+  messageDesc(file_checkpoint_v1_checkpoint, 45);
 
 /**
  * UnpinCheckpointRequest names the checkpoint to release.
@@ -2350,7 +2481,7 @@ export type UnpinCheckpointRequest = Message$1<"checkpoint.v1.UnpinCheckpointReq
  * Use `create(UnpinCheckpointRequestSchema)` to create a new message.
  */
 export const UnpinCheckpointRequestSchema: GenMessage<UnpinCheckpointRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 45);
+  messageDesc(file_checkpoint_v1_checkpoint, 46);
 
 /**
  * UnpinCheckpointResponse reports whether a pin was removed.
@@ -2371,7 +2502,7 @@ export type UnpinCheckpointResponse = Message$1<"checkpoint.v1.UnpinCheckpointRe
  * Use `create(UnpinCheckpointResponseSchema)` to create a new message.
  */
 export const UnpinCheckpointResponseSchema: GenMessage<UnpinCheckpointResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 46);
+  messageDesc(file_checkpoint_v1_checkpoint, 47);
 
 /**
  * ValidateTenantRequest starts a scrub of the caller's tenant.
@@ -2393,7 +2524,7 @@ export type ValidateTenantRequest = Message$1<"checkpoint.v1.ValidateTenantReque
  * Use `create(ValidateTenantRequestSchema)` to create a new message.
  */
 export const ValidateTenantRequestSchema: GenMessage<ValidateTenantRequest> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 47);
+  messageDesc(file_checkpoint_v1_checkpoint, 48);
 
 /**
  * ValidateTenantResponse is one checkpoint's verdict.
@@ -2421,7 +2552,7 @@ export type ValidateTenantResponse = Message$1<"checkpoint.v1.ValidateTenantResp
  * Use `create(ValidateTenantResponseSchema)` to create a new message.
  */
 export const ValidateTenantResponseSchema: GenMessage<ValidateTenantResponse> = /*@__PURE__*/
-  messageDesc(file_checkpoint_v1_checkpoint, 48);
+  messageDesc(file_checkpoint_v1_checkpoint, 49);
 
 /**
  * JournalScope chooses which journal entries a load returns, and so what the
