@@ -91,6 +91,11 @@
 //   WEBHOOK_ENDPOINT_NOT_FOUND NOT_FOUND          unknown webhook endpoint (or another tenant's)
 //   STEP_CONFLICT            ALREADY_EXISTS       different content at a step
 //   LABEL_TAKEN              ALREADY_EXISTS       the label names another step
+//   ARGUMENTS_MISMATCH       ALREADY_EXISTS       the call id is journalled with
+//                                                 other arguments (another
+//                                                 `arguments_digest`); metadata
+//                                                 `call_id`, `stored_digest` and
+//                                                 `request_digest` name them
 //   CONFLICT                 ALREADY_EXISTS       any other conflict, e.g. a
 //                                                 concurrent write; retry
 //   STALE_EPOCH              FAILED_PRECONDITION  the epoch is older than the
@@ -435,9 +440,15 @@ type ToolResult struct {
 	// Position in the run's tool journal, starting at 1 (`j` in checksum v1).
 	Seq uint64 `protobuf:"varint,6,opt,name=seq,proto3" json:"seq,omitempty"`
 	// When the result was journalled.
-	RecordedAt    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RecordedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
+	// The call's arguments digest as the client sent it when journalling (see
+	// RecordToolResultRequest.arguments_digest); empty when it sent none. A
+	// client reuses this result only for a call whose arguments have the same
+	// digest, and otherwise refuses the replay (ARGUMENTS_MISMATCH). Not
+	// covered by checksum v1.
+	ArgumentsDigest string `protobuf:"bytes,8,opt,name=arguments_digest,json=argumentsDigest,proto3" json:"arguments_digest,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ToolResult) Reset() {
@@ -519,6 +530,13 @@ func (x *ToolResult) GetRecordedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ToolResult) GetArgumentsDigest() string {
+	if x != nil {
+		return x.ArgumentsDigest
+	}
+	return ""
+}
+
 // ToolIntent journals that a side-effecting tool call is about to run.
 type ToolIntent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -536,9 +554,11 @@ type ToolIntent struct {
 	// results: intents and results are numbered in one sequence.
 	Seq uint64 `protobuf:"varint,5,opt,name=seq,proto3" json:"seq,omitempty"`
 	// When the intent was journalled.
-	RecordedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RecordedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
+	// The call's arguments digest, as on ToolResult; empty when none was sent.
+	ArgumentsDigest string `protobuf:"bytes,7,opt,name=arguments_digest,json=argumentsDigest,proto3" json:"arguments_digest,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ToolIntent) Reset() {
@@ -611,6 +631,13 @@ func (x *ToolIntent) GetRecordedAt() *timestamppb.Timestamp {
 		return x.RecordedAt
 	}
 	return nil
+}
+
+func (x *ToolIntent) GetArgumentsDigest() string {
+	if x != nil {
+		return x.ArgumentsDigest
+	}
+	return ""
 }
 
 // InDoubtCall is a side-effecting call whose outcome is unknown: its intent
@@ -1213,7 +1240,14 @@ type LoadLatestResponse struct {
 	// client that declared CLIENT_CAPABILITY_PAGED_MESSAGES): pass it as
 	// LoadAtStepRequest.continuation for the next page. Empty on the last page.
 	// Opaque to clients.
-	Continuation  []byte `protobuf:"bytes,5,opt,name=continuation,proto3" json:"continuation,omitempty"`
+	Continuation []byte `protobuf:"bytes,5,opt,name=continuation,proto3" json:"continuation,omitempty"`
+	// Every quarantined checkpoint newer than the one returned, newest first,
+	// whether it was found corrupt on this read or before: the answer is a
+	// fallback exactly when this is non-empty. Sent on every read until an
+	// operator repairs the run (drops the quarantined checkpoints, or a newer
+	// valid checkpoint is saved above them). `skipped_steps` keeps its older
+	// meaning for older clients.
+	PassedOver    []*PassedOverCheckpoint `protobuf:"bytes,6,rep,name=passed_over,json=passedOver,proto3" json:"passed_over,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1279,6 +1313,13 @@ func (x *LoadLatestResponse) GetToolIntents() []*ToolIntent {
 func (x *LoadLatestResponse) GetContinuation() []byte {
 	if x != nil {
 		return x.Continuation
+	}
+	return nil
+}
+
+func (x *LoadLatestResponse) GetPassedOver() []*PassedOverCheckpoint {
+	if x != nil {
+		return x.PassedOver
 	}
 	return nil
 }
@@ -1788,7 +1829,10 @@ type ResumeResponse struct {
 	// LoadAtStepRequest.continuation for the next page of the restored
 	// checkpoint's messages. Empty on the last page.
 	// Opaque to clients.
-	Continuation  []byte `protobuf:"bytes,10,opt,name=continuation,proto3" json:"continuation,omitempty"`
+	Continuation []byte `protobuf:"bytes,10,opt,name=continuation,proto3" json:"continuation,omitempty"`
+	// Every quarantined checkpoint newer than the restored one (every one when
+	// restarting from scratch), newest first, as on LoadLatestResponse.
+	PassedOver    []*PassedOverCheckpoint `protobuf:"bytes,11,rep,name=passed_over,json=passedOver,proto3" json:"passed_over,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1893,6 +1937,109 @@ func (x *ResumeResponse) GetContinuation() []byte {
 	return nil
 }
 
+func (x *ResumeResponse) GetPassedOver() []*PassedOverCheckpoint {
+	if x != nil {
+		return x.PassedOver
+	}
+	return nil
+}
+
+// PassedOverCheckpoint is a quarantined checkpoint that a load or Resume
+// passed over on its way to an older one. Its fields other than `step` come
+// from a checkpoint that failed verification: they are for telling people
+// what was skipped, never for restoring anything.
+type PassedOverCheckpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The quarantined checkpoint's step.
+	Step int64 `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
+	// Its server-assigned id.
+	CheckpointId string `protobuf:"bytes,2,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	// Its client-chosen label (a framework's own checkpoint id); empty when
+	// none.
+	Label string `protobuf:"bytes,3,opt,name=label,proto3" json:"label,omitempty"`
+	// Its metadata as stored (a framework's own step number, for instance).
+	Metadata map[string]string `protobuf:"bytes,4,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// When it was quarantined; absent for checkpoints quarantined before the
+	// server recorded the time.
+	QuarantinedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=quarantined_at,json=quarantinedAt,proto3" json:"quarantined_at,omitempty"`
+	// Why it was quarantined.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PassedOverCheckpoint) Reset() {
+	*x = PassedOverCheckpoint{}
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PassedOverCheckpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PassedOverCheckpoint) ProtoMessage() {}
+
+func (x *PassedOverCheckpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PassedOverCheckpoint.ProtoReflect.Descriptor instead.
+func (*PassedOverCheckpoint) Descriptor() ([]byte, []int) {
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *PassedOverCheckpoint) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *PassedOverCheckpoint) GetCheckpointId() string {
+	if x != nil {
+		return x.CheckpointId
+	}
+	return ""
+}
+
+func (x *PassedOverCheckpoint) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *PassedOverCheckpoint) GetMetadata() map[string]string {
+	if x != nil {
+		return x.Metadata
+	}
+	return nil
+}
+
+func (x *PassedOverCheckpoint) GetQuarantinedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.QuarantinedAt
+	}
+	return nil
+}
+
+func (x *PassedOverCheckpoint) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // RecordToolResultRequest journals one tool call.
 type RecordToolResultRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1909,14 +2056,20 @@ type RecordToolResultRequest struct {
 	// True when `output` describes a tool error.
 	IsError bool `protobuf:"varint,6,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
 	// Fencing epoch, as on SaveRequest.
-	Epoch         *uint64 `protobuf:"varint,7,opt,name=epoch,proto3,oneof" json:"epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Epoch *uint64 `protobuf:"varint,7,opt,name=epoch,proto3,oneof" json:"epoch,omitempty"`
+	// Lower-case hex SHA-256 (64 characters) of the call's arguments as the
+	// client serializes them; empty when the client does not say. Each client
+	// documents its serialization (canonical JSON in the packages). A retry
+	// with the same call id but another non-empty digest than the stored one
+	// is ALREADY_EXISTS, reason ARGUMENTS_MISMATCH, and changes nothing.
+	ArgumentsDigest string `protobuf:"bytes,8,opt,name=arguments_digest,json=argumentsDigest,proto3" json:"arguments_digest,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RecordToolResultRequest) Reset() {
 	*x = RecordToolResultRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[16]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1928,7 +2081,7 @@ func (x *RecordToolResultRequest) String() string {
 func (*RecordToolResultRequest) ProtoMessage() {}
 
 func (x *RecordToolResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[16]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1941,7 +2094,7 @@ func (x *RecordToolResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordToolResultRequest.ProtoReflect.Descriptor instead.
 func (*RecordToolResultRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{16}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RecordToolResultRequest) GetRunId() string {
@@ -1993,6 +2146,13 @@ func (x *RecordToolResultRequest) GetEpoch() uint64 {
 	return 0
 }
 
+func (x *RecordToolResultRequest) GetArgumentsDigest() string {
+	if x != nil {
+		return x.ArgumentsDigest
+	}
+	return ""
+}
+
 // RecordToolResultResponse returns the journalled result.
 type RecordToolResultResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2006,7 +2166,7 @@ type RecordToolResultResponse struct {
 
 func (x *RecordToolResultResponse) Reset() {
 	*x = RecordToolResultResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[17]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2178,7 @@ func (x *RecordToolResultResponse) String() string {
 func (*RecordToolResultResponse) ProtoMessage() {}
 
 func (x *RecordToolResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[17]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2191,7 @@ func (x *RecordToolResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordToolResultResponse.ProtoReflect.Descriptor instead.
 func (*RecordToolResultResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{17}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecordToolResultResponse) GetResult() *ToolResult {
@@ -2061,14 +2221,16 @@ type ToolResultInput struct {
 	// What the tool returned.
 	Output []byte `protobuf:"bytes,4,opt,name=output,proto3" json:"output,omitempty"`
 	// True when `output` describes a tool error.
-	IsError       bool `protobuf:"varint,5,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	IsError bool `protobuf:"varint,5,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	// As RecordToolResultRequest.arguments_digest.
+	ArgumentsDigest string `protobuf:"bytes,6,opt,name=arguments_digest,json=argumentsDigest,proto3" json:"arguments_digest,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ToolResultInput) Reset() {
 	*x = ToolResultInput{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[18]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2080,7 +2242,7 @@ func (x *ToolResultInput) String() string {
 func (*ToolResultInput) ProtoMessage() {}
 
 func (x *ToolResultInput) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[18]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2093,7 +2255,7 @@ func (x *ToolResultInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResultInput.ProtoReflect.Descriptor instead.
 func (*ToolResultInput) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{18}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ToolResultInput) GetCallId() string {
@@ -2131,6 +2293,13 @@ func (x *ToolResultInput) GetIsError() bool {
 	return false
 }
 
+func (x *ToolResultInput) GetArgumentsDigest() string {
+	if x != nil {
+		return x.ArgumentsDigest
+	}
+	return ""
+}
+
 // RecordToolResultsRequest journals several tool calls of one run at once.
 type RecordToolResultsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2148,7 +2317,7 @@ type RecordToolResultsRequest struct {
 
 func (x *RecordToolResultsRequest) Reset() {
 	*x = RecordToolResultsRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[19]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2329,7 @@ func (x *RecordToolResultsRequest) String() string {
 func (*RecordToolResultsRequest) ProtoMessage() {}
 
 func (x *RecordToolResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[19]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2342,7 @@ func (x *RecordToolResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordToolResultsRequest.ProtoReflect.Descriptor instead.
 func (*RecordToolResultsRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{19}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RecordToolResultsRequest) GetRunId() string {
@@ -2211,7 +2380,7 @@ type RecordToolResultsResponse struct {
 
 func (x *RecordToolResultsResponse) Reset() {
 	*x = RecordToolResultsResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[20]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2223,7 +2392,7 @@ func (x *RecordToolResultsResponse) String() string {
 func (*RecordToolResultsResponse) ProtoMessage() {}
 
 func (x *RecordToolResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[20]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2236,7 +2405,7 @@ func (x *RecordToolResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordToolResultsResponse.ProtoReflect.Descriptor instead.
 func (*RecordToolResultsResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{20}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RecordToolResultsResponse) GetResults() []*RecordToolResultResponse {
@@ -2258,14 +2427,18 @@ type RecordToolIntentRequest struct {
 	// Step during which the tool runs; must be >= 0.
 	Step int64 `protobuf:"varint,4,opt,name=step,proto3" json:"step,omitempty"`
 	// Fencing epoch, as on SaveRequest.
-	Epoch         *uint64 `protobuf:"varint,5,opt,name=epoch,proto3,oneof" json:"epoch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Epoch *uint64 `protobuf:"varint,5,opt,name=epoch,proto3,oneof" json:"epoch,omitempty"`
+	// As RecordToolResultRequest.arguments_digest: a retry with another
+	// non-empty digest than the stored intent's (or result's) is
+	// ALREADY_EXISTS, reason ARGUMENTS_MISMATCH.
+	ArgumentsDigest string `protobuf:"bytes,6,opt,name=arguments_digest,json=argumentsDigest,proto3" json:"arguments_digest,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *RecordToolIntentRequest) Reset() {
 	*x = RecordToolIntentRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[21]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2277,7 +2450,7 @@ func (x *RecordToolIntentRequest) String() string {
 func (*RecordToolIntentRequest) ProtoMessage() {}
 
 func (x *RecordToolIntentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[21]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2290,7 +2463,7 @@ func (x *RecordToolIntentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordToolIntentRequest.ProtoReflect.Descriptor instead.
 func (*RecordToolIntentRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{21}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordToolIntentRequest) GetRunId() string {
@@ -2328,6 +2501,13 @@ func (x *RecordToolIntentRequest) GetEpoch() uint64 {
 	return 0
 }
 
+func (x *RecordToolIntentRequest) GetArgumentsDigest() string {
+	if x != nil {
+		return x.ArgumentsDigest
+	}
+	return ""
+}
+
 // RecordToolIntentResponse returns the journalled intent.
 type RecordToolIntentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2344,7 +2524,7 @@ type RecordToolIntentResponse struct {
 
 func (x *RecordToolIntentResponse) Reset() {
 	*x = RecordToolIntentResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[22]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2536,7 @@ func (x *RecordToolIntentResponse) String() string {
 func (*RecordToolIntentResponse) ProtoMessage() {}
 
 func (x *RecordToolIntentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[22]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2549,7 @@ func (x *RecordToolIntentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordToolIntentResponse.ProtoReflect.Descriptor instead.
 func (*RecordToolIntentResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{22}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecordToolIntentResponse) GetIntent() *ToolIntent {
@@ -2420,7 +2600,7 @@ type JournalEntry struct {
 
 func (x *JournalEntry) Reset() {
 	*x = JournalEntry{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[23]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +2612,7 @@ func (x *JournalEntry) String() string {
 func (*JournalEntry) ProtoMessage() {}
 
 func (x *JournalEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[23]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +2625,7 @@ func (x *JournalEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalEntry.ProtoReflect.Descriptor instead.
 func (*JournalEntry) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{23}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JournalEntry) GetSeq() uint64 {
@@ -2530,7 +2710,7 @@ type JournalAction struct {
 
 func (x *JournalAction) Reset() {
 	*x = JournalAction{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[24]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2542,7 +2722,7 @@ func (x *JournalAction) String() string {
 func (*JournalAction) ProtoMessage() {}
 
 func (x *JournalAction) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[24]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2555,7 +2735,7 @@ func (x *JournalAction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JournalAction.ProtoReflect.Descriptor instead.
 func (*JournalAction) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{24}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JournalAction) GetCallId() string {
@@ -2604,7 +2784,7 @@ type GetJournalRequest struct {
 
 func (x *GetJournalRequest) Reset() {
 	*x = GetJournalRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[25]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2616,7 +2796,7 @@ func (x *GetJournalRequest) String() string {
 func (*GetJournalRequest) ProtoMessage() {}
 
 func (x *GetJournalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[25]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2629,7 +2809,7 @@ func (x *GetJournalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJournalRequest.ProtoReflect.Descriptor instead.
 func (*GetJournalRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{25}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetJournalRequest) GetRunId() string {
@@ -2656,7 +2836,7 @@ type GetJournalResponse struct {
 
 func (x *GetJournalResponse) Reset() {
 	*x = GetJournalResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[26]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2668,7 +2848,7 @@ func (x *GetJournalResponse) String() string {
 func (*GetJournalResponse) ProtoMessage() {}
 
 func (x *GetJournalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[26]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2681,7 +2861,7 @@ func (x *GetJournalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJournalResponse.ProtoReflect.Descriptor instead.
 func (*GetJournalResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{26}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetJournalResponse) GetEntries() []*JournalEntry {
@@ -2735,7 +2915,7 @@ type RepairJournalRequest struct {
 
 func (x *RepairJournalRequest) Reset() {
 	*x = RepairJournalRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[27]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2747,7 +2927,7 @@ func (x *RepairJournalRequest) String() string {
 func (*RepairJournalRequest) ProtoMessage() {}
 
 func (x *RepairJournalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[27]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2760,7 +2940,7 @@ func (x *RepairJournalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairJournalRequest.ProtoReflect.Descriptor instead.
 func (*RepairJournalRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{27}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RepairJournalRequest) GetRunId() string {
@@ -2842,7 +3022,7 @@ type RepairJournalResponse struct {
 
 func (x *RepairJournalResponse) Reset() {
 	*x = RepairJournalResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[28]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2854,7 +3034,7 @@ func (x *RepairJournalResponse) String() string {
 func (*RepairJournalResponse) ProtoMessage() {}
 
 func (x *RepairJournalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[28]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2867,7 +3047,7 @@ func (x *RepairJournalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RepairJournalResponse.ProtoReflect.Descriptor instead.
 func (*RepairJournalResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{28}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RepairJournalResponse) GetAction() *JournalAction {
@@ -2911,7 +3091,7 @@ type ListCheckpointsRequest struct {
 
 func (x *ListCheckpointsRequest) Reset() {
 	*x = ListCheckpointsRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[29]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3103,7 @@ func (x *ListCheckpointsRequest) String() string {
 func (*ListCheckpointsRequest) ProtoMessage() {}
 
 func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[29]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3116,7 @@ func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{29}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListCheckpointsRequest) GetRunId() string {
@@ -3013,7 +3193,7 @@ type CheckpointSummary struct {
 
 func (x *CheckpointSummary) Reset() {
 	*x = CheckpointSummary{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[30]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3025,7 +3205,7 @@ func (x *CheckpointSummary) String() string {
 func (*CheckpointSummary) ProtoMessage() {}
 
 func (x *CheckpointSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[30]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3038,7 +3218,7 @@ func (x *CheckpointSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointSummary.ProtoReflect.Descriptor instead.
 func (*CheckpointSummary) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{30}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CheckpointSummary) GetStep() int64 {
@@ -3131,7 +3311,7 @@ type ListCheckpointsResponse struct {
 
 func (x *ListCheckpointsResponse) Reset() {
 	*x = ListCheckpointsResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[31]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3323,7 @@ func (x *ListCheckpointsResponse) String() string {
 func (*ListCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[31]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3336,7 @@ func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{31}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListCheckpointsResponse) GetCheckpoints() []*CheckpointSummary {
@@ -3199,7 +3379,7 @@ type RunHead struct {
 
 func (x *RunHead) Reset() {
 	*x = RunHead{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[32]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3211,7 +3391,7 @@ func (x *RunHead) String() string {
 func (*RunHead) ProtoMessage() {}
 
 func (x *RunHead) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[32]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3224,7 +3404,7 @@ func (x *RunHead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunHead.ProtoReflect.Descriptor instead.
 func (*RunHead) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{32}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RunHead) GetRunId() string {
@@ -3294,7 +3474,7 @@ type GetRunRequest struct {
 
 func (x *GetRunRequest) Reset() {
 	*x = GetRunRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[33]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3306,7 +3486,7 @@ func (x *GetRunRequest) String() string {
 func (*GetRunRequest) ProtoMessage() {}
 
 func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[33]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3319,7 +3499,7 @@ func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
 func (*GetRunRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{33}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetRunRequest) GetRunId() string {
@@ -3340,7 +3520,7 @@ type GetRunResponse struct {
 
 func (x *GetRunResponse) Reset() {
 	*x = GetRunResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[34]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3352,7 +3532,7 @@ func (x *GetRunResponse) String() string {
 func (*GetRunResponse) ProtoMessage() {}
 
 func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[34]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3365,7 +3545,7 @@ func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
 func (*GetRunResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{34}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetRunResponse) GetRun() *RunHead {
@@ -3391,7 +3571,7 @@ type ListRunsRequest struct {
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[35]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3403,7 +3583,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[35]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3416,7 +3596,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{35}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListRunsRequest) GetPageSize() uint32 {
@@ -3453,7 +3633,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[36]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3465,7 +3645,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[36]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3478,7 +3658,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{36}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListRunsResponse) GetRuns() []*RunHead {
@@ -3506,7 +3686,7 @@ type DeleteRunRequest struct {
 
 func (x *DeleteRunRequest) Reset() {
 	*x = DeleteRunRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[37]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3518,7 +3698,7 @@ func (x *DeleteRunRequest) String() string {
 func (*DeleteRunRequest) ProtoMessage() {}
 
 func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[37]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3531,7 +3711,7 @@ func (x *DeleteRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunRequest.ProtoReflect.Descriptor instead.
 func (*DeleteRunRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{37}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *DeleteRunRequest) GetRunId() string {
@@ -3552,7 +3732,7 @@ type DeleteRunResponse struct {
 
 func (x *DeleteRunResponse) Reset() {
 	*x = DeleteRunResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[38]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3564,7 +3744,7 @@ func (x *DeleteRunResponse) String() string {
 func (*DeleteRunResponse) ProtoMessage() {}
 
 func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[38]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3577,7 +3757,7 @@ func (x *DeleteRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteRunResponse.ProtoReflect.Descriptor instead.
 func (*DeleteRunResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{38}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *DeleteRunResponse) GetDeletedCheckpoints() uint64 {
@@ -3639,7 +3819,7 @@ type DeleteCheckpointsRequest struct {
 
 func (x *DeleteCheckpointsRequest) Reset() {
 	*x = DeleteCheckpointsRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[39]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3651,7 +3831,7 @@ func (x *DeleteCheckpointsRequest) String() string {
 func (*DeleteCheckpointsRequest) ProtoMessage() {}
 
 func (x *DeleteCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[39]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3664,7 +3844,7 @@ func (x *DeleteCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*DeleteCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{39}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *DeleteCheckpointsRequest) GetRunId() string {
@@ -3701,7 +3881,7 @@ type DeleteCheckpointsResponse struct {
 
 func (x *DeleteCheckpointsResponse) Reset() {
 	*x = DeleteCheckpointsResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[40]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3713,7 +3893,7 @@ func (x *DeleteCheckpointsResponse) String() string {
 func (*DeleteCheckpointsResponse) ProtoMessage() {}
 
 func (x *DeleteCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[40]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3726,7 +3906,7 @@ func (x *DeleteCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*DeleteCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{40}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeleteCheckpointsResponse) GetDeletedCheckpoints() uint64 {
@@ -3758,7 +3938,7 @@ type SetRetentionRequest struct {
 
 func (x *SetRetentionRequest) Reset() {
 	*x = SetRetentionRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[41]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3770,7 +3950,7 @@ func (x *SetRetentionRequest) String() string {
 func (*SetRetentionRequest) ProtoMessage() {}
 
 func (x *SetRetentionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[41]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3783,7 +3963,7 @@ func (x *SetRetentionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRetentionRequest.ProtoReflect.Descriptor instead.
 func (*SetRetentionRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{41}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SetRetentionRequest) GetRunId() string {
@@ -3812,7 +3992,7 @@ type SetRetentionResponse struct {
 
 func (x *SetRetentionResponse) Reset() {
 	*x = SetRetentionResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[42]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3824,7 +4004,7 @@ func (x *SetRetentionResponse) String() string {
 func (*SetRetentionResponse) ProtoMessage() {}
 
 func (x *SetRetentionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[42]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3837,7 +4017,7 @@ func (x *SetRetentionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetRetentionResponse.ProtoReflect.Descriptor instead.
 func (*SetRetentionResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{42}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *SetRetentionResponse) GetPolicy() string {
@@ -3860,7 +4040,7 @@ type PinCheckpointRequest struct {
 
 func (x *PinCheckpointRequest) Reset() {
 	*x = PinCheckpointRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[43]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3872,7 +4052,7 @@ func (x *PinCheckpointRequest) String() string {
 func (*PinCheckpointRequest) ProtoMessage() {}
 
 func (x *PinCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[43]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3885,7 +4065,7 @@ func (x *PinCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PinCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*PinCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{43}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PinCheckpointRequest) GetRunId() string {
@@ -3913,7 +4093,7 @@ type PinCheckpointResponse struct {
 
 func (x *PinCheckpointResponse) Reset() {
 	*x = PinCheckpointResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[44]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3925,7 +4105,7 @@ func (x *PinCheckpointResponse) String() string {
 func (*PinCheckpointResponse) ProtoMessage() {}
 
 func (x *PinCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[44]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3938,7 +4118,7 @@ func (x *PinCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PinCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*PinCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{44}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *PinCheckpointResponse) GetStep() int64 {
@@ -3964,7 +4144,7 @@ type UnpinCheckpointRequest struct {
 
 func (x *UnpinCheckpointRequest) Reset() {
 	*x = UnpinCheckpointRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[45]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3976,7 +4156,7 @@ func (x *UnpinCheckpointRequest) String() string {
 func (*UnpinCheckpointRequest) ProtoMessage() {}
 
 func (x *UnpinCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[45]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3989,7 +4169,7 @@ func (x *UnpinCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnpinCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*UnpinCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{45}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *UnpinCheckpointRequest) GetRunId() string {
@@ -4024,7 +4204,7 @@ type UnpinCheckpointResponse struct {
 
 func (x *UnpinCheckpointResponse) Reset() {
 	*x = UnpinCheckpointResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[46]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4036,7 +4216,7 @@ func (x *UnpinCheckpointResponse) String() string {
 func (*UnpinCheckpointResponse) ProtoMessage() {}
 
 func (x *UnpinCheckpointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[46]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4049,7 +4229,7 @@ func (x *UnpinCheckpointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnpinCheckpointResponse.ProtoReflect.Descriptor instead.
 func (*UnpinCheckpointResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{46}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *UnpinCheckpointResponse) GetUnpinned() bool {
@@ -4071,7 +4251,7 @@ type ValidateTenantRequest struct {
 
 func (x *ValidateTenantRequest) Reset() {
 	*x = ValidateTenantRequest{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[47]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4083,7 +4263,7 @@ func (x *ValidateTenantRequest) String() string {
 func (*ValidateTenantRequest) ProtoMessage() {}
 
 func (x *ValidateTenantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[47]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4096,7 +4276,7 @@ func (x *ValidateTenantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateTenantRequest.ProtoReflect.Descriptor instead.
 func (*ValidateTenantRequest) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{47}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ValidateTenantRequest) GetPageSize() uint32 {
@@ -4119,7 +4299,7 @@ type ValidateTenantResponse struct {
 
 func (x *ValidateTenantResponse) Reset() {
 	*x = ValidateTenantResponse{}
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[48]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4131,7 +4311,7 @@ func (x *ValidateTenantResponse) String() string {
 func (*ValidateTenantResponse) ProtoMessage() {}
 
 func (x *ValidateTenantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[48]
+	mi := &file_checkpoint_v1_checkpoint_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4144,7 +4324,7 @@ func (x *ValidateTenantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateTenantResponse.ProtoReflect.Descriptor instead.
 func (*ValidateTenantResponse) Descriptor() ([]byte, []int) {
-	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{48}
+	return file_checkpoint_v1_checkpoint_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ValidateTenantResponse) GetRunId() string {
@@ -4168,7 +4348,7 @@ const file_checkpoint_v1_checkpoint_proto_rawDesc = "" +
 	"\x1echeckpoint/v1/checkpoint.proto\x12\rcheckpoint.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"7\n" +
 	"\aMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
-	"\acontent\x18\x02 \x01(\fR\acontent\"\xd8\x01\n" +
+	"\acontent\x18\x02 \x01(\fR\acontent\"\x83\x02\n" +
 	"\n" +
 	"ToolResult\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
@@ -4178,7 +4358,8 @@ const file_checkpoint_v1_checkpoint_proto_rawDesc = "" +
 	"\bis_error\x18\x05 \x01(\bR\aisError\x12\x10\n" +
 	"\x03seq\x18\x06 \x01(\x04R\x03seq\x12;\n" +
 	"\vrecorded_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"recordedAt\"\xce\x01\n" +
+	"recordedAt\x12)\n" +
+	"\x10arguments_digest\x18\b \x01(\tR\x0fargumentsDigest\"\xf9\x01\n" +
 	"\n" +
 	"ToolIntent\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
@@ -4187,7 +4368,8 @@ const file_checkpoint_v1_checkpoint_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\x12\x10\n" +
 	"\x03seq\x18\x05 \x01(\x04R\x03seq\x12;\n" +
 	"\vrecorded_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"recordedAt\"\x9a\x01\n" +
+	"recordedAt\x12)\n" +
+	"\x10arguments_digest\x18\a \x01(\tR\x0fargumentsDigest\"\x9a\x01\n" +
 	"\vInDoubtCall\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x12\n" +
@@ -4246,7 +4428,7 @@ const file_checkpoint_v1_checkpoint_proto_rawDesc = "" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12%\n" +
 	"\x0emessage_offset\x18\x02 \x01(\x04R\rmessageOffset\x125\n" +
 	"\ajournal\x18\x03 \x01(\x0e2\x1b.checkpoint.v1.JournalScopeR\ajournal\x12C\n" +
-	"\fcapabilities\x18\x04 \x03(\x0e2\x1f.checkpoint.v1.ClientCapabilityR\fcapabilities\"\x94\x02\n" +
+	"\fcapabilities\x18\x04 \x03(\x0e2\x1f.checkpoint.v1.ClientCapabilityR\fcapabilities\"\xda\x02\n" +
 	"\x12LoadLatestResponse\x129\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x19.checkpoint.v1.CheckpointR\n" +
@@ -4254,7 +4436,9 @@ const file_checkpoint_v1_checkpoint_proto_rawDesc = "" +
 	"\ftool_results\x18\x02 \x03(\v2\x19.checkpoint.v1.ToolResultR\vtoolResults\x12#\n" +
 	"\rskipped_steps\x18\x03 \x03(\x03R\fskippedSteps\x12<\n" +
 	"\ftool_intents\x18\x04 \x03(\v2\x19.checkpoint.v1.ToolIntentR\vtoolIntents\x12\"\n" +
-	"\fcontinuation\x18\x05 \x01(\fR\fcontinuation\"\x9b\x02\n" +
+	"\fcontinuation\x18\x05 \x01(\fR\fcontinuation\x12D\n" +
+	"\vpassed_over\x18\x06 \x03(\v2#.checkpoint.v1.PassedOverCheckpointR\n" +
+	"passedOver\"\x9b\x02\n" +
 	"\x11LoadAtStepRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12%\n" +
@@ -4286,7 +4470,7 @@ const file_checkpoint_v1_checkpoint_proto_rawDesc = "" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12%\n" +
 	"\x0emessage_offset\x18\x02 \x01(\x04R\rmessageOffset\x12)\n" +
 	"\x10require_existing\x18\x03 \x01(\bR\x0frequireExisting\x12C\n" +
-	"\fcapabilities\x18\x04 \x03(\x0e2\x1f.checkpoint.v1.ClientCapabilityR\fcapabilities\"\xed\x03\n" +
+	"\fcapabilities\x18\x04 \x03(\x0e2\x1f.checkpoint.v1.ClientCapabilityR\fcapabilities\"\xb3\x04\n" +
 	"\x0eResumeResponse\x129\n" +
 	"\n" +
 	"checkpoint\x18\x01 \x01(\v2\x19.checkpoint.v1.CheckpointR\n" +
@@ -4300,7 +4484,19 @@ const file_checkpoint_v1_checkpoint_proto_rawDesc = "" +
 	"\bin_doubt\x18\b \x03(\v2\x1a.checkpoint.v1.InDoubtCallR\ainDoubt\x12(\n" +
 	"\x10corrupt_call_ids\x18\t \x03(\tR\x0ecorruptCallIds\x12\"\n" +
 	"\fcontinuation\x18\n" +
-	" \x01(\fR\fcontinuation\"\xd2\x01\n" +
+	" \x01(\fR\fcontinuation\x12D\n" +
+	"\vpassed_over\x18\v \x03(\v2#.checkpoint.v1.PassedOverCheckpointR\n" +
+	"passedOver\"\xcc\x02\n" +
+	"\x14PassedOverCheckpoint\x12\x12\n" +
+	"\x04step\x18\x01 \x01(\x03R\x04step\x12#\n" +
+	"\rcheckpoint_id\x18\x02 \x01(\tR\fcheckpointId\x12\x14\n" +
+	"\x05label\x18\x03 \x01(\tR\x05label\x12M\n" +
+	"\bmetadata\x18\x04 \x03(\v21.checkpoint.v1.PassedOverCheckpoint.MetadataEntryR\bmetadata\x12A\n" +
+	"\x0equarantined_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\rquarantinedAt\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\x1a;\n" +
+	"\rMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xfd\x01\n" +
 	"\x17RecordToolResultRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x17\n" +
 	"\acall_id\x18\x02 \x01(\tR\x06callId\x12\x1b\n" +
@@ -4308,30 +4504,33 @@ const file_checkpoint_v1_checkpoint_proto_rawDesc = "" +
 	"\x04step\x18\x04 \x01(\x03R\x04step\x12\x16\n" +
 	"\x06output\x18\x05 \x01(\fR\x06output\x12\x19\n" +
 	"\bis_error\x18\x06 \x01(\bR\aisError\x12\x19\n" +
-	"\x05epoch\x18\a \x01(\x04H\x00R\x05epoch\x88\x01\x01B\b\n" +
+	"\x05epoch\x18\a \x01(\x04H\x00R\x05epoch\x88\x01\x01\x12)\n" +
+	"\x10arguments_digest\x18\b \x01(\tR\x0fargumentsDigestB\b\n" +
 	"\x06_epoch\"x\n" +
 	"\x18RecordToolResultResponse\x121\n" +
 	"\x06result\x18\x01 \x01(\v2\x19.checkpoint.v1.ToolResultR\x06result\x12)\n" +
-	"\x10already_recorded\x18\x02 \x01(\bR\x0falreadyRecorded\"\x8e\x01\n" +
+	"\x10already_recorded\x18\x02 \x01(\bR\x0falreadyRecorded\"\xb9\x01\n" +
 	"\x0fToolResultInput\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\tR\x06callId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\x03R\x04step\x12\x16\n" +
 	"\x06output\x18\x04 \x01(\fR\x06output\x12\x19\n" +
-	"\bis_error\x18\x05 \x01(\bR\aisError\"\x90\x01\n" +
+	"\bis_error\x18\x05 \x01(\bR\aisError\x12)\n" +
+	"\x10arguments_digest\x18\x06 \x01(\tR\x0fargumentsDigest\"\x90\x01\n" +
 	"\x18RecordToolResultsRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x19\n" +
 	"\x05epoch\x18\x02 \x01(\x04H\x00R\x05epoch\x88\x01\x01\x128\n" +
 	"\aresults\x18\x03 \x03(\v2\x1e.checkpoint.v1.ToolResultInputR\aresultsB\b\n" +
 	"\x06_epoch\"^\n" +
 	"\x19RecordToolResultsResponse\x12A\n" +
-	"\aresults\x18\x01 \x03(\v2'.checkpoint.v1.RecordToolResultResponseR\aresults\"\x9f\x01\n" +
+	"\aresults\x18\x01 \x03(\v2'.checkpoint.v1.RecordToolResultResponseR\aresults\"\xca\x01\n" +
 	"\x17RecordToolIntentRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x17\n" +
 	"\acall_id\x18\x02 \x01(\tR\x06callId\x12\x1b\n" +
 	"\ttool_name\x18\x03 \x01(\tR\btoolName\x12\x12\n" +
 	"\x04step\x18\x04 \x01(\x03R\x04step\x12\x19\n" +
-	"\x05epoch\x18\x05 \x01(\x04H\x00R\x05epoch\x88\x01\x01B\b\n" +
+	"\x05epoch\x18\x05 \x01(\x04H\x00R\x05epoch\x88\x01\x01\x12)\n" +
+	"\x10arguments_digest\x18\x06 \x01(\tR\x0fargumentsDigestB\b\n" +
 	"\x06_epoch\"\xab\x01\n" +
 	"\x18RecordToolIntentResponse\x121\n" +
 	"\x06intent\x18\x01 \x01(\v2\x19.checkpoint.v1.ToolIntentR\x06intent\x12)\n" +
@@ -4518,7 +4717,7 @@ func file_checkpoint_v1_checkpoint_proto_rawDescGZIP() []byte {
 }
 
 var file_checkpoint_v1_checkpoint_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_checkpoint_v1_checkpoint_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_checkpoint_v1_checkpoint_proto_msgTypes = make([]protoimpl.MessageInfo, 55)
 var file_checkpoint_v1_checkpoint_proto_goTypes = []any{
 	(JournalScope)(0),                 // 0: checkpoint.v1.JournalScope
 	(ClientCapability)(0),             // 1: checkpoint.v1.ClientCapability
@@ -4539,133 +4738,139 @@ var file_checkpoint_v1_checkpoint_proto_goTypes = []any{
 	(*ValidateResponse)(nil),          // 16: checkpoint.v1.ValidateResponse
 	(*ResumeRequest)(nil),             // 17: checkpoint.v1.ResumeRequest
 	(*ResumeResponse)(nil),            // 18: checkpoint.v1.ResumeResponse
-	(*RecordToolResultRequest)(nil),   // 19: checkpoint.v1.RecordToolResultRequest
-	(*RecordToolResultResponse)(nil),  // 20: checkpoint.v1.RecordToolResultResponse
-	(*ToolResultInput)(nil),           // 21: checkpoint.v1.ToolResultInput
-	(*RecordToolResultsRequest)(nil),  // 22: checkpoint.v1.RecordToolResultsRequest
-	(*RecordToolResultsResponse)(nil), // 23: checkpoint.v1.RecordToolResultsResponse
-	(*RecordToolIntentRequest)(nil),   // 24: checkpoint.v1.RecordToolIntentRequest
-	(*RecordToolIntentResponse)(nil),  // 25: checkpoint.v1.RecordToolIntentResponse
-	(*JournalEntry)(nil),              // 26: checkpoint.v1.JournalEntry
-	(*JournalAction)(nil),             // 27: checkpoint.v1.JournalAction
-	(*GetJournalRequest)(nil),         // 28: checkpoint.v1.GetJournalRequest
-	(*GetJournalResponse)(nil),        // 29: checkpoint.v1.GetJournalResponse
-	(*RepairJournalRequest)(nil),      // 30: checkpoint.v1.RepairJournalRequest
-	(*RepairJournalResponse)(nil),     // 31: checkpoint.v1.RepairJournalResponse
-	(*ListCheckpointsRequest)(nil),    // 32: checkpoint.v1.ListCheckpointsRequest
-	(*CheckpointSummary)(nil),         // 33: checkpoint.v1.CheckpointSummary
-	(*ListCheckpointsResponse)(nil),   // 34: checkpoint.v1.ListCheckpointsResponse
-	(*RunHead)(nil),                   // 35: checkpoint.v1.RunHead
-	(*GetRunRequest)(nil),             // 36: checkpoint.v1.GetRunRequest
-	(*GetRunResponse)(nil),            // 37: checkpoint.v1.GetRunResponse
-	(*ListRunsRequest)(nil),           // 38: checkpoint.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),          // 39: checkpoint.v1.ListRunsResponse
-	(*DeleteRunRequest)(nil),          // 40: checkpoint.v1.DeleteRunRequest
-	(*DeleteRunResponse)(nil),         // 41: checkpoint.v1.DeleteRunResponse
-	(*DeleteCheckpointsRequest)(nil),  // 42: checkpoint.v1.DeleteCheckpointsRequest
-	(*DeleteCheckpointsResponse)(nil), // 43: checkpoint.v1.DeleteCheckpointsResponse
-	(*SetRetentionRequest)(nil),       // 44: checkpoint.v1.SetRetentionRequest
-	(*SetRetentionResponse)(nil),      // 45: checkpoint.v1.SetRetentionResponse
-	(*PinCheckpointRequest)(nil),      // 46: checkpoint.v1.PinCheckpointRequest
-	(*PinCheckpointResponse)(nil),     // 47: checkpoint.v1.PinCheckpointResponse
-	(*UnpinCheckpointRequest)(nil),    // 48: checkpoint.v1.UnpinCheckpointRequest
-	(*UnpinCheckpointResponse)(nil),   // 49: checkpoint.v1.UnpinCheckpointResponse
-	(*ValidateTenantRequest)(nil),     // 50: checkpoint.v1.ValidateTenantRequest
-	(*ValidateTenantResponse)(nil),    // 51: checkpoint.v1.ValidateTenantResponse
-	nil,                               // 52: checkpoint.v1.Checkpoint.MetadataEntry
-	nil,                               // 53: checkpoint.v1.SaveRequest.MetadataEntry
-	nil,                               // 54: checkpoint.v1.ListCheckpointsRequest.MetadataFilterEntry
-	nil,                               // 55: checkpoint.v1.CheckpointSummary.MetadataEntry
-	(*timestamppb.Timestamp)(nil),     // 56: google.protobuf.Timestamp
+	(*PassedOverCheckpoint)(nil),      // 19: checkpoint.v1.PassedOverCheckpoint
+	(*RecordToolResultRequest)(nil),   // 20: checkpoint.v1.RecordToolResultRequest
+	(*RecordToolResultResponse)(nil),  // 21: checkpoint.v1.RecordToolResultResponse
+	(*ToolResultInput)(nil),           // 22: checkpoint.v1.ToolResultInput
+	(*RecordToolResultsRequest)(nil),  // 23: checkpoint.v1.RecordToolResultsRequest
+	(*RecordToolResultsResponse)(nil), // 24: checkpoint.v1.RecordToolResultsResponse
+	(*RecordToolIntentRequest)(nil),   // 25: checkpoint.v1.RecordToolIntentRequest
+	(*RecordToolIntentResponse)(nil),  // 26: checkpoint.v1.RecordToolIntentResponse
+	(*JournalEntry)(nil),              // 27: checkpoint.v1.JournalEntry
+	(*JournalAction)(nil),             // 28: checkpoint.v1.JournalAction
+	(*GetJournalRequest)(nil),         // 29: checkpoint.v1.GetJournalRequest
+	(*GetJournalResponse)(nil),        // 30: checkpoint.v1.GetJournalResponse
+	(*RepairJournalRequest)(nil),      // 31: checkpoint.v1.RepairJournalRequest
+	(*RepairJournalResponse)(nil),     // 32: checkpoint.v1.RepairJournalResponse
+	(*ListCheckpointsRequest)(nil),    // 33: checkpoint.v1.ListCheckpointsRequest
+	(*CheckpointSummary)(nil),         // 34: checkpoint.v1.CheckpointSummary
+	(*ListCheckpointsResponse)(nil),   // 35: checkpoint.v1.ListCheckpointsResponse
+	(*RunHead)(nil),                   // 36: checkpoint.v1.RunHead
+	(*GetRunRequest)(nil),             // 37: checkpoint.v1.GetRunRequest
+	(*GetRunResponse)(nil),            // 38: checkpoint.v1.GetRunResponse
+	(*ListRunsRequest)(nil),           // 39: checkpoint.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),          // 40: checkpoint.v1.ListRunsResponse
+	(*DeleteRunRequest)(nil),          // 41: checkpoint.v1.DeleteRunRequest
+	(*DeleteRunResponse)(nil),         // 42: checkpoint.v1.DeleteRunResponse
+	(*DeleteCheckpointsRequest)(nil),  // 43: checkpoint.v1.DeleteCheckpointsRequest
+	(*DeleteCheckpointsResponse)(nil), // 44: checkpoint.v1.DeleteCheckpointsResponse
+	(*SetRetentionRequest)(nil),       // 45: checkpoint.v1.SetRetentionRequest
+	(*SetRetentionResponse)(nil),      // 46: checkpoint.v1.SetRetentionResponse
+	(*PinCheckpointRequest)(nil),      // 47: checkpoint.v1.PinCheckpointRequest
+	(*PinCheckpointResponse)(nil),     // 48: checkpoint.v1.PinCheckpointResponse
+	(*UnpinCheckpointRequest)(nil),    // 49: checkpoint.v1.UnpinCheckpointRequest
+	(*UnpinCheckpointResponse)(nil),   // 50: checkpoint.v1.UnpinCheckpointResponse
+	(*ValidateTenantRequest)(nil),     // 51: checkpoint.v1.ValidateTenantRequest
+	(*ValidateTenantResponse)(nil),    // 52: checkpoint.v1.ValidateTenantResponse
+	nil,                               // 53: checkpoint.v1.Checkpoint.MetadataEntry
+	nil,                               // 54: checkpoint.v1.SaveRequest.MetadataEntry
+	nil,                               // 55: checkpoint.v1.PassedOverCheckpoint.MetadataEntry
+	nil,                               // 56: checkpoint.v1.ListCheckpointsRequest.MetadataFilterEntry
+	nil,                               // 57: checkpoint.v1.CheckpointSummary.MetadataEntry
+	(*timestamppb.Timestamp)(nil),     // 58: google.protobuf.Timestamp
 }
 var file_checkpoint_v1_checkpoint_proto_depIdxs = []int32{
-	56, // 0: checkpoint.v1.ToolResult.recorded_at:type_name -> google.protobuf.Timestamp
-	56, // 1: checkpoint.v1.ToolIntent.recorded_at:type_name -> google.protobuf.Timestamp
+	58, // 0: checkpoint.v1.ToolResult.recorded_at:type_name -> google.protobuf.Timestamp
+	58, // 1: checkpoint.v1.ToolIntent.recorded_at:type_name -> google.protobuf.Timestamp
 	3,  // 2: checkpoint.v1.Checkpoint.messages:type_name -> checkpoint.v1.Message
-	52, // 3: checkpoint.v1.Checkpoint.metadata:type_name -> checkpoint.v1.Checkpoint.MetadataEntry
-	56, // 4: checkpoint.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
+	53, // 3: checkpoint.v1.Checkpoint.metadata:type_name -> checkpoint.v1.Checkpoint.MetadataEntry
+	58, // 4: checkpoint.v1.Checkpoint.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 5: checkpoint.v1.SaveRequest.messages:type_name -> checkpoint.v1.Message
-	53, // 6: checkpoint.v1.SaveRequest.metadata:type_name -> checkpoint.v1.SaveRequest.MetadataEntry
-	56, // 7: checkpoint.v1.SaveResponse.created_at:type_name -> google.protobuf.Timestamp
+	54, // 6: checkpoint.v1.SaveRequest.metadata:type_name -> checkpoint.v1.SaveRequest.MetadataEntry
+	58, // 7: checkpoint.v1.SaveResponse.created_at:type_name -> google.protobuf.Timestamp
 	0,  // 8: checkpoint.v1.LoadLatestRequest.journal:type_name -> checkpoint.v1.JournalScope
 	1,  // 9: checkpoint.v1.LoadLatestRequest.capabilities:type_name -> checkpoint.v1.ClientCapability
 	7,  // 10: checkpoint.v1.LoadLatestResponse.checkpoint:type_name -> checkpoint.v1.Checkpoint
 	4,  // 11: checkpoint.v1.LoadLatestResponse.tool_results:type_name -> checkpoint.v1.ToolResult
 	5,  // 12: checkpoint.v1.LoadLatestResponse.tool_intents:type_name -> checkpoint.v1.ToolIntent
-	0,  // 13: checkpoint.v1.LoadAtStepRequest.journal:type_name -> checkpoint.v1.JournalScope
-	1,  // 14: checkpoint.v1.LoadAtStepRequest.capabilities:type_name -> checkpoint.v1.ClientCapability
-	7,  // 15: checkpoint.v1.LoadAtStepResponse.checkpoint:type_name -> checkpoint.v1.Checkpoint
-	4,  // 16: checkpoint.v1.LoadAtStepResponse.tool_results:type_name -> checkpoint.v1.ToolResult
-	5,  // 17: checkpoint.v1.LoadAtStepResponse.tool_intents:type_name -> checkpoint.v1.ToolIntent
-	15, // 18: checkpoint.v1.ValidateResponse.verdicts:type_name -> checkpoint.v1.CheckpointVerdict
-	1,  // 19: checkpoint.v1.ResumeRequest.capabilities:type_name -> checkpoint.v1.ClientCapability
-	7,  // 20: checkpoint.v1.ResumeResponse.checkpoint:type_name -> checkpoint.v1.Checkpoint
-	4,  // 21: checkpoint.v1.ResumeResponse.tool_results:type_name -> checkpoint.v1.ToolResult
-	5,  // 22: checkpoint.v1.ResumeResponse.tool_intents:type_name -> checkpoint.v1.ToolIntent
-	6,  // 23: checkpoint.v1.ResumeResponse.in_doubt:type_name -> checkpoint.v1.InDoubtCall
-	4,  // 24: checkpoint.v1.RecordToolResultResponse.result:type_name -> checkpoint.v1.ToolResult
-	21, // 25: checkpoint.v1.RecordToolResultsRequest.results:type_name -> checkpoint.v1.ToolResultInput
-	20, // 26: checkpoint.v1.RecordToolResultsResponse.results:type_name -> checkpoint.v1.RecordToolResultResponse
-	5,  // 27: checkpoint.v1.RecordToolIntentResponse.intent:type_name -> checkpoint.v1.ToolIntent
-	4,  // 28: checkpoint.v1.RecordToolIntentResponse.result:type_name -> checkpoint.v1.ToolResult
-	2,  // 29: checkpoint.v1.JournalEntry.kind:type_name -> checkpoint.v1.JournalEntryKind
-	56, // 30: checkpoint.v1.JournalEntry.recorded_at:type_name -> google.protobuf.Timestamp
-	56, // 31: checkpoint.v1.JournalAction.acted_at:type_name -> google.protobuf.Timestamp
-	26, // 32: checkpoint.v1.GetJournalResponse.entries:type_name -> checkpoint.v1.JournalEntry
-	6,  // 33: checkpoint.v1.GetJournalResponse.in_doubt:type_name -> checkpoint.v1.InDoubtCall
-	27, // 34: checkpoint.v1.GetJournalResponse.actions:type_name -> checkpoint.v1.JournalAction
-	27, // 35: checkpoint.v1.RepairJournalResponse.action:type_name -> checkpoint.v1.JournalAction
-	54, // 36: checkpoint.v1.ListCheckpointsRequest.metadata_filter:type_name -> checkpoint.v1.ListCheckpointsRequest.MetadataFilterEntry
-	56, // 37: checkpoint.v1.CheckpointSummary.created_at:type_name -> google.protobuf.Timestamp
-	55, // 38: checkpoint.v1.CheckpointSummary.metadata:type_name -> checkpoint.v1.CheckpointSummary.MetadataEntry
-	33, // 39: checkpoint.v1.ListCheckpointsResponse.checkpoints:type_name -> checkpoint.v1.CheckpointSummary
-	56, // 40: checkpoint.v1.RunHead.updated_at:type_name -> google.protobuf.Timestamp
-	35, // 41: checkpoint.v1.GetRunResponse.run:type_name -> checkpoint.v1.RunHead
-	35, // 42: checkpoint.v1.ListRunsResponse.runs:type_name -> checkpoint.v1.RunHead
-	15, // 43: checkpoint.v1.ValidateTenantResponse.verdict:type_name -> checkpoint.v1.CheckpointVerdict
-	8,  // 44: checkpoint.v1.CheckpointService.Save:input_type -> checkpoint.v1.SaveRequest
-	10, // 45: checkpoint.v1.CheckpointService.LoadLatest:input_type -> checkpoint.v1.LoadLatestRequest
-	12, // 46: checkpoint.v1.CheckpointService.LoadAtStep:input_type -> checkpoint.v1.LoadAtStepRequest
-	14, // 47: checkpoint.v1.CheckpointService.Validate:input_type -> checkpoint.v1.ValidateRequest
-	17, // 48: checkpoint.v1.CheckpointService.Resume:input_type -> checkpoint.v1.ResumeRequest
-	19, // 49: checkpoint.v1.CheckpointService.RecordToolResult:input_type -> checkpoint.v1.RecordToolResultRequest
-	22, // 50: checkpoint.v1.CheckpointService.RecordToolResults:input_type -> checkpoint.v1.RecordToolResultsRequest
-	24, // 51: checkpoint.v1.CheckpointService.RecordToolIntent:input_type -> checkpoint.v1.RecordToolIntentRequest
-	28, // 52: checkpoint.v1.CheckpointService.GetJournal:input_type -> checkpoint.v1.GetJournalRequest
-	30, // 53: checkpoint.v1.CheckpointService.RepairJournal:input_type -> checkpoint.v1.RepairJournalRequest
-	32, // 54: checkpoint.v1.CheckpointService.ListCheckpoints:input_type -> checkpoint.v1.ListCheckpointsRequest
-	36, // 55: checkpoint.v1.CheckpointService.GetRun:input_type -> checkpoint.v1.GetRunRequest
-	38, // 56: checkpoint.v1.CheckpointService.ListRuns:input_type -> checkpoint.v1.ListRunsRequest
-	40, // 57: checkpoint.v1.CheckpointService.DeleteRun:input_type -> checkpoint.v1.DeleteRunRequest
-	42, // 58: checkpoint.v1.CheckpointService.DeleteCheckpoints:input_type -> checkpoint.v1.DeleteCheckpointsRequest
-	44, // 59: checkpoint.v1.CheckpointService.SetRetention:input_type -> checkpoint.v1.SetRetentionRequest
-	46, // 60: checkpoint.v1.CheckpointService.PinCheckpoint:input_type -> checkpoint.v1.PinCheckpointRequest
-	48, // 61: checkpoint.v1.CheckpointService.UnpinCheckpoint:input_type -> checkpoint.v1.UnpinCheckpointRequest
-	50, // 62: checkpoint.v1.CheckpointService.ValidateTenant:input_type -> checkpoint.v1.ValidateTenantRequest
-	9,  // 63: checkpoint.v1.CheckpointService.Save:output_type -> checkpoint.v1.SaveResponse
-	11, // 64: checkpoint.v1.CheckpointService.LoadLatest:output_type -> checkpoint.v1.LoadLatestResponse
-	13, // 65: checkpoint.v1.CheckpointService.LoadAtStep:output_type -> checkpoint.v1.LoadAtStepResponse
-	16, // 66: checkpoint.v1.CheckpointService.Validate:output_type -> checkpoint.v1.ValidateResponse
-	18, // 67: checkpoint.v1.CheckpointService.Resume:output_type -> checkpoint.v1.ResumeResponse
-	20, // 68: checkpoint.v1.CheckpointService.RecordToolResult:output_type -> checkpoint.v1.RecordToolResultResponse
-	23, // 69: checkpoint.v1.CheckpointService.RecordToolResults:output_type -> checkpoint.v1.RecordToolResultsResponse
-	25, // 70: checkpoint.v1.CheckpointService.RecordToolIntent:output_type -> checkpoint.v1.RecordToolIntentResponse
-	29, // 71: checkpoint.v1.CheckpointService.GetJournal:output_type -> checkpoint.v1.GetJournalResponse
-	31, // 72: checkpoint.v1.CheckpointService.RepairJournal:output_type -> checkpoint.v1.RepairJournalResponse
-	34, // 73: checkpoint.v1.CheckpointService.ListCheckpoints:output_type -> checkpoint.v1.ListCheckpointsResponse
-	37, // 74: checkpoint.v1.CheckpointService.GetRun:output_type -> checkpoint.v1.GetRunResponse
-	39, // 75: checkpoint.v1.CheckpointService.ListRuns:output_type -> checkpoint.v1.ListRunsResponse
-	41, // 76: checkpoint.v1.CheckpointService.DeleteRun:output_type -> checkpoint.v1.DeleteRunResponse
-	43, // 77: checkpoint.v1.CheckpointService.DeleteCheckpoints:output_type -> checkpoint.v1.DeleteCheckpointsResponse
-	45, // 78: checkpoint.v1.CheckpointService.SetRetention:output_type -> checkpoint.v1.SetRetentionResponse
-	47, // 79: checkpoint.v1.CheckpointService.PinCheckpoint:output_type -> checkpoint.v1.PinCheckpointResponse
-	49, // 80: checkpoint.v1.CheckpointService.UnpinCheckpoint:output_type -> checkpoint.v1.UnpinCheckpointResponse
-	51, // 81: checkpoint.v1.CheckpointService.ValidateTenant:output_type -> checkpoint.v1.ValidateTenantResponse
-	63, // [63:82] is the sub-list for method output_type
-	44, // [44:63] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	19, // 13: checkpoint.v1.LoadLatestResponse.passed_over:type_name -> checkpoint.v1.PassedOverCheckpoint
+	0,  // 14: checkpoint.v1.LoadAtStepRequest.journal:type_name -> checkpoint.v1.JournalScope
+	1,  // 15: checkpoint.v1.LoadAtStepRequest.capabilities:type_name -> checkpoint.v1.ClientCapability
+	7,  // 16: checkpoint.v1.LoadAtStepResponse.checkpoint:type_name -> checkpoint.v1.Checkpoint
+	4,  // 17: checkpoint.v1.LoadAtStepResponse.tool_results:type_name -> checkpoint.v1.ToolResult
+	5,  // 18: checkpoint.v1.LoadAtStepResponse.tool_intents:type_name -> checkpoint.v1.ToolIntent
+	15, // 19: checkpoint.v1.ValidateResponse.verdicts:type_name -> checkpoint.v1.CheckpointVerdict
+	1,  // 20: checkpoint.v1.ResumeRequest.capabilities:type_name -> checkpoint.v1.ClientCapability
+	7,  // 21: checkpoint.v1.ResumeResponse.checkpoint:type_name -> checkpoint.v1.Checkpoint
+	4,  // 22: checkpoint.v1.ResumeResponse.tool_results:type_name -> checkpoint.v1.ToolResult
+	5,  // 23: checkpoint.v1.ResumeResponse.tool_intents:type_name -> checkpoint.v1.ToolIntent
+	6,  // 24: checkpoint.v1.ResumeResponse.in_doubt:type_name -> checkpoint.v1.InDoubtCall
+	19, // 25: checkpoint.v1.ResumeResponse.passed_over:type_name -> checkpoint.v1.PassedOverCheckpoint
+	55, // 26: checkpoint.v1.PassedOverCheckpoint.metadata:type_name -> checkpoint.v1.PassedOverCheckpoint.MetadataEntry
+	58, // 27: checkpoint.v1.PassedOverCheckpoint.quarantined_at:type_name -> google.protobuf.Timestamp
+	4,  // 28: checkpoint.v1.RecordToolResultResponse.result:type_name -> checkpoint.v1.ToolResult
+	22, // 29: checkpoint.v1.RecordToolResultsRequest.results:type_name -> checkpoint.v1.ToolResultInput
+	21, // 30: checkpoint.v1.RecordToolResultsResponse.results:type_name -> checkpoint.v1.RecordToolResultResponse
+	5,  // 31: checkpoint.v1.RecordToolIntentResponse.intent:type_name -> checkpoint.v1.ToolIntent
+	4,  // 32: checkpoint.v1.RecordToolIntentResponse.result:type_name -> checkpoint.v1.ToolResult
+	2,  // 33: checkpoint.v1.JournalEntry.kind:type_name -> checkpoint.v1.JournalEntryKind
+	58, // 34: checkpoint.v1.JournalEntry.recorded_at:type_name -> google.protobuf.Timestamp
+	58, // 35: checkpoint.v1.JournalAction.acted_at:type_name -> google.protobuf.Timestamp
+	27, // 36: checkpoint.v1.GetJournalResponse.entries:type_name -> checkpoint.v1.JournalEntry
+	6,  // 37: checkpoint.v1.GetJournalResponse.in_doubt:type_name -> checkpoint.v1.InDoubtCall
+	28, // 38: checkpoint.v1.GetJournalResponse.actions:type_name -> checkpoint.v1.JournalAction
+	28, // 39: checkpoint.v1.RepairJournalResponse.action:type_name -> checkpoint.v1.JournalAction
+	56, // 40: checkpoint.v1.ListCheckpointsRequest.metadata_filter:type_name -> checkpoint.v1.ListCheckpointsRequest.MetadataFilterEntry
+	58, // 41: checkpoint.v1.CheckpointSummary.created_at:type_name -> google.protobuf.Timestamp
+	57, // 42: checkpoint.v1.CheckpointSummary.metadata:type_name -> checkpoint.v1.CheckpointSummary.MetadataEntry
+	34, // 43: checkpoint.v1.ListCheckpointsResponse.checkpoints:type_name -> checkpoint.v1.CheckpointSummary
+	58, // 44: checkpoint.v1.RunHead.updated_at:type_name -> google.protobuf.Timestamp
+	36, // 45: checkpoint.v1.GetRunResponse.run:type_name -> checkpoint.v1.RunHead
+	36, // 46: checkpoint.v1.ListRunsResponse.runs:type_name -> checkpoint.v1.RunHead
+	15, // 47: checkpoint.v1.ValidateTenantResponse.verdict:type_name -> checkpoint.v1.CheckpointVerdict
+	8,  // 48: checkpoint.v1.CheckpointService.Save:input_type -> checkpoint.v1.SaveRequest
+	10, // 49: checkpoint.v1.CheckpointService.LoadLatest:input_type -> checkpoint.v1.LoadLatestRequest
+	12, // 50: checkpoint.v1.CheckpointService.LoadAtStep:input_type -> checkpoint.v1.LoadAtStepRequest
+	14, // 51: checkpoint.v1.CheckpointService.Validate:input_type -> checkpoint.v1.ValidateRequest
+	17, // 52: checkpoint.v1.CheckpointService.Resume:input_type -> checkpoint.v1.ResumeRequest
+	20, // 53: checkpoint.v1.CheckpointService.RecordToolResult:input_type -> checkpoint.v1.RecordToolResultRequest
+	23, // 54: checkpoint.v1.CheckpointService.RecordToolResults:input_type -> checkpoint.v1.RecordToolResultsRequest
+	25, // 55: checkpoint.v1.CheckpointService.RecordToolIntent:input_type -> checkpoint.v1.RecordToolIntentRequest
+	29, // 56: checkpoint.v1.CheckpointService.GetJournal:input_type -> checkpoint.v1.GetJournalRequest
+	31, // 57: checkpoint.v1.CheckpointService.RepairJournal:input_type -> checkpoint.v1.RepairJournalRequest
+	33, // 58: checkpoint.v1.CheckpointService.ListCheckpoints:input_type -> checkpoint.v1.ListCheckpointsRequest
+	37, // 59: checkpoint.v1.CheckpointService.GetRun:input_type -> checkpoint.v1.GetRunRequest
+	39, // 60: checkpoint.v1.CheckpointService.ListRuns:input_type -> checkpoint.v1.ListRunsRequest
+	41, // 61: checkpoint.v1.CheckpointService.DeleteRun:input_type -> checkpoint.v1.DeleteRunRequest
+	43, // 62: checkpoint.v1.CheckpointService.DeleteCheckpoints:input_type -> checkpoint.v1.DeleteCheckpointsRequest
+	45, // 63: checkpoint.v1.CheckpointService.SetRetention:input_type -> checkpoint.v1.SetRetentionRequest
+	47, // 64: checkpoint.v1.CheckpointService.PinCheckpoint:input_type -> checkpoint.v1.PinCheckpointRequest
+	49, // 65: checkpoint.v1.CheckpointService.UnpinCheckpoint:input_type -> checkpoint.v1.UnpinCheckpointRequest
+	51, // 66: checkpoint.v1.CheckpointService.ValidateTenant:input_type -> checkpoint.v1.ValidateTenantRequest
+	9,  // 67: checkpoint.v1.CheckpointService.Save:output_type -> checkpoint.v1.SaveResponse
+	11, // 68: checkpoint.v1.CheckpointService.LoadLatest:output_type -> checkpoint.v1.LoadLatestResponse
+	13, // 69: checkpoint.v1.CheckpointService.LoadAtStep:output_type -> checkpoint.v1.LoadAtStepResponse
+	16, // 70: checkpoint.v1.CheckpointService.Validate:output_type -> checkpoint.v1.ValidateResponse
+	18, // 71: checkpoint.v1.CheckpointService.Resume:output_type -> checkpoint.v1.ResumeResponse
+	21, // 72: checkpoint.v1.CheckpointService.RecordToolResult:output_type -> checkpoint.v1.RecordToolResultResponse
+	24, // 73: checkpoint.v1.CheckpointService.RecordToolResults:output_type -> checkpoint.v1.RecordToolResultsResponse
+	26, // 74: checkpoint.v1.CheckpointService.RecordToolIntent:output_type -> checkpoint.v1.RecordToolIntentResponse
+	30, // 75: checkpoint.v1.CheckpointService.GetJournal:output_type -> checkpoint.v1.GetJournalResponse
+	32, // 76: checkpoint.v1.CheckpointService.RepairJournal:output_type -> checkpoint.v1.RepairJournalResponse
+	35, // 77: checkpoint.v1.CheckpointService.ListCheckpoints:output_type -> checkpoint.v1.ListCheckpointsResponse
+	38, // 78: checkpoint.v1.CheckpointService.GetRun:output_type -> checkpoint.v1.GetRunResponse
+	40, // 79: checkpoint.v1.CheckpointService.ListRuns:output_type -> checkpoint.v1.ListRunsResponse
+	42, // 80: checkpoint.v1.CheckpointService.DeleteRun:output_type -> checkpoint.v1.DeleteRunResponse
+	44, // 81: checkpoint.v1.CheckpointService.DeleteCheckpoints:output_type -> checkpoint.v1.DeleteCheckpointsResponse
+	46, // 82: checkpoint.v1.CheckpointService.SetRetention:output_type -> checkpoint.v1.SetRetentionResponse
+	48, // 83: checkpoint.v1.CheckpointService.PinCheckpoint:output_type -> checkpoint.v1.PinCheckpointResponse
+	50, // 84: checkpoint.v1.CheckpointService.UnpinCheckpoint:output_type -> checkpoint.v1.UnpinCheckpointResponse
+	52, // 85: checkpoint.v1.CheckpointService.ValidateTenant:output_type -> checkpoint.v1.ValidateTenantResponse
+	67, // [67:86] is the sub-list for method output_type
+	48, // [48:67] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_checkpoint_v1_checkpoint_proto_init() }
@@ -4675,23 +4880,23 @@ func file_checkpoint_v1_checkpoint_proto_init() {
 	}
 	file_checkpoint_v1_checkpoint_proto_msgTypes[5].OneofWrappers = []any{}
 	file_checkpoint_v1_checkpoint_proto_msgTypes[11].OneofWrappers = []any{}
-	file_checkpoint_v1_checkpoint_proto_msgTypes[16].OneofWrappers = []any{}
-	file_checkpoint_v1_checkpoint_proto_msgTypes[19].OneofWrappers = []any{}
-	file_checkpoint_v1_checkpoint_proto_msgTypes[21].OneofWrappers = []any{}
-	file_checkpoint_v1_checkpoint_proto_msgTypes[27].OneofWrappers = []any{
+	file_checkpoint_v1_checkpoint_proto_msgTypes[17].OneofWrappers = []any{}
+	file_checkpoint_v1_checkpoint_proto_msgTypes[20].OneofWrappers = []any{}
+	file_checkpoint_v1_checkpoint_proto_msgTypes[22].OneofWrappers = []any{}
+	file_checkpoint_v1_checkpoint_proto_msgTypes[28].OneofWrappers = []any{
 		(*RepairJournalRequest_MarkDoneOutput)(nil),
 		(*RepairJournalRequest_Drop)(nil),
 	}
-	file_checkpoint_v1_checkpoint_proto_msgTypes[29].OneofWrappers = []any{}
-	file_checkpoint_v1_checkpoint_proto_msgTypes[32].OneofWrappers = []any{}
-	file_checkpoint_v1_checkpoint_proto_msgTypes[39].OneofWrappers = []any{}
+	file_checkpoint_v1_checkpoint_proto_msgTypes[30].OneofWrappers = []any{}
+	file_checkpoint_v1_checkpoint_proto_msgTypes[33].OneofWrappers = []any{}
+	file_checkpoint_v1_checkpoint_proto_msgTypes[40].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_checkpoint_v1_checkpoint_proto_rawDesc), len(file_checkpoint_v1_checkpoint_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   53,
+			NumMessages:   55,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -91,6 +91,11 @@
 //   WEBHOOK_ENDPOINT_NOT_FOUND NOT_FOUND          unknown webhook endpoint (or another tenant's)
 //   STEP_CONFLICT            ALREADY_EXISTS       different content at a step
 //   LABEL_TAKEN              ALREADY_EXISTS       the label names another step
+//   ARGUMENTS_MISMATCH       ALREADY_EXISTS       the call id is journalled with
+//                                                 other arguments (another
+//                                                 `arguments_digest`); metadata
+//                                                 `call_id`, `stored_digest` and
+//                                                 `request_digest` name them
 //   CONFLICT                 ALREADY_EXISTS       any other conflict, e.g. a
 //                                                 concurrent write; retry
 //   STALE_EPOCH              FAILED_PRECONDITION  the epoch is older than the
