@@ -23,6 +23,7 @@ const (
 	ReasonWebhookEndpointNotFound Reason = "WEBHOOK_ENDPOINT_NOT_FOUND" // NOT_FOUND
 	ReasonStepConflict            Reason = "STEP_CONFLICT"              // ALREADY_EXISTS
 	ReasonLabelTaken              Reason = "LABEL_TAKEN"                // ALREADY_EXISTS
+	ReasonArgumentsMismatch       Reason = "ARGUMENTS_MISMATCH"         // ALREADY_EXISTS; metadata "call_id", "stored_digest", "request_digest"
 	ReasonConflict                Reason = "CONFLICT"                   // ALREADY_EXISTS; retry
 	ReasonStaleEpoch              Reason = "STALE_EPOCH"                // FAILED_PRECONDITION
 	ReasonEpochNotIssued          Reason = "EPOCH_NOT_ISSUED"           // FAILED_PRECONDITION
@@ -57,6 +58,7 @@ var (
 	ErrWebhookEndpointNotFound error = reasonError(ReasonWebhookEndpointNotFound)
 	ErrStepConflict            error = reasonError(ReasonStepConflict)
 	ErrLabelTaken              error = reasonError(ReasonLabelTaken)
+	ErrArgumentsMismatch       error = reasonError(ReasonArgumentsMismatch)
 	ErrConflict                error = reasonError(ReasonConflict)
 	ErrStaleEpoch              error = reasonError(ReasonStaleEpoch)
 	ErrEpochNotIssued          error = reasonError(ReasonEpochNotIssued)
@@ -85,7 +87,7 @@ var (
 var KnownReasons = []Reason{
 	ReasonInvalidArgument, ReasonChecksumMismatch, ReasonRunNotFound, ReasonCheckpointNotFound,
 	ReasonTaskNotFound, ReasonWebhookEndpointNotFound, ReasonStepConflict, ReasonLabelTaken,
-	ReasonConflict, ReasonStaleEpoch, ReasonEpochNotIssued, ReasonStepBehindLatest,
+	ReasonArgumentsMismatch, ReasonConflict, ReasonStaleEpoch, ReasonEpochNotIssued, ReasonStepBehindLatest,
 	ReasonMessageLogBehind, ReasonJournalBehind, ReasonCapabilityRequired, ReasonCheckpointChanged,
 	ReasonLeaseLost, ReasonTaskState, ReasonJournalState, ReasonTooLarge, ReasonAnswerTooLarge,
 	ReasonCredentialInvalid, ReasonRoleForbidden, ReasonTenantMismatch, ReasonCheckpointCorrupt,

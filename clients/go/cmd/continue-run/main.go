@@ -2,7 +2,9 @@
 // (tests/scenarios/README.md, "continue"): continue-run BASE_URL RUN_ID loads the run's latest
 // checkpoint written by another client and verifies it, resumes the run declaring
 // CLIENT_CAPABILITY_IN_DOUBT_CALLS and verifies what it restored, journals one tool result and
-// saves the next step with a client checksum, then prints one JSON line.
+// saves the next step with a client checksum, then prints one JSON line. The line's passedOver
+// is the steps of LoadLatest's passed_over, newest first: corruption another client found stays
+// visible to this new process too (DESIGN.md, contract 13).
 package main
 
 import (
@@ -87,8 +89,13 @@ func continueRun(ctx context.Context, baseURL, runID string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	passedOver := []int64{}
+	for _, skipped := range loaded.GetPassedOver() {
+		passedOver = append(passedOver, skipped.GetStep())
+	}
 	line, err := json.Marshal(map[string]any{"language": language, "loadedStep": loaded.GetCheckpoint().GetStep(),
-		"verified": true, "recoveredFromStep": resumed.GetRecoveredFromStep(), "inDoubt": len(resumed.GetInDoubt()),
+		"passedOver": passedOver,
+		"verified":   true, "recoveredFromStep": resumed.GetRecoveredFromStep(), "inDoubt": len(resumed.GetInDoubt()),
 		"savedStep": step, "checksum": saved.GetChecksum()})
 	return string(line), err
 }

@@ -18,7 +18,8 @@ var has = map[string]bool{"recovery-loop": true}
 
 func TestTheScenariosDirectoryHoldsTheSuite(t *testing.T) {
 	_, scenarios, names := loadSuite(t)
-	for _, name := range []string{"checksum", "corruption", "all-corrupt", "intents", "approval-cli",
+	for _, name := range []string{"checksum", "corruption", "corruption-every-reader", "replay-mismatch",
+		"all-corrupt", "intents", "approval-cli",
 		"cross-language", "cross-language-recovery", "reference-example", "sigkill"} {
 		if scenarios[name] == nil {
 			t.Errorf("no tests/scenarios/%s.json", name)
