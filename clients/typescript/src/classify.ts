@@ -3,7 +3,7 @@
  * code of a refusal, then message patterns. Fatal stops a run at once; transient resurrects it.
  */
 
-import { Code, CheckpointdError } from "./errors.js";
+import { Code, CheckpointdError, ReplayMismatch } from "./errors.js";
 
 /** Will fail again on retry: the run is not resurrected and the task is not retried. */
 export class FatalError extends Error {
@@ -72,6 +72,8 @@ export class ErrorClassifier {
   classify(error: unknown): ErrorKind {
     if (error instanceof FatalError) return "fatal";
     if (error instanceof TransientError || error instanceof ApprovalRequired) return "transient";
+    // A replay refused for other arguments: the step makes the same call again on retry.
+    if (error instanceof ReplayMismatch) return "fatal";
     if (error instanceof CheckpointdError) return FATAL_CODES.has(error.code) ? "fatal" : "transient";
     // Programming errors, JavaScript's ImportError/NameError/TypeError: a retry runs the same code.
     if (error instanceof TypeError || error instanceof ReferenceError || error instanceof SyntaxError) return "fatal";

@@ -6,6 +6,8 @@
  */
 
 import { ApprovalRequired, FatalError, type Decision } from "./classify.js";
+import { argumentsDigest } from "./digest.js";
+import { checkReplay } from "./errors.js";
 import type { Session } from "./session.js";
 import { decodeOutput, encodeOutput, type ChatMessage, type InDoubt, type State } from "./store.js";
 
@@ -17,6 +19,21 @@ import { decodeOutput, encodeOutput, type ChatMessage, type InDoubt, type State 
  * - `fail`: fail the run fatally, naming the call.
  */
 export type InDoubtPolicy = "retry_with_key" | "ask" | "fail";
+
+/** `callSideEffect`'s options: the in-doubt policy and the arguments `fn` gets after the key. */
+export interface SideEffectOptions<A extends unknown[]> {
+  policy?: InDoubtPolicy;
+  args?: A;
+}
+
+/**
+ * The arguments digest a journalled call sends and compares (src/digest.ts): of the arguments
+ * array as given. A call given no arguments (a closure over what it uses) sends none, so its
+ * journal entry replays for any call of that id, as before digests: there is nothing to compare.
+ */
+function digestOf(args: readonly unknown[]): string {
+  return args.length === 0 ? "" : argumentsDigest(args);
+}
 
 /** The approval action that asks a human about an in-doubt call. */
 export function inDoubtAction(callId: string): string {
@@ -91,41 +108,58 @@ export class StepContext {
 
   /**
    * Calls a tool at most once per call: a result journalled by this or an earlier life of the
-   * run is returned without calling `fn`; otherwise `fn()` runs and its JSON-serialisable result
-   * is journalled before it is returned. The call id is `step-{step}/{name}/{n}` for the n-th
-   * call of `name` in the step.
+   * run is returned without calling `fn`; otherwise `fn(...args)` runs and its JSON-serialisable
+   * result is journalled before it is returned. The call id is `step-{step}/{name}/{n}` for the
+   * n-th call of `name` in the step. A journalled result is replayed only for the same `args`
+   * (their digest is journalled with it): other arguments under the same call id throw
+   * {@link ReplayMismatch} and `fn` is not called. A closure without `args` is not compared.
    */
-  async callTool<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+  async callTool<T, A extends unknown[] = []>(name: string, fn: (...args: A) => T | Promise<T>, ...args: A): Promise<T> {
     this.signal.throwIfAborted();
     const callId = this.nextCallId(name);
-    const replayed = this.replay(callId);
+    const digest = digestOf(args);
+    const replayed = this.replay(callId, digest);
     if (replayed !== undefined) return replayed.value as T;
-    return (await this.record(name, callId, await fn())) as T;
+    return (await this.record(name, callId, await fn(...args), digest)) as T;
   }
 
   /**
    * Calls a side-effecting tool at most once, even across a crash between its effect and its
    * journalled result: an intent is journalled first and `fn(key)` receives the call's
    * idempotency key, which it must honour (a key seen before repeats no effect). A call left in
-   * doubt by a crash is settled by `policy` (`retry_with_key` unless given).
+   * doubt by a crash is settled by `policy` (`retry_with_key` unless given). The third argument
+   * is the policy, or `{ policy, args }`: `fn(key, ...args)` is called, and the journalled
+   * intent and result are reused only for the same `args` (else {@link ReplayMismatch}).
    */
-  async callSideEffect<T>(name: string, fn: (idempotencyKey: string) => T | Promise<T>, policy: InDoubtPolicy = "retry_with_key"): Promise<T> {
+  async callSideEffect<T, A extends unknown[] = []>(
+    name: string,
+    fn: (idempotencyKey: string, ...args: A) => T | Promise<T>,
+    options: InDoubtPolicy | SideEffectOptions<A> = "retry_with_key",
+  ): Promise<T> {
+    const { policy = "retry_with_key", args = [] as unknown as A } = typeof options === "string" ? { policy: options } : options;
     this.signal.throwIfAborted();
     const callId = this.nextCallId(name);
-    const replayed = this.replay(callId);
+    const digest = digestOf(args);
+    const replayed = this.replay(callId, digest);
     if (replayed !== undefined) return replayed.value as T;
     const { store, runId } = this.session;
     const inDoubt = store.inDoubt(runId, callId);
     let key: string;
     if (inDoubt !== undefined) {
+      // An intent for other arguments: its effect (if any) was not this call's.
+      checkReplay(callId, store.journalledIntent(runId, callId)?.argumentsDigest, digest);
       key = this.settle(inDoubt, policy);
     } else {
       this.signal.throwIfAborted();
-      const reply = await store.recordToolIntent(runId, callId, name, this.step);
+      const reply = await store.recordToolIntent(runId, callId, name, this.step, digest);
       // Completed by another life of the run since this one resumed.
-      if (reply.result !== undefined) return decodeOutput(reply.result.output) as T;
+      if (reply.result !== undefined) {
+        checkReplay(callId, reply.result.argumentsDigest, digest);
+        return decodeOutput(reply.result.output) as T;
+      }
       const intent = reply.intent;
       if (intent === undefined) throw new Error(`checkpointd: RecordToolIntent for ${callId} answered no intent`);
+      if (reply.alreadyRecorded) checkReplay(callId, intent.argumentsDigest, digest);
       key = reply.alreadyRecorded
         ? this.settle(
             { callId: intent.callId, toolName: intent.toolName, step: Number(intent.step), idempotencyKey: intent.idempotencyKey, corrupt: false },
@@ -133,7 +167,7 @@ export class StepContext {
           )
         : intent.idempotencyKey;
     }
-    return (await this.record(name, callId, await fn(key))) as T;
+    return (await this.record(name, callId, await fn(key, ...args), digest)) as T;
   }
 
   /**
@@ -176,17 +210,18 @@ export class StepContext {
     return `step-${this.step}/${name}/${index}`;
   }
 
-  private replay(callId: string): { value: unknown } | undefined {
+  private replay(callId: string, digest: string): { value: unknown } | undefined {
     const recorded = this.session.store.journalled(this.session.runId, callId);
     if (recorded === undefined) return undefined;
+    checkReplay(callId, recorded.argumentsDigest, digest);
     this.session.stats.toolsReplayed++;
     this.session.store.logger.info(`checkpointd: tool result replayed from the journal run_id=${this.runId} call_id=${callId}`);
     return { value: decodeOutput(recorded.output) };
   }
 
-  private async record(name: string, callId: string, output: unknown): Promise<unknown> {
+  private async record(name: string, callId: string, output: unknown, digest: string): Promise<unknown> {
     this.signal.throwIfAborted();
-    const recorded = await this.session.store.recordToolResult(this.session.runId, callId, name, this.step, encodeOutput(output));
+    const recorded = await this.session.store.recordToolResult(this.session.runId, callId, name, this.step, encodeOutput(output), false, digest);
     this.session.stats.toolsExecuted++;
     this.executedTools = true;
     return decodeOutput(recorded.output);

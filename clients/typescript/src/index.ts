@@ -13,6 +13,7 @@ export * from "./gen/checkpoint/v1/task_pb.js";
 export { type ErrorInfo, ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 export * from "./classify.js";
 export * from "./context.js";
+export { argumentsDigest, canonicalArguments } from "./digest.js";
 export { MemoryBackend } from "./memory.js";
 export * from "./pages.js";
 export * from "./recovery.js";

@@ -19,7 +19,7 @@ import { timestampNow, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 
 import { MessageChain, ToolChain, checkpointChecksum, idempotencyKey } from "./checksum.js";
-import { CheckpointdError, ERROR_DOMAIN } from "./errors.js";
+import { CheckpointdError, ERROR_DOMAIN, ReplayMismatch } from "./errors.js";
 import * as pb from "./gen/checkpoint/v1/checkpoint_pb.js";
 import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb.js";
 
@@ -52,9 +52,32 @@ interface Entry {
   step: bigint;
   output: Uint8Array;
   isError: boolean;
+  /** The call's arguments digest as journalled; "" when none was sent. */
+  argumentsDigest: string;
   seq: number;
   recordedAt: Timestamp;
   chain: string;
+}
+
+const DIGEST = /^[0-9a-f]{64}$/;
+
+/** A request's arguments digest: empty, or 64 lower-case hex digits (bad input otherwise). */
+function checkDigest(raw: string | undefined): string {
+  const digest = raw ?? "";
+  if (digest !== "" && !DIGEST.test(digest)) {
+    throw new CheckpointdError(new ConnectError("arguments_digest must be 64 lower-case hex digits or empty", Code.InvalidArgument,
+      undefined, [{ desc: ErrorInfoSchema, value: { reason: "INVALID_ARGUMENT", domain: ERROR_DOMAIN, metadata: { field: "arguments_digest" } } }]));
+  }
+  return digest;
+}
+
+/** ARGUMENTS_MISMATCH when the call id is journalled with another non-empty digest. */
+function checkSameArguments(callId: string, known: readonly (Entry | undefined)[], digest: string): void {
+  for (const entry of known) {
+    if (entry !== undefined && digest !== "" && entry.argumentsDigest !== "" && entry.argumentsDigest !== digest) {
+      throw ReplayMismatch.of(callId, entry.argumentsDigest, digest);
+    }
+  }
 }
 
 interface RunData {
@@ -168,6 +191,7 @@ export class MemoryBackend {
       isError: entry.isError,
       seq: BigInt(entry.seq),
       recordedAt: entry.recordedAt,
+      argumentsDigest: entry.argumentsDigest,
     });
   }
 
@@ -179,6 +203,7 @@ export class MemoryBackend {
       idempotencyKey: idempotencyKey(this.tenant, runId, entry.callId),
       seq: BigInt(entry.seq),
       recordedAt: entry.recordedAt,
+      argumentsDigest: entry.argumentsDigest,
     });
   }
 
@@ -230,6 +255,16 @@ export class MemoryBackend {
       skipped.push(step);
     }
     return { step: undefined, skipped };
+  }
+
+  /** What LoadLatest and Resume say on every read: the quarantined checkpoints above `restored`. */
+  private static passedOver(data: RunData | undefined, restored: number | undefined): pb.PassedOverCheckpoint[] {
+    return MemoryBackend.quarantinedAbove(data, restored).map((step) => {
+      const row = data!.checkpoints.get(step)!;
+      return create(pb.PassedOverCheckpointSchema, {
+        step: BigInt(step), checkpointId: row.id, metadata: { ...row.metadata }, reason: row.quarantine ?? "",
+      });
+    });
   }
 
   private static quarantinedAbove(data: RunData | undefined, restored: number | undefined): number[] {
@@ -289,6 +324,7 @@ export class MemoryBackend {
       ...(step === undefined ? {} : { checkpoint: this.checkpoint(runId, step, data, request.messageOffset) }),
       recoveredFromStep: BigInt(step ?? 0),
       skippedSteps: MemoryBackend.quarantinedAbove(data, step).map(BigInt),
+      passedOver: MemoryBackend.passedOver(data, step),
       epoch: data.epoch,
       restartedFromScratch: step === undefined,
       inDoubt,
@@ -378,6 +414,7 @@ export class MemoryBackend {
     return create(pb.LoadLatestResponseSchema, {
       checkpoint: this.checkpoint(runId, found.step, data, request.messageOffset),
       skippedSteps: found.skipped.map(BigInt),
+      passedOver: MemoryBackend.passedOver(data, found.step),
       ...this.journal(runId, data.journal),
     });
   }
@@ -452,7 +489,9 @@ export class MemoryBackend {
     const callId = checkId("call_id", request.callId ?? "");
     const data = this.runs.get(runId) ?? { epoch: 0n, checkpoints: new Map(), messages: [], journal: [], updatedAt: timestampNow() };
     checkEpoch(request.epoch ?? 0n, data.epoch);
+    const argumentsDigest = checkDigest(request.argumentsDigest);
     const existing = data.journal.find((e) => e.callId === callId && !e.intent);
+    checkSameArguments(callId, [existing, data.journal.find((e) => e.callId === callId && e.intent)], argumentsDigest);
     if (existing !== undefined) return create(pb.RecordToolResultResponseSchema, { result: this.result(existing), alreadyRecorded: true });
     const entry = this.append(runId, data, {
       intent: false,
@@ -461,6 +500,7 @@ export class MemoryBackend {
       step: BigInt(checkStep(request.step)),
       output: request.output ?? new Uint8Array(),
       isError: request.isError ?? false,
+      argumentsDigest,
     });
     return create(pb.RecordToolResultResponseSchema, { result: this.result(entry) });
   }
@@ -470,8 +510,10 @@ export class MemoryBackend {
     const callId = checkId("call_id", request.callId ?? "");
     const data = this.runs.get(runId) ?? { epoch: 0n, checkpoints: new Map(), messages: [], journal: [], updatedAt: timestampNow() };
     checkEpoch(request.epoch ?? 0n, data.epoch);
+    const argumentsDigest = checkDigest(request.argumentsDigest);
     const intent = data.journal.find((e) => e.callId === callId && e.intent);
     const result = data.journal.find((e) => e.callId === callId && !e.intent);
+    checkSameArguments(callId, [intent, result], argumentsDigest);
     if (intent !== undefined || result !== undefined) {
       // A call known already (an intent, a result or both) gets no second intent.
       return create(pb.RecordToolIntentResponseSchema, {
@@ -487,6 +529,7 @@ export class MemoryBackend {
       step: BigInt(checkStep(request.step)),
       output: new Uint8Array(),
       isError: false,
+      argumentsDigest,
     });
     return create(pb.RecordToolIntentResponseSchema, { intent: this.intent(runId, entry) });
   }

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ApprovalRequired, ErrorClassifier, FatalError, isFenced, type Decision, type ErrorKind } from "./classify.js";
 import { StepContext } from "./context.js";
 import { RESULT_KEY, Session, type RunStats } from "./session.js";
-import type { CheckpointStore, Resumed, State } from "./store.js";
+import type { CheckpointStore, PassedOver, Resumed, State } from "./store.js";
 import { Strategy } from "./strategy.js";
 
 /**
@@ -184,7 +184,8 @@ export async function drive(agentFn: AgentFn, store: CheckpointStore, runId: str
       resumed = await store.resume(runId);
       store.logger.info(
         `checkpointd: resumed run_id=${runId} recovered_from_step=${resumed.recoveredFromStep} ` +
-          `restarted_from_scratch=${resumed.restartedFromScratch} skipped=[${resumed.skippedSteps.join(", ")}]`,
+          `restarted_from_scratch=${resumed.restartedFromScratch} skipped=[${resumed.skippedSteps.join(", ")}] ` +
+          `passed_over=[${resumed.passedOver.map((p) => p.step).join(", ")}]`,
       );
       const fresh = initialState?.(task) ?? {};
       const session = new Session(store, resumed, task, policy.strategy, decision, fresh, stats);
@@ -233,8 +234,10 @@ export interface RecoveryResult {
   /** The step the last recovery restored; 0 from scratch. */
   recoveredFromStep: number;
   restartedFromScratch: boolean;
-  /** Corrupt checkpoints skipped, newest first. */
+  /** Corrupt checkpoints the last Resume found, newest first. */
   skippedSteps: number[];
+  /** Every quarantined checkpoint above the one the last Resume restored, newest first. */
+  passedOver: PassedOver[];
   resurrections: number;
   stepsExecuted: number;
   toolsExecuted: number;
@@ -301,6 +304,7 @@ export class RecoverableAgent {
       recoveredFromStep: resumed.recoveredFromStep,
       restartedFromScratch: resumed.restartedFromScratch,
       skippedSteps: resumed.skippedSteps,
+      passedOver: resumed.passedOver,
       resurrections: outcome.resurrections,
       stepsExecuted: outcome.stats.stepsExecuted,
       toolsExecuted: outcome.stats.toolsExecuted,

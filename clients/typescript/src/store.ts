@@ -69,6 +69,42 @@ export interface AgentCheckpoint {
   isValid: boolean;
   metadata: Record<string, string>;
   epoch: bigint;
+  /** Set by `loadLatest`: the quarantined checkpoints above this one (empty: not a fallback). */
+  passedOver?: PassedOver[];
+}
+
+/**
+ * A quarantined checkpoint newer than the one a load or Resume returned: the answer was a
+ * fallback past it. Reported on every read until an operator repairs the run (DESIGN contract
+ * 13), not only on the read that found it corrupt. Its fields other than `step` come from a
+ * checkpoint that failed verification: for telling people, never for restoring.
+ */
+export interface PassedOver {
+  step: number;
+  /** Empty when the server predates `passed_over` (only `skipped_steps` known). */
+  checkpointId: string;
+  label: string;
+  metadata: Record<string, string>;
+  quarantinedAt: Date | undefined;
+  reason: string;
+}
+
+/**
+ * The checkpoints an answer passed over, newest first: its `passedOver`, or on a server that
+ * predates it (which leaves it empty) the steps it found corrupt on this read.
+ */
+export function passedOverOf(reply: { passedOver: readonly pb.PassedOverCheckpoint[]; skippedSteps: readonly bigint[] }): PassedOver[] {
+  if (reply.passedOver.length > 0) {
+    return reply.passedOver.map((p) => ({
+      step: Number(p.step),
+      checkpointId: p.checkpointId,
+      label: p.label,
+      metadata: { ...p.metadata },
+      quarantinedAt: date(p.quarantinedAt),
+      reason: p.reason,
+    }));
+  }
+  return reply.skippedSteps.map((step) => ({ step: Number(step), checkpointId: "", label: "", metadata: {}, quarantinedAt: undefined, reason: "" }));
 }
 
 /** What a save takes: the run, the step, and the whole (append-only) history. */
@@ -96,7 +132,10 @@ export interface Resumed {
   checkpoint: AgentCheckpoint | undefined;
   recoveredFromStep: number;
   restartedFromScratch: boolean;
+  /** Corrupt checkpoints this Resume found (and quarantined), newest first. */
   skippedSteps: number[];
+  /** Every quarantined checkpoint above the one restored, newest first, on every Resume. */
+  passedOver: PassedOver[];
   inDoubt: InDoubt[];
   corruptCallIds: string[];
 }
@@ -324,14 +363,16 @@ export class CheckpointStore {
     }
     this.runs.set(runId, run);
     const skippedSteps = reply.skippedSteps.map(Number);
-    if (reply.restartedFromScratch && skippedSteps.length > 0) {
+    const passedOver = passedOverOf(reply);
+    // Every Resume that restores below quarantined checkpoints says so, not only the first.
+    const steps = passedOver.map((p) => p.step).join(", ");
+    if (reply.restartedFromScratch && passedOver.length > 0) {
       this.logger.error(
-        `checkpointd: every checkpoint of run ${runId} is corrupt (steps ${skippedSteps.join(", ")} quarantined); ` +
-          "the run RESTARTS FROM STEP 0",
+        `checkpointd: every checkpoint of run ${runId} is corrupt (steps ${steps} quarantined); the run RESTARTS FROM STEP 0`,
       );
-    } else if (skippedSteps.length > 0) {
+    } else if (passedOver.length > 0) {
       this.logger.warn(
-        `checkpointd: corrupt checkpoint(s) of run ${runId} at step(s) ${skippedSteps.join(", ")} quarantined and skipped; ` +
+        `checkpointd: corrupt checkpoint(s) of run ${runId} at step(s) ${steps} quarantined and skipped; ` +
           `falling back to step ${reply.recoveredFromStep}`,
       );
     }
@@ -345,6 +386,7 @@ export class CheckpointStore {
       recoveredFromStep: Number(reply.recoveredFromStep),
       restartedFromScratch: reply.restartedFromScratch,
       skippedSteps,
+      passedOver,
       inDoubt: [...run.inDoubt.values()],
       corruptCallIds: [...reply.corruptCallIds],
     };
@@ -374,6 +416,11 @@ export class CheckpointStore {
 
   journalled(runId: string, callId: string): pb.ToolResult | undefined {
     return this.runs.get(runId)?.journal.get(callId);
+  }
+
+  /** The intent journalled for `callId` that this store knows of (its arguments digest, key). */
+  journalledIntent(runId: string, callId: string): pb.ToolIntent | undefined {
+    return this.runs.get(runId)?.intents.get(callId);
   }
 
   inDoubt(runId: string, callId: string): InDoubt | undefined {
@@ -467,14 +514,17 @@ export class CheckpointStore {
       }
       throw error;
     }
-    if (reply.skippedSteps.length > 0) {
+    const passedOver = passedOverOf(reply);
+    // Every load that lands below quarantined checkpoints says so, not only the first.
+    if (passedOver.length > 0) {
       this.logger.warn(
-        `checkpointd: corrupt checkpoint(s) of run ${runId} at step(s) ${reply.skippedSteps.join(", ")} quarantined and skipped; ` +
-          `falling back to step ${reply.checkpoint?.step}`,
+        `checkpointd: corrupt checkpoint(s) of run ${runId} at step(s) ${passedOver.map((p) => p.step).join(", ")} ` +
+          `quarantined and skipped; falling back to step ${reply.checkpoint?.step}`,
       );
     }
     if (reply.checkpoint === undefined) return undefined;
     const checkpoint = toCheckpoint(reply.checkpoint, reply.toolResults, reply.toolIntents);
+    checkpoint.passedOver = passedOver;
     if (!checkpoint.isValid) {
       this.logger.error(`checkpointd: the checkpoint of run ${runId} at step ${checkpoint.stepNumber} fails the client's checksum check`);
     }
@@ -512,7 +562,11 @@ export class CheckpointStore {
     return typeof checkpoint === "string" || (checkpoint.isValid && reply.verdicts[0]?.storedChecksum === checkpoint.checksum);
   }
 
-  /** Journals a tool's result (the stored one when the call id was journalled already). */
+  /**
+   * Journals a tool's result (the stored one when the call id was journalled already).
+   * `argumentsDigest` (src/digest.ts; "" for none) is journalled with it: the server refuses
+   * another digest under the same call id with {@link ReplayMismatch}.
+   */
   async recordToolResult(
     runId: string,
     callId: string,
@@ -520,6 +574,7 @@ export class CheckpointStore {
     step: number,
     output: Uint8Array,
     isError = false,
+    argumentsDigest = "",
   ): Promise<pb.ToolResult> {
     const run = await this.run(runId);
     const reply = await this.backend.recordToolResult({
@@ -530,6 +585,7 @@ export class CheckpointStore {
       output,
       isError,
       epoch: run.epoch,
+      argumentsDigest,
     });
     if (reply.result === undefined) throw new Error(`checkpointd: RecordToolResult for ${callId} answered no result`);
     journal(run, { kind: "result", entry: reply.result });
@@ -538,9 +594,9 @@ export class CheckpointStore {
   }
 
   /** Journals that a side-effecting call is about to run; the reply has its key. */
-  async recordToolIntent(runId: string, callId: string, toolName: string, step: number): Promise<pb.RecordToolIntentResponse> {
+  async recordToolIntent(runId: string, callId: string, toolName: string, step: number, argumentsDigest = ""): Promise<pb.RecordToolIntentResponse> {
     const run = await this.run(runId);
-    const reply = await this.backend.recordToolIntent({ runId, callId, toolName, step: BigInt(step), epoch: run.epoch });
+    const reply = await this.backend.recordToolIntent({ runId, callId, toolName, step: BigInt(step), epoch: run.epoch, argumentsDigest });
     if (reply.result !== undefined) journal(run, { kind: "result", entry: reply.result });
     else if (!reply.alreadyRecorded && reply.intent !== undefined) journal(run, { kind: "intent", entry: reply.intent });
     return reply;
