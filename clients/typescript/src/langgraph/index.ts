@@ -7,6 +7,7 @@
 export { CheckpointdSaver, type CheckpointdSaverOptions } from "./saver.js";
 export { CorruptCheckpoints, FALLBACK_KEY, type CorruptionPolicy, type Fallback, type SaverLogger } from "./fallback.js";
 export { ThreadTakenOver } from "./ownership.js";
+export { ReplayMismatch } from "../errors.js";
 export type { PruneStrategy } from "./threads.js";
 export { parseRunId, pct, runId, threadPrefix, toolCallId, writeCallId, type ToolCallKind } from "./naming.js";
 export {

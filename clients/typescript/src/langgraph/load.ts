@@ -25,6 +25,7 @@ export type NextVersion = (current: undefined) => ChannelVersion;
 
 import { Code, CheckpointdError } from "../errors.js";
 import { JournalScope, type Checkpoint as PbCheckpoint, type ToolIntent, type ToolResult } from "../gen/checkpoint/v1/checkpoint_pb.js";
+import { passedOverOf, type PassedOver } from "../store.js";
 import { decodeWrite, joinMetadata, LOG_DIGEST_KEY, META_PREFIX, type Write } from "./codec.js";
 import type { Core } from "./core.js";
 import { ofIntent, ofResult, type JournalEntry, type RunState, type SerializedMessage } from "./runs.js";
@@ -46,8 +47,11 @@ export interface Loaded {
   writes: Write[];
   journal: JournalEntry[];
   epoch: bigint | undefined;
-  /** Newer checkpoints skipped as corrupt on the way to this one, newest first. */
-  skippedSteps: bigint[];
+  /**
+   * Quarantined checkpoints above this one, newest first (a load of "latest" only): on every
+   * such load, not only the one that found them corrupt.
+   */
+  passedOver: PassedOver[];
 }
 
 /** What a checkpoint is asked for by: its LangGraph id, its step, or the latest valid one. */
@@ -69,11 +73,12 @@ export async function load(core: Core, state: RunState, target: Target): Promise
     const base = { runId: state.runId, journal: JournalScope.STEP, messageOffset: BigInt(state.logLength) };
     let checkpoint: PbCheckpoint | undefined;
     let results: ToolResult[];
-    let skipped: bigint[] = [];
+    let passedOver: PassedOver[] = [];
     try {
       if (target === "latest") {
         const response = await core.client.loadLatest(base);
-        ({ checkpoint, toolResults: results, skippedSteps: skipped } = response);
+        ({ checkpoint, toolResults: results } = response);
+        passedOver = passedOverOf(response);
       } else {
         const response = await core.client.loadAtStep({ ...base, ...target });
         ({ checkpoint, toolResults: results } = response);
@@ -87,7 +92,7 @@ export async function load(core: Core, state: RunState, target: Target): Promise
     if (checkpoint === undefined) throw new Error(`checkpointd answered a load of ${state.runId} without a checkpoint`);
     try {
       const loaded = await decode(core, state, checkpoint, results, false);
-      loaded.skippedSteps = skipped;
+      loaded.passedOver = passedOver;
       state.remember(loaded.checkpointId, loaded.step);
       return loaded;
     } catch (error) {
@@ -123,7 +128,7 @@ export async function loadForSync(core: Core, state: RunState, step: bigint, mes
   let loaded: Loaded;
   if (checkpoint === undefined) {
     state.dropLog();
-    loaded = { checkpointId: "", step: -1n, checkpoint: {}, metadata: {}, parentId: undefined, ns: "", writes: [], journal: [], epoch: undefined, skippedSteps: [] };
+    loaded = { checkpointId: "", step: -1n, checkpoint: {}, metadata: {}, parentId: undefined, ns: "", writes: [], journal: [], epoch: undefined, passedOver: [] };
   } else {
     if (checkpoint.messageCount !== messageCount) return undefined;
     loaded = await decode(core, state, checkpoint, [], true);
@@ -165,7 +170,7 @@ async function decode(core: Core, state: RunState, checkpoint: PbCheckpoint, res
     writes: ordered,
     journal: [],
     epoch: undefined,
-    skippedSteps: [],
+    passedOver: [],
   };
 }
 

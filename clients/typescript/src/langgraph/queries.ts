@@ -59,13 +59,32 @@ export async function allSummaries(client: CheckpointClient, runId: string, quer
   return out;
 }
 
-/** The LangGraph ids of a run's checkpoints at `steps` (all of them for undefined), by step. */
-export async function labelsAt(client: CheckpointClient, runId: string, steps: bigint[] | undefined): Promise<Map<bigint, string>> {
+/** A checkpoint's LangGraph id and stored metadata map. */
+export interface Named {
+  label: string;
+  metadata: Record<string, string>;
+}
+
+/**
+ * The LangGraph ids and metadata of a run's checkpoints at `steps` (all of them for undefined),
+ * by step: what a server older than `passed_over`, or an ALL_CHECKPOINTS_CORRUPT refusal, does
+ * not say about the checkpoints it skipped.
+ */
+export async function labelsAt(client: CheckpointClient, runId: string, steps: number[] | undefined): Promise<Map<number, Named>> {
   const wanted = steps === undefined ? undefined : new Set(steps);
-  const found = new Map<bigint, string>();
+  const found = new Map<number, Named>();
   for await (const summary of summaries(client, runId)) {
-    if (wanted === undefined || wanted.has(summary.step)) found.set(summary.step, summary.label);
+    const step = Number(summary.step);
+    if (wanted === undefined || wanted.has(step)) found.set(step, { label: summary.label, metadata: { ...summary.metadata } });
     if (wanted !== undefined && found.size === wanted.size) break;
   }
   return found;
+}
+
+/** The step and metadata of the checkpoint labelled `label` (a LangGraph id); undefined if none. */
+export async function byLabel(client: CheckpointClient, runId: string, label: string): Promise<{ step: number; metadata: Record<string, string> } | undefined> {
+  for await (const summary of summaries(client, runId)) {
+    if (summary.label === label) return { step: Number(summary.step), metadata: { ...summary.metadata } };
+  }
+  return undefined;
 }

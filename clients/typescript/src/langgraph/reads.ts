@@ -10,10 +10,10 @@ import type { CheckpointListOptions, CheckpointTuple } from "@langchain/langgrap
 import { Code } from "../errors.js";
 import { serverFilter } from "./codec.js";
 import { address, stepOf, type Core } from "./core.js";
-import { asMetadata, FALLBACK_KEY, report, type Fallback } from "./fallback.js";
+import { asMetadata, FALLBACK_KEY, fallbackOf, langgraphStep, report } from "./fallback.js";
 import { AllCorrupt, load, migratePendingSends, toTuple, type NextVersion } from "./load.js";
 import { parseRunId, PREFIX, runId, threadPrefix } from "./naming.js";
-import { isCode, labelsAt, listRuns, summaries } from "./queries.js";
+import { byLabel, isCode, labelsAt, listRuns, summaries } from "./queries.js";
 
 type Configurable = Record<string, unknown> | undefined;
 
@@ -39,22 +39,29 @@ export async function getTuple(core: Core, configurable: Configurable, nextVersi
     }
     if (error instanceof AllCorrupt) {
       const labels = await labelsAt(core.client, run, undefined);
-      const steps = [...labels.keys()].sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
-      report(core.onCorrupt, core.logger, {
-        threadId, ns, skippedIds: steps.map((s) => labels.get(s) as string), skippedSteps: steps.map(Number), servedId: undefined,
-      });
+      const steps = [...labels.keys()].sort((a, b) => b - a);
+      const passed = steps.map((step) => ({ step, checkpointId: "", label: "", metadata: {}, quarantinedAt: undefined, reason: "" }));
+      report(core.onCorrupt, core.logger, fallbackOf(threadId, ns, passed, undefined, labels));
       return undefined;
+    }
+    if (checkpointId !== undefined && isCode(error, Code.DataLoss)) {
+      // Asked for by id, a corrupt checkpoint has nothing to fall back to: the same
+      // CorruptCheckpoints as a refused fallback, under either policy, never a bare DATA_LOSS.
+      const found = await byLabel(core.client, run, checkpointId);
+      report(core.onCorrupt, core.logger, {
+        threadId, ns, skippedIds: [checkpointId], skippedSteps: [found === undefined ? null : langgraphStep(found.metadata)],
+        checkpointdSteps: found === undefined ? [] : [found.step], servedId: undefined, requestedId: checkpointId,
+      });
     }
     throw error;
   }
   await migratePendingSends(core, state, loaded, nextVersion);
   const tuple = await toTuple(core, threadId, ns, loaded);
-  if (loaded.skippedSteps.length > 0) {
-    const labels = await labelsAt(core.client, run, loaded.skippedSteps);
-    const skipped = loaded.skippedSteps.filter((s) => labels.has(s));
-    const fallback: Fallback = {
-      threadId, ns, skippedIds: skipped.map((s) => labels.get(s) as string), skippedSteps: loaded.skippedSteps.map(Number), servedId: loaded.checkpointId,
-    };
+  if (loaded.passedOver.length > 0) {
+    // A server older than `passed_over` names only the steps: their ids come from a listing.
+    const unnamed = loaded.passedOver.filter((p) => p.label === "").map((p) => p.step);
+    const labels = unnamed.length > 0 ? await labelsAt(core.client, run, unnamed) : undefined;
+    const fallback = fallbackOf(threadId, ns, loaded.passedOver, loaded.checkpointId, labels);
     report(core.onCorrupt, core.logger, fallback);
     (tuple.metadata as Record<string, unknown>)[FALLBACK_KEY] = asMetadata(fallback);
   }

@@ -10,6 +10,7 @@
 
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 
+import { checkReplay } from "../errors.js";
 import { encodeToolResult } from "./codec.js";
 import type { Core } from "./core.js";
 import { runId } from "./naming.js";
@@ -26,6 +27,8 @@ export interface Begun {
   toolName: string;
   step: number;
   idempotencyKey: string;
+  /** The call's arguments digest (src/digest.ts), journalled with its intent and result. */
+  argumentsDigest: string;
   replayed?: { value: unknown };
   inDoubt: boolean;
 }
@@ -49,10 +52,16 @@ export class ToolJournal {
     this.state = core.runs.get(this.runId);
   }
 
-  /** Journals the intent of a call, or finds the one journalled before (and its result). */
-  async begin(callId: string, toolName: string, step: number): Promise<Begun> {
+  /**
+   * Journals the intent of a call, or finds the one journalled before (and its result). A call
+   * journalled with other arguments throws ReplayMismatch (the server's refusal, or this
+   * client's own check against an older server's answer): nothing is replayed or called.
+   */
+  async begin(callId: string, toolName: string, step: number, argumentsDigest: string): Promise<Begun> {
     const reply = await this.write((epoch) =>
-      this.core.client.recordToolIntent({ runId: this.runId, callId, toolName, step: BigInt(step), epoch }));
+      this.core.client.recordToolIntent({ runId: this.runId, callId, toolName, step: BigInt(step), epoch, argumentsDigest }));
+    if (reply.result !== undefined) checkReplay(callId, reply.result.argumentsDigest, argumentsDigest);
+    if (reply.alreadyRecorded && reply.intent !== undefined) checkReplay(callId, reply.intent.argumentsDigest, argumentsDigest);
     if (!reply.alreadyRecorded && reply.intent !== undefined) this.state.learn(ofIntent(reply.intent));
     const begun: Begun = {
       runId: this.runId,
@@ -60,6 +69,7 @@ export class ToolJournal {
       toolName,
       step,
       idempotencyKey: reply.intent?.idempotencyKey ?? "",
+      argumentsDigest,
       inDoubt: false,
     };
     if (reply.result !== undefined) begun.replayed = { value: await decodeValue(this.core.serde, reply.result.output) };
@@ -81,6 +91,7 @@ export class ToolJournal {
       output: encodeToolResult(type, bytes),
       isError,
       epoch,
+      argumentsDigest: call.argumentsDigest,
     }));
     if (reply.result !== undefined) this.state.learn(ofResult(reply.result));
     if (reply.alreadyRecorded && reply.result !== undefined) return decodeValue(this.core.serde, reply.result.output);

@@ -30,6 +30,11 @@
  *   tool in the task attempt; the node must make its calls in the same order each time it runs.
  *   Time travel forks at a new step, so these calls run again there.
  * - with `key`: (graph path, tool, your key), one call per key in the thread.
+ *
+ * A replay must match its call (DESIGN contract 14): each call journals the digest of its
+ * arguments (src/digest.ts: a model's tool call's `args`, a function's arguments array), and a
+ * call id journalled with other arguments (a model that reuses a tool call id) throws
+ * `ReplayMismatch` naming the call and both digests; the tool is not called.
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -40,6 +45,7 @@ import { StructuredTool, type StructuredToolInterface } from "@langchain/core/to
 import { getConfig, interrupt } from "@langchain/langgraph";
 
 import { FatalError } from "../classify.js";
+import { argumentsDigest } from "../digest.js";
 import { inDoubtAction, type InDoubtPolicy } from "../context.js";
 import { toolCallId } from "./naming.js";
 import { CheckpointdSaver, coreOf } from "./saver.js";
@@ -227,9 +233,9 @@ const isError = (value: unknown): boolean => value instanceof ToolMessage && val
  * Runs `run` at most once for `id`; `skipped` turns a human's `skip` result into what the call
  * returns.
  */
-async function runOnce(where: Site, id: string, tool: string, policy: InDoubtPolicy, run: () => Promise<unknown>,
+async function runOnce(where: Site, id: string, tool: string, policy: InDoubtPolicy, args: unknown, run: () => Promise<unknown>,
   skipped: (result: unknown) => unknown = (result) => result): Promise<unknown> {
-  const call = await where.journal.begin(id, tool, where.step);
+  const call = await where.journal.begin(id, tool, where.step, argumentsDigest(args));
   if (call.replayed !== undefined) return call.replayed.value;
   if (call.inDoubt) {
     const settled = settle(call, policy);
@@ -298,7 +304,7 @@ export class ExactlyOnceTool extends StructuredTool {
       const content = typeof result === "string" ? result : JSON.stringify(result);
       return new ToolMessage({ content, name: this.name, tool_call_id: modelCallId });
     };
-    return runOnce(where, id, this.name, this.policy, () => this.tool.invoke(input, config), skipped);
+    return runOnce(where, id, this.name, this.policy, args, () => this.tool.invoke(input, config), skipped);
   }
 
   protected override _call(): Promise<never> {
@@ -339,7 +345,7 @@ function wrapFunction<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>
   const wrapped = async (...args: A): Promise<Awaited<R>> => {
     const where = site(getConfig(), saver);
     const id = callId(where, name, key === undefined ? undefined : String(key(...args)), undefined);
-    return await runOnce(where, id, name, policy, async () => fn(...args)) as Awaited<R>;
+    return await runOnce(where, id, name, policy, args, async () => fn(...args)) as Awaited<R>;
   };
   Object.defineProperty(wrapped, "name", { value: name });
   return wrapped;
