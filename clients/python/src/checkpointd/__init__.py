@@ -10,6 +10,7 @@ from .aio import AsyncClient
 from .classify import ApprovalRequired, Decision, ErrorClassifier, FatalError, TransientError
 from .client import Client
 from .context import InDoubtPolicy, StepContext
+from .digest import arguments_digest
 from .errors import (
     AlreadyExists,
     CheckpointdError,
@@ -18,12 +19,13 @@ from .errors import (
     InvalidArgument,
     NotFound,
     PermissionDenied,
+    ReplayMismatch,
     ResourceExhausted,
     Unauthenticated,
     Unavailable,
 )
 from .recovery import Done, RecoverableAgent, RecoveryPolicy
-from .store import Checkpoint, CheckpointStore, InDoubt, Resumed
+from .store import Checkpoint, CheckpointStore, InDoubt, PassedOver, Resumed
 from .strategy import Strategy
 
 __all__ = [
@@ -44,9 +46,11 @@ __all__ = [
     "InDoubtPolicy",
     "InvalidArgument",
     "NotFound",
+    "PassedOver",
     "PermissionDenied",
     "RecoverableAgent",
     "RecoveryPolicy",
+    "ReplayMismatch",
     "ResourceExhausted",
     "Resumed",
     "StepContext",
@@ -54,4 +58,5 @@ __all__ = [
     "TransientError",
     "Unauthenticated",
     "Unavailable",
+    "arguments_digest",
 ]

@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 
-from .errors import CheckpointdError
+from .errors import CheckpointdError, ReplayMismatch
 
 
 class FatalError(Exception):
@@ -74,7 +74,8 @@ class ErrorClassifier:
         self.fatal_patterns = [p.lower() for p in fatal_patterns]
 
     def classify(self, error: BaseException) -> ErrorClass:
-        if isinstance(error, FatalError):
+        if isinstance(error, (FatalError, ReplayMismatch)):
+            # A call id reused with other arguments fails the same way on every retry.
             return ErrorClass.FATAL
         if isinstance(error, (TransientError, ApprovalRequired)):
             return ErrorClass.TRANSIENT

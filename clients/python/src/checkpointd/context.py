@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _codec
 from .classify import ApprovalRequired, Decision, FatalError
+from .digest import arguments_digest, check_replay
 from .store import InDoubt
 
 if TYPE_CHECKING:
@@ -73,6 +74,11 @@ async def _invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return value
 
 
+def _digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """The arguments digest of a recovery-loop call: of `{"args": [...], "kwargs": {...}}`."""
+    return arguments_digest({"args": list(args), "kwargs": kwargs})
+
+
 class StepContext:
     """The context of one step of one run. `state` and `messages` are the live values: change
     them in place (or assign `ctx.state`); a step that fails leaves no trace in them."""
@@ -118,13 +124,19 @@ class StepContext:
         """Calls a tool at most once per call: a result journalled by this or an earlier life
         of the run is returned without calling `fn`; otherwise `fn(*args, **kwargs)` (sync or
         async) runs and its JSON-serialisable result is journalled before it is returned. The
-        call id is `step-{step}/{name}/{n}` for the n-th call of `name` in the step."""
+        call id is `step-{step}/{name}/{n}` for the n-th call of `name` in the step.
+
+        A journalled result is replayed only for the same arguments: the call's
+        `arguments_digest` (of `{"args": [...], "kwargs": {...}}`, see `checkpointd.digest`)
+        is journalled with it, and a call whose arguments differ raises `ReplayMismatch`
+        without calling `fn`."""
         call_id = self._next_call_id(name)
-        replayed = self._replay(call_id)
+        digest = _digest(args, kwargs)
+        replayed = self._replay(call_id, digest)
         if replayed is not None:
             return replayed[0]
         output = await _invoke(fn, *args, **kwargs)
-        return await self._record(name, call_id, output)
+        return await self._record(name, call_id, output, digest)
 
     async def call_side_effect(
         self,
@@ -137,23 +149,33 @@ class StepContext:
         """Calls a side-effecting tool at most once, even across a crash between its effect and
         its journalled result: an intent is journalled first and `fn(key, *args, **kwargs)`
         receives the call's idempotency key, which it must honour (a key seen before repeats no
-        effect). A call left in doubt by a crash is settled by `policy`."""
+        effect). A call left in doubt by a crash is settled by `policy`. As with `call_tool`,
+        a journalled result or intent is reused only for the same arguments (the key is not
+        one of them): other arguments raise `ReplayMismatch` without calling `fn`."""
         call_id = self._next_call_id(name)
-        replayed = self._replay(call_id)
+        digest = _digest(args, kwargs)
+        replayed = self._replay(call_id, digest)
         if replayed is not None:
             return replayed[0]
         session = self._session
         store = session.store
         in_doubt = store.in_doubt(session.run_id, call_id)
         if in_doubt is not None:
+            intent_seen = store.journalled_intent(session.run_id, call_id)
+            if intent_seen is not None:
+                check_replay(call_id, intent_seen.arguments_digest, digest)
             key = self._settle(in_doubt, policy)
         else:
-            reply = await store.record_tool_intent(session.run_id, call_id, name, self.step)
+            reply = await store.record_tool_intent(
+                session.run_id, call_id, name, self.step, arguments_digest=digest
+            )
             if reply.HasField("result"):
                 # Completed by another life of the run since this one resumed.
+                check_replay(call_id, reply.result.arguments_digest, digest)
                 return _codec.decode_output(reply.result.output)
             intent = reply.intent
             if reply.already_recorded:
+                check_replay(call_id, intent.arguments_digest, digest)
                 key = self._settle(
                     InDoubt(intent.call_id, intent.tool_name, intent.step, intent.idempotency_key, False),
                     policy,
@@ -161,7 +183,7 @@ class StepContext:
             else:
                 key = intent.idempotency_key
         output = await _invoke(fn, key, *args, **kwargs)
-        return await self._record(name, call_id, output)
+        return await self._record(name, call_id, output, digest)
 
     def _settle(self, call: InDoubt, policy: InDoubtPolicy) -> str:
         decision = self._session.decision
@@ -184,17 +206,23 @@ class StepContext:
         self._call_indexes[name] = index + 1
         return f"step-{self.step}/{name}/{index}"
 
-    def _replay(self, call_id: str) -> tuple[Any] | None:
+    def _replay(self, call_id: str, digest: str) -> tuple[Any] | None:
         recorded = self._session.store.journalled(self._session.run_id, call_id)
         if recorded is None:
             return None
+        check_replay(call_id, recorded.arguments_digest, digest)
         self._session.stats.tools_replayed += 1
         log.info("tool result replayed from the journal run_id=%s call_id=%s", self.run_id, call_id)
         return (_codec.decode_output(recorded.output),)
 
-    async def _record(self, name: str, call_id: str, output: Any) -> Any:
+    async def _record(self, name: str, call_id: str, output: Any, digest: str) -> Any:
         recorded = await self._session.store.record_tool_result(
-            self._session.run_id, call_id, name, self.step, _codec.encode_output(output)
+            self._session.run_id,
+            call_id,
+            name,
+            self.step,
+            _codec.encode_output(output),
+            arguments_digest=digest,
         )
         self._session.stats.tools_executed += 1
         self.executed_tools = True

@@ -16,6 +16,8 @@ from google.rpc import error_details_pb2, status_pb2
 #: The `ErrorInfo.domain` of the reasons checkpointd itself sets.
 DOMAIN = "checkpointd"
 _DETAILS_KEY = "grpc-status-details-bin"
+#: The reason of a call id journalled with other arguments (`ReplayMismatch`).
+ARGUMENTS_MISMATCH = "ARGUMENTS_MISMATCH"
 
 
 class CheckpointdError(Exception):
@@ -67,6 +69,35 @@ class NotFound(CheckpointdError):
 
 class AlreadyExists(CheckpointdError):
     code = grpc.StatusCode.ALREADY_EXISTS
+
+
+class ReplayMismatch(AlreadyExists):
+    """A journalled call id was reused with other arguments: its recorded result (or intent)
+    belongs to a different call, so it is not replayed and the tool is not run under that id.
+
+    Raised by the client before a replay whose stored `arguments_digest` differs from the
+    call's, and for the server's `ALREADY_EXISTS` reason `ARGUMENTS_MISMATCH`. `call_id`,
+    `stored_digest` and `request_digest` name the call and both digests (see
+    `checkpointd.digest`). Fatal: the same call fails the same way on every retry."""
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.reason = self.reason or ARGUMENTS_MISMATCH
+        self.call_id = self.metadata.get("call_id", "")
+        self.stored_digest = self.metadata.get("stored_digest", "")
+        self.request_digest = self.metadata.get("request_digest", "")
+
+    @classmethod
+    def of(cls, call_id: str, stored_digest: str, request_digest: str) -> ReplayMismatch:
+        """The mismatch a client finds itself, before replaying."""
+        return cls(
+            f"tool call {call_id} was journalled with other arguments (digest {stored_digest}); "
+            f"this call's arguments have digest {request_digest}: the journalled result is not "
+            "replayed and the tool is not called (the call id must name one call)",
+            reason=ARGUMENTS_MISMATCH,
+            domain=DOMAIN,
+            metadata={"call_id": call_id, "stored_digest": stored_digest, "request_digest": request_digest},
+        )
 
 
 class PermissionDenied(CheckpointdError):
@@ -167,6 +198,8 @@ def from_rpc_error(error: grpc.RpcError) -> CheckpointdError:
     trailers = trailers_of() if callable(trailers_of) else None
     info = error_info(trailers)
     cls = _BY_CODE.get(code, CheckpointdError)
+    if cls is AlreadyExists and info is not None and info.reason == ARGUMENTS_MISMATCH:
+        cls = ReplayMismatch
     return cls(
         message,
         code=code,

@@ -28,6 +28,7 @@ from ._proto import checkpoint_pb2 as pb
 from ._rpc import CHECKPOINTS, build_request, resume_request
 from .checksum import ZERO, MessageChain, ToolChain, checkpoint_checksum, idempotency_key
 from .errors import (
+    ARGUMENTS_MISMATCH,
     DOMAIN,
     AlreadyExists,
     CheckpointdError,
@@ -35,6 +36,7 @@ from .errors import (
     FailedPrecondition,
     InvalidArgument,
     NotFound,
+    ReplayMismatch,
 )
 
 _MAX_ID_BYTES = 256
@@ -73,6 +75,7 @@ class _Row:
     created_at: Timestamp
     label: str
     quarantine: str | None = None
+    quarantined_at: Timestamp | None = None
 
 
 @dataclass
@@ -88,6 +91,7 @@ class _Entry:
     seq: int = 0
     recorded_at: Timestamp = field(default_factory=_now)
     chain: bytes = ZERO
+    arguments_digest: str = ""
 
     def pushed(self, chain: ToolChain) -> ToolChain:
         if self.intent:
@@ -258,6 +262,7 @@ class MemoryBackend:
             is_error=entry.is_error,
             seq=entry.seq,
             recorded_at=entry.recorded_at,
+            arguments_digest=entry.arguments_digest,
         )
 
     def _intent(self, run_id: str, entry: _Entry) -> pb.ToolIntent:
@@ -268,6 +273,7 @@ class MemoryBackend:
             idempotency_key=idempotency_key(self.tenant, run_id, entry.call_id),
             seq=entry.seq,
             recorded_at=entry.recorded_at,
+            arguments_digest=entry.arguments_digest,
         )
 
     def _journal(self, run_id: str, entries: list[_Entry]) -> dict[str, Any]:
@@ -317,6 +323,7 @@ class MemoryBackend:
                 first = _Diagnosis.of(data.journal).corrupt[0].seq
                 if row.tool_count >= first:
                     row.quarantine = f"covers tool journal entry {first}, which is corrupt"
+                    row.quarantined_at = row.quarantined_at or _now()
                     skipped.append(step)
                     below = step
                     continue
@@ -324,6 +331,7 @@ class MemoryBackend:
             if reason is None:
                 return step, skipped
             row.quarantine = reason
+            row.quarantined_at = row.quarantined_at or _now()
             skipped.append(step)
             below = step
         return None, skipped
@@ -334,6 +342,27 @@ class MemoryBackend:
             return []
         steps = [s for s, row in data.checkpoints.items() if row.quarantine is not None]
         return sorted((s for s in steps if restored is None or s > restored), reverse=True)
+
+    @classmethod
+    def _passed_over(cls, data: _RunData | None, restored: int | None) -> list[pb.PassedOverCheckpoint]:
+        """Every quarantined checkpoint above the one a read returns, newest first: sent on every
+        read, whether this read found them corrupt or an earlier one did."""
+        if data is None:
+            return []
+        out = []
+        for step in cls._quarantined_above(data, restored):
+            row = data.checkpoints[step]
+            out.append(
+                pb.PassedOverCheckpoint(
+                    step=step,
+                    checkpoint_id=row.id,
+                    label=row.label,
+                    metadata=row.metadata,
+                    quarantined_at=row.quarantined_at,
+                    reason=row.quarantine or "",
+                )
+            )
+        return out
 
     # The RPCs, with `AsyncClient`'s signatures.
 
@@ -367,6 +396,7 @@ class MemoryBackend:
             else None,
             recovered_from_step=step or 0,
             skipped_steps=skipped,
+            passed_over=self._passed_over(data, step),
             epoch=data.epoch,
             restarted_from_scratch=step is None,
             in_doubt=[
@@ -519,6 +549,7 @@ class MemoryBackend:
         return pb.LoadLatestResponse(
             checkpoint=self._checkpoint(run_id, step, data, message.message_offset),
             skipped_steps=skipped,
+            passed_over=self._passed_over(data, step),
             **self._journal(run_id, _scoped(data.journal, message.journal, step)),
         )
 
@@ -552,6 +583,7 @@ class MemoryBackend:
         reason = self._verify(run_id, data, step)
         if reason is not None:
             row.quarantine = reason
+            row.quarantined_at = row.quarantined_at or _now()
             raise _refused(DataLoss, "CHECKPOINT_CORRUPT", f"checkpoint at step {step} is corrupt: {reason}")
         return pb.LoadAtStepResponse(
             checkpoint=self._checkpoint(run_id, step, data, message.message_offset),
@@ -579,6 +611,7 @@ class MemoryBackend:
             reason = self._verify(run_id, data, step)
             if reason is not None and earlier is None:
                 row.quarantine = reason
+                row.quarantined_at = row.quarantined_at or _now()
             shown = reason or (f"quarantined earlier: {earlier}" if earlier else "")
             verdicts.append(
                 pb.CheckpointVerdict(
@@ -659,13 +692,18 @@ class MemoryBackend:
         call_id = _check_id("call_id", message.call_id)
         data = self._runs.get(run_id) or _RunData()
         _check_epoch(message.epoch, data.epoch)
+        digest = _check_digest(message.arguments_digest)
         existing = next((e for e in data.journal if e.call_id == call_id and not e.intent), None)
+        intent = next((e for e in data.journal if e.call_id == call_id and e.intent), None)
+        for known in (existing, intent):
+            if known is not None:
+                _check_same_arguments(call_id, known.arguments_digest, digest)
         if existing is not None:
             return pb.RecordToolResultResponse(result=self._result(existing), already_recorded=True)
         step = _check_step(message.step)
-        entry = self._append(
-            run_id, data, _Entry(False, call_id, message.tool_name, step, message.output, message.is_error)
-        )
+        entry = _Entry(False, call_id, message.tool_name, step, message.output, message.is_error)
+        entry.arguments_digest = digest
+        entry = self._append(run_id, data, entry)
         return pb.RecordToolResultResponse(result=self._result(entry))
 
     async def record_tool_intent(
@@ -681,8 +719,12 @@ class MemoryBackend:
         call_id = _check_id("call_id", message.call_id)
         data = self._runs.get(run_id) or _RunData()
         _check_epoch(message.epoch, data.epoch)
+        digest = _check_digest(message.arguments_digest)
         intent = next((e for e in data.journal if e.call_id == call_id and e.intent), None)
         result = next((e for e in data.journal if e.call_id == call_id and not e.intent), None)
+        for known in (intent, result):
+            if known is not None:
+                _check_same_arguments(call_id, known.arguments_digest, digest)
         if intent is not None or result is not None:
             # A call known already (an intent, a result or both) gets no second intent.
             return pb.RecordToolIntentResponse(
@@ -691,7 +733,9 @@ class MemoryBackend:
                 already_recorded=True,
             )
         step = _check_step(message.step)
-        entry = self._append(run_id, data, _Entry(True, call_id, message.tool_name, step))
+        entry = _Entry(True, call_id, message.tool_name, step)
+        entry.arguments_digest = digest
+        entry = self._append(run_id, data, entry)
         return pb.RecordToolIntentResponse(intent=self._intent(run_id, entry))
 
     def _append(self, run_id: str, data: _RunData, entry: _Entry) -> _Entry:
@@ -702,6 +746,29 @@ class MemoryBackend:
         data.journal.append(entry)
         data.updated_at = entry.recorded_at
         return entry
+
+
+def _check_digest(digest: str) -> str:
+    """An arguments digest is empty or 64 lower-case hex characters, as the server checks."""
+    if digest and (len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest)):
+        raise InvalidArgument(
+            "arguments_digest must be 64 lower-case hex characters (SHA-256) or empty",
+            reason="INVALID_ARGUMENT",
+            domain=DOMAIN,
+            metadata={"field": "arguments_digest"},
+        )
+    return digest
+
+
+def _check_same_arguments(call_id: str, stored: str, requested: str) -> None:
+    """A call id journalled with one digest refuses another (ALREADY_EXISTS, ARGUMENTS_MISMATCH)."""
+    if stored and requested and stored != requested:
+        raise ReplayMismatch(
+            f"call {call_id} is journalled with other arguments",
+            reason=ARGUMENTS_MISMATCH,
+            domain=DOMAIN,
+            metadata={"call_id": call_id, "stored_digest": stored, "request_digest": requested},
+        )
 
 
 def _scoped(journal: list[_Entry], scope: int, step: int) -> list[_Entry]:

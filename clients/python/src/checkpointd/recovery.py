@@ -274,7 +274,9 @@ class RecoverableAgent:
     ) -> dict[str, Any]:
         """Runs (or resumes) `run_id` to its end. Returns `result`, `recovered_from_step` (the
         step the last recovery restored; 0 from scratch), `restarted_from_scratch`,
-        `skipped_steps` (corrupt checkpoints skipped), `resurrections`, `steps_executed`,
+        `skipped_steps` (corrupt checkpoints found by the last Resume), `passed_over` (the steps
+        of every quarantined checkpoint newer than the one restored, reported, and logged at
+        WARNING, on every Resume until an operator drops them), `resurrections`, `steps_executed`,
         `tools_executed` and `tools_replayed`. Raises the agent's error when it is fatal or the
         resurrection budget is spent, and `ApprovalRequired` when a step needs a human."""
         outcome = await drive(
@@ -299,6 +301,7 @@ class RecoverableAgent:
             "recovered_from_step": resumed.recovered_from_step,
             "restarted_from_scratch": resumed.restarted_from_scratch,
             "skipped_steps": resumed.skipped_steps,
+            "passed_over": [p.step for p in resumed.passed_over],
             "resurrections": outcome.resurrections,
             "steps_executed": outcome.stats.steps_executed,
             "tools_executed": outcome.stats.tools_executed,

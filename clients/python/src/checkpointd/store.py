@@ -10,6 +10,7 @@ journal. Loads verify the checksum on the client too and say so in `Checkpoint.i
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,6 +27,45 @@ from .errors import DataLoss, NotFound
 from .memory import MemoryBackend
 
 _tracer = trace.get_tracer("checkpointd")
+log = logging.getLogger("checkpointd")
+
+
+@dataclass(frozen=True)
+class PassedOver:
+    """A quarantined (corrupt) checkpoint newer than the one a read returned: the read fell
+    back past it. Its fields other than `step` come from the corrupt row, for telling people
+    what was skipped. Every read reports it until an operator drops the quarantined
+    checkpoints (`checkpointd runs drop-quarantined RUN`) or a newer checkpoint is saved."""
+
+    step: int
+    checkpoint_id: str = ""
+    label: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+    reason: str = ""
+
+    @classmethod
+    def of(cls, entry: pb.PassedOverCheckpoint) -> PassedOver:
+        return cls(entry.step, entry.checkpoint_id, entry.label, dict(entry.metadata), entry.reason)
+
+
+def passed_over(reply: pb.LoadLatestResponse | pb.ResumeResponse) -> list[PassedOver]:
+    """What a LoadLatest or Resume answer fell back past, newest first. A server older than
+    `passed_over` names only the checkpoints it found corrupt on this read (`skipped_steps`)."""
+    if reply.passed_over:
+        return [PassedOver.of(p) for p in reply.passed_over]
+    return [PassedOver(step) for step in reply.skipped_steps]
+
+
+def _warn_passed_over(run_id: str, served: int | None, entries: list[PassedOver]) -> None:
+    """Every read that falls back says so, not only the first one that found the damage."""
+    if entries:
+        log.warning(
+            "newer checkpoints are quarantined as corrupt; the read fell back past them "
+            "run_id=%s passed_over_steps=%s served_step=%s",
+            run_id,
+            [p.step for p in entries],
+            served if served is not None else "none (from scratch)",
+        )
 
 
 @dataclass(kw_only=True)
@@ -45,6 +85,9 @@ class Checkpoint:
     is_valid: bool = True
     metadata: dict[str, str] = field(default_factory=dict)
     epoch: int = 0
+    #: Quarantined checkpoints newer than this one that the load fell back past, newest first
+    #: (`load_latest` only; empty when it returned the run's newest checkpoint).
+    passed_over: list[PassedOver] = field(default_factory=list)
 
 
 @dataclass
@@ -70,6 +113,9 @@ class Resumed:
     skipped_steps: list[int]
     in_doubt: list[InDoubt]
     corrupt_call_ids: list[str]
+    #: Every quarantined checkpoint newer than the restored one, newest first, on every
+    #: Resume until they are dropped (`skipped_steps`: only those found on this one).
+    passed_over: list[PassedOver] = field(default_factory=list)
 
 
 @dataclass
@@ -254,6 +300,8 @@ class CheckpointStore:
             run.messages = MessageChain().extend((m.role, m.content) for m in reply.checkpoint.messages)
             run.last_saved_step = reply.checkpoint.step
         self._runs[run_id] = run
+        skipped = passed_over(reply)
+        _warn_passed_over(run_id, reply.recovered_from_step if checkpoint is not None else None, skipped)
         return Resumed(
             run_id=run_id,
             epoch=reply.epoch,
@@ -263,6 +311,7 @@ class CheckpointStore:
             skipped_steps=list(reply.skipped_steps),
             in_doubt=list(run.in_doubt.values()),
             corrupt_call_ids=list(reply.corrupt_call_ids),
+            passed_over=skipped,
         )
 
     async def run_head(self, run_id: str) -> pb.RunHead | None:
@@ -286,6 +335,10 @@ class CheckpointStore:
     def journalled(self, run_id: str, call_id: str) -> pb.ToolResult | None:
         run = self._runs.get(run_id)
         return run.journal.get(call_id) if run is not None else None
+
+    def journalled_intent(self, run_id: str, call_id: str) -> pb.ToolIntent | None:
+        run = self._runs.get(run_id)
+        return run.intents.get(call_id) if run is not None else None
 
     def in_doubt(self, run_id: str, call_id: str) -> InDoubt | None:
         run = self._runs.get(run_id)
@@ -357,13 +410,17 @@ class CheckpointStore:
         )
 
     async def load_latest(self, run_id: str) -> Checkpoint | None:
-        """The latest valid checkpoint (corrupt ones are quarantined and skipped); None when the
-        run has none, or when every checkpoint is corrupt."""
+        """The latest valid checkpoint (corrupt ones are quarantined and skipped, logged at
+        WARNING on every load and listed in its `passed_over`); None when the run has none,
+        or when every checkpoint is corrupt."""
         try:
             reply = await self.client.load_latest(run_id=run_id)
         except (NotFound, DataLoss):
             return None
-        return _checkpoint(reply.checkpoint, reply.tool_results, reply.tool_intents)
+        loaded = _checkpoint(reply.checkpoint, reply.tool_results, reply.tool_intents)
+        loaded.passed_over = passed_over(reply)
+        _warn_passed_over(run_id, loaded.step_number, loaded.passed_over)
+        return loaded
 
     async def load_at_step(self, run_id: str, step: int) -> Checkpoint | None:
         """The checkpoint at `step`; None when there is none. `DataLoss` when it is corrupt."""
@@ -392,9 +449,19 @@ class CheckpointStore:
         return True
 
     async def record_tool_result(
-        self, run_id: str, call_id: str, tool_name: str, step: int, output: bytes, is_error: bool = False
+        self,
+        run_id: str,
+        call_id: str,
+        tool_name: str,
+        step: int,
+        output: bytes,
+        is_error: bool = False,
+        *,
+        arguments_digest: str = "",
     ) -> pb.ToolResult:
-        """Journals a tool's result (the stored one when the call id was journalled already)."""
+        """Journals a tool's result (the stored one when the call id was journalled already
+        with the same arguments; `ReplayMismatch` when with other ones, see
+        `checkpointd.digest`)."""
         run = await self._run(run_id)
         reply = await self.client.record_tool_result(
             run_id=run_id,
@@ -404,18 +471,24 @@ class CheckpointStore:
             output=output,
             is_error=is_error,
             epoch=run.epoch,
+            arguments_digest=arguments_digest,
         )
         self._journalled(run, reply.result)
         run.in_doubt.pop(call_id, None)
         return reply.result
 
     async def record_tool_intent(
-        self, run_id: str, call_id: str, tool_name: str, step: int
+        self, run_id: str, call_id: str, tool_name: str, step: int, *, arguments_digest: str = ""
     ) -> pb.RecordToolIntentResponse:
         """Journals that a side-effecting call is about to run; the reply has its key."""
         run = await self._run(run_id)
         reply = await self.client.record_tool_intent(
-            run_id=run_id, call_id=call_id, tool_name=tool_name, step=step, epoch=run.epoch
+            run_id=run_id,
+            call_id=call_id,
+            tool_name=tool_name,
+            step=step,
+            epoch=run.epoch,
+            arguments_digest=arguments_digest,
         )
         if reply.HasField("result"):
             self._journalled(run, reply.result)
