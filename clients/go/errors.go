@@ -85,7 +85,9 @@ func codeName(code codes.Code) string {
 
 // FromError turns any error from a call into an *Error: a gRPC status (with its ErrorInfo
 // detail, if any) keeps its code; anything else becomes UNKNOWN (context errors become
-// DEADLINE_EXCEEDED or CANCELLED). nil stays nil, and an *Error passes unchanged.
+// DEADLINE_EXCEEDED or CANCELLED). nil stays nil, and an *Error passes unchanged. The reason
+// ARGUMENTS_MISMATCH becomes a [*ReplayMismatchError] (which wraps the *Error), as the client's
+// own finding of the same thing is.
 func FromError(err error) error {
 	if err == nil {
 		return nil
@@ -107,7 +109,7 @@ func FromError(err error) error {
 			break
 		}
 	}
-	return typed
+	return replayMismatchOf(typed)
 }
 
 // newClientError is an *Error found by this client rather than sent by the server, e.g. a
