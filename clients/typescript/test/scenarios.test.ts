@@ -35,7 +35,7 @@ function createKeys(server: TestServer, keys: NonNullable<Scenario["server"]>["k
 }
 
 test("the scenarios directory holds the suite", () => {
-  for (const name of ["checksum", "corruption", "all-corrupt", "intents", "approval-cli", "cross-language"]) {
+  for (const name of ["checksum", "corruption", "corruption-every-reader", "replay-mismatch", "all-corrupt", "intents", "approval-cli", "cross-language"]) {
     assert.ok(SCENARIOS.has(name), `no tests/scenarios/${name}.json`);
   }
   for (const [name, scenario] of SCENARIOS) assert.ok(scenario.summary && scenario.steps.length > 0, name);
