@@ -4,14 +4,19 @@ checkpointd verifies every checkpoint's checksum on read. When the newest ones o
 the latest *valid* one is served instead (as `LoadLatest` does), and that fallback is:
 
 - logged at WARNING on the `checkpointd.langgraph` logger, with the thread, the namespace, the
-  LangGraph ids and steps of the skipped checkpoints and the id served instead;
+  skipped checkpoints (LangGraph ids, LangGraph steps and checkpointd steps) and the id served
+  instead;
 - visible on the returned tuple: its metadata carries `FALLBACK_KEY` with the same facts, so
   `graph.get_state(config).metadata[FALLBACK_KEY]` shows it to an application or a UI;
 - refusable: with `on_corrupt="raise"` the saver raises `CorruptCheckpoints` (a `DataLoss`)
   instead of letting the graph run again from an older checkpoint.
 
-When every checkpoint is corrupt the thread starts over (a new run from scratch), logged at
-ERROR under "warn", raised under "raise".
+This holds on every read that lands on an older checkpoint, not only the first one that found
+the damage: the server reports every quarantined checkpoint above the one it returns
+(`passed_over`) until an operator drops them (`checkpointd runs drop-quarantined RUN`) or a
+newer checkpoint is saved above them. When every checkpoint is corrupt the thread starts over
+(a new run from scratch), logged at ERROR under "warn", raised under "raise". A corrupt
+checkpoint asked for by id raises `CorruptCheckpoints` under either policy.
 """
 
 from __future__ import annotations
@@ -34,28 +39,66 @@ FALLBACK_KEY = "checkpointd_fallback"
 
 
 @dataclass(frozen=True)
+class Skipped:
+    """One corrupt checkpoint a read passed over: its checkpointd step, its LangGraph id (the
+    save's label; "" when unknown) and LangGraph's own step number (its metadata `step`; None
+    when unknown)."""
+
+    step: int
+    checkpoint_id: str = ""
+    langgraph_step: int | None = None
+
+
+@dataclass(frozen=True)
 class Fallback:
-    """Checkpoints skipped as corrupt on the way to the one served (None: none valid)."""
+    """Corrupt checkpoints passed over on the way to the one served (None: none valid), or,
+    with `requested_id`, the corrupt checkpoint a read asked for by id."""
 
     thread_id: str
     ns: str
-    skipped_ids: list[str]
-    skipped_steps: list[int]
+    skipped: list[Skipped]
     served_id: str | None
+    requested_id: str | None = None
+
+    @property
+    def skipped_ids(self) -> list[str]:
+        """The skipped checkpoints' LangGraph ids, newest first."""
+        return [s.checkpoint_id for s in self.skipped]
+
+    @property
+    def skipped_steps(self) -> list[int]:
+        """Their checkpointd steps, newest first."""
+        return [s.step for s in self.skipped]
+
+    @property
+    def skipped_langgraph_steps(self) -> list[int | None]:
+        """Their LangGraph steps (metadata `step`), newest first."""
+        return [s.langgraph_step for s in self.skipped]
 
     def describe(self) -> str:
-        served = f"serving {self.served_id}" if self.served_id else "no valid checkpoint left: starting over"
-        return (
-            f"thread {self.thread_id!r} ns {self.ns!r}: skipped corrupt checkpoints "
-            f"{self.skipped_ids or self.skipped_steps} (steps {self.skipped_steps}); {served}"
+        where = f"thread {self.thread_id!r} ns {self.ns!r}"
+        what = (
+            f"checkpoint ids {self.skipped_ids} (LangGraph steps {self.skipped_langgraph_steps}, "
+            f"checkpointd steps {self.skipped_steps})"
         )
+        if self.requested_id is not None:
+            return f"{where}: checkpoint {self.requested_id} is corrupt: {what}"
+        served = f"serving {self.served_id}" if self.served_id else "no valid checkpoint left: starting over"
+        return f"{where}: skipped corrupt checkpoints, newest first: {what}; {served}"
 
     def as_metadata(self) -> dict[str, Any]:
-        return {"skipped_ids": list(self.skipped_ids), "skipped_steps": list(self.skipped_steps)}
+        return {
+            "skipped_ids": self.skipped_ids,
+            "skipped_langgraph_steps": self.skipped_langgraph_steps,
+            "skipped_steps": self.skipped_steps,
+            "served_id": self.served_id,
+        }
 
 
 class CorruptCheckpoints(DataLoss):
-    """The newest checkpoints of a thread are corrupt and the saver's policy is "raise"."""
+    """A thread's checkpoints are corrupt where a read needed them: its newest ones, with the
+    saver's policy "raise" (raised on every such read, until an operator drops them or a newer
+    checkpoint is saved), or the one a read asked for by id (under every policy)."""
 
     def __init__(self, fallback: Fallback) -> None:
         super().__init__(fallback.describe(), reason="CHECKPOINT_CORRUPT")

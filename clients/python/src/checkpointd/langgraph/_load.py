@@ -10,6 +10,7 @@ loaded again in full instead of being returned.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +21,27 @@ from .._proto import checkpoint_pb2 as pb
 from ..errors import DataLoss
 from . import _codec
 from ._effects import Call, Op
+from ._fallback import Skipped
 from ._runs import JournalEntry, RunState
+
+
+def langgraph_step(metadata: Any) -> int | None:
+    """LangGraph's own step number from a checkpoint's metadata map (its `m.step` entry)."""
+    text = metadata.get(_codec.META_PREFIX + "step")
+    try:
+        value = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def passed_over(response: Any) -> list[Skipped]:
+    """What a LoadLatest or Resume answer passed over, newest first. A server older than
+    `passed_over` names only what it found corrupt on this very read (`skipped_steps`), and
+    without their ids (the caller looks them up)."""
+    if response.passed_over:
+        return [Skipped(p.step, p.label, langgraph_step(p.metadata)) for p in response.passed_over]
+    return [Skipped(step) for step in response.skipped_steps]
 
 
 class StaleLog(Exception):
@@ -44,8 +65,8 @@ class Loaded:
     writes: list[_codec.Write] = field(default_factory=list)
     journal: list[JournalEntry] = field(default_factory=list)
     epoch: int | None = None
-    # Newer checkpoints skipped as corrupt on the way to this one, newest first.
-    skipped_steps: list[int] = field(default_factory=list)
+    # Newer checkpoints quarantined as corrupt that the load passed over, newest first.
+    passed_over: list[Skipped] = field(default_factory=list)
 
 
 class Loader:
@@ -59,7 +80,7 @@ class Loader:
         self, state: RunState, *, label: str | None = None, step: int | None = None
     ) -> Op[Loaded | None]:
         """A checkpoint by LangGraph id (`label`), by step, or the latest valid one (with the
-        corrupt ones skipped in `skipped_steps`). NotFound and DataLoss propagate; AllCorrupt
+        corrupt ones above it in `passed_over`). NotFound and DataLoss propagate; AllCorrupt
         when the latest is asked for and every checkpoint of the run is corrupt."""
         for attempt in range(2):
             offset = state.log_length
@@ -89,7 +110,7 @@ class Loader:
                     state.forget()
                 continue
             if label is None and step is None:
-                loaded.skipped_steps = list(response.skipped_steps)
+                loaded.passed_over = passed_over(response)
             with state.lock:
                 state.remember(loaded.checkpoint_id, loaded.step)
             return loaded
@@ -97,9 +118,14 @@ class Loader:
 
     def load_for_sync(self, state: RunState, step: int, message_count: int) -> Op[Loaded | None]:
         """The run's newest checkpoint with the whole journal, leaving the held log equal to
-        the server's. A corrupt newest checkpoint is resolved by Resume, which restores the
-        newest valid one, truncates the log to it and hands out a new epoch. None when the run
-        moved on meanwhile."""
+        the server's. None when the run moved on meanwhile.
+
+        Two heads need a Resume, which restores the newest valid checkpoint, truncates the log
+        to it and hands out a new epoch that later writes carry: a corrupt newest checkpoint,
+        and a log longer than the newest checkpoint covers (its newer checkpoints were deleted:
+        `delete_for_runs` or a prune of a thread's newest run leaves their messages in the
+        append-only log, and a save must start where the log ends, past messages no remaining
+        checkpoint holds)."""
         offset = state.log_length
         epoch: int | None = None
         try:
@@ -109,8 +135,21 @@ class Loader:
             )
             checkpoint: pb.Checkpoint | None = response.checkpoint
             results, intents = response.tool_results, response.tool_intents
+            truncate = False
+            if checkpoint is not None and checkpoint.message_count != message_count:
+                head = (yield Call("get_run", dict(run_id=state.run_id))).run
+                if not head.HasField("latest_step") or head.latest_step != step:
+                    return None  # another writer saved (or deleted) meanwhile
+                if head.message_count != message_count:
+                    return None
+                truncate = checkpoint.message_count < message_count
+                if not truncate:
+                    return None
         except DataLoss:
-            resumed = yield Call("resume", dict(run_id=state.run_id, message_offset=offset))
+            truncate = True
+        if truncate:
+            state.drop_log()
+            resumed = yield Call("resume", dict(run_id=state.run_id, message_offset=0))
             epoch = resumed.epoch
             checkpoint = None if resumed.restarted_from_scratch else resumed.checkpoint
             results, intents = resumed.tool_results, resumed.tool_intents

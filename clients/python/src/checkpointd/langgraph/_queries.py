@@ -58,15 +58,16 @@ def all_summaries(request: pb.ListCheckpointsRequest) -> Op[list[pb.CheckpointSu
     return out
 
 
-def labels_at(run_id: str, steps: list[int] | None) -> Op[dict[int, str]]:
-    """The LangGraph ids of a run's checkpoints at `steps` (all of them for None), by step."""
+def summaries_at(run_id: str, steps: list[int] | None) -> Op[dict[int, pb.CheckpointSummary]]:
+    """The summaries (label, metadata, ...) of a run's checkpoints at `steps` (all of them for
+    None), by step."""
     wanted = None if steps is None else set(steps)
-    found: dict[int, str] = {}
+    found: dict[int, pb.CheckpointSummary] = {}
     request = summaries_request(run_id, metadata_filter={}, before_step=None)
     while request.page_token != DONE:
         for summary in (yield from summary_page(request)):
             if wanted is None or summary.step in wanted:
-                found[summary.step] = summary.label
+                found[summary.step] = summary
         if wanted is not None and len(found) == len(wanted):
             break
     return found

@@ -12,8 +12,8 @@ from ..errors import DataLoss, NotFound
 from . import _codec, _fallback, _naming, _queries
 from ._core import Core, address, step_of
 from ._effects import Emit, Op
-from ._fallback import FALLBACK_KEY, Fallback
-from ._load import AllCorrupt
+from ._fallback import FALLBACK_KEY, CorruptCheckpoints, Fallback, Skipped
+from ._load import AllCorrupt, langgraph_step
 
 
 def get_tuple(core: Core, config: RunnableConfig) -> Op[CheckpointTuple | None]:
@@ -32,20 +32,36 @@ def get_tuple(core: Core, config: RunnableConfig) -> Op[CheckpointTuple | None]:
                 state.seen_empty = True
         return None
     except AllCorrupt:
-        labels = yield from _queries.labels_at(run, None)
-        steps = sorted(labels, reverse=True)
-        _fallback.report(core.on_corrupt, Fallback(thread_id, ns, [labels[s] for s in steps], steps, None))
+        summaries = yield from _queries.summaries_at(run, None)
+        skipped = [_skipped(summaries[s]) for s in sorted(summaries, reverse=True)]
+        _fallback.report(core.on_corrupt, Fallback(thread_id, ns, skipped, None))
         return None
+    except DataLoss as error:
+        if not checkpoint_id:
+            raise
+        # Asked for by id, so no fallback: the same error a fallback under "raise" is.
+        summaries = yield from _queries.summaries_at(run, None)
+        found = [_skipped(s) for s in summaries.values() if s.label == checkpoint_id]
+        corrupt = Fallback(thread_id, ns, found or [Skipped(-1, checkpoint_id)], None, checkpoint_id)
+        _fallback.log.error("%s", corrupt.describe())
+        raise CorruptCheckpoints(corrupt) from error
     if loaded is None:
         return None
     tup = core.loader.to_tuple(thread_id, ns, loaded)
-    if loaded.skipped_steps:
-        labels = yield from _queries.labels_at(run, loaded.skipped_steps)
-        skipped = [labels[s] for s in loaded.skipped_steps if s in labels]
-        fallback = Fallback(thread_id, ns, skipped, loaded.skipped_steps, loaded.checkpoint_id)
+    if loaded.passed_over:
+        skipped = loaded.passed_over
+        if any(not s.checkpoint_id for s in skipped):
+            # An older server names steps only: look their ids and LangGraph steps up.
+            summaries = yield from _queries.summaries_at(run, [s.step for s in skipped])
+            skipped = [_skipped(summaries[s.step]) if s.step in summaries else s for s in skipped]
+        fallback = Fallback(thread_id, ns, skipped, loaded.checkpoint_id)
         _fallback.report(core.on_corrupt, fallback)
         tup.metadata[FALLBACK_KEY] = fallback.as_metadata()  # type: ignore[literal-required]
     return tup
+
+
+def _skipped(summary: Any) -> Skipped:
+    return Skipped(summary.step, summary.label, langgraph_step(summary.metadata))
 
 
 def list_tuples(

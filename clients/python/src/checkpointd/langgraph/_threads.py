@@ -69,16 +69,33 @@ def copy_thread(core: Core, source_thread_id: str, target_thread_id: str) -> Op[
 
 def delete_for_runs(core: Core, run_ids: Sequence[str]) -> Op[None]:
     """Deletes every checkpoint whose LangGraph metadata `run_id` is one of `run_ids`, in
-    every thread and namespace (the server filters on the metadata map)."""
-    filters = [f for f in (_codec.server_filter({"run_id": str(r)}) for r in run_ids) if f]
+    every thread and namespace (the server filters on the metadata map). A run id that
+    matches no checkpoint is logged: LangGraph records `config["metadata"]["run_id"]` (or
+    `config["configurable"]["run_id"]`) in each checkpoint's metadata, never the top-level
+    `config["run_id"]` (LangChain's callback run id), so deleting by the latter finds nothing."""
+    wanted = [str(r) for r in run_ids]
+    filters = {r: f for r in wanted if (f := _codec.server_filter({"run_id": r}))}
     if not filters:
         return
+    matched: set[str] = set()
     for run in (yield from _queries.list_runs(_naming.PREFIX)):
         steps: list[int] = []
-        for metadata_filter in filters:
+        for run_id, metadata_filter in filters.items():
             listing = _queries.summaries_request(run, metadata_filter=metadata_filter, before_step=None)
-            steps.extend(s.step for s in (yield from _queries.all_summaries(listing)))
+            found = [s.step for s in (yield from _queries.all_summaries(listing))]
+            if found:
+                matched.add(run_id)
+            steps.extend(found)
         yield from _delete_steps(core, run, steps)
+    for run_id in filters:
+        if run_id not in matched:
+            log.warning(
+                "delete_for_runs: no checkpoint has run_id %r in its metadata, nothing deleted for it; "
+                "LangGraph records a run's id from config['metadata']['run_id'] (or "
+                "config['configurable']['run_id']), not from config['run_id'], so invoke with "
+                "{'metadata': {'run_id': ...}} to delete by run",
+                run_id,
+            )
 
 
 def prune(core: Core, thread_ids: Sequence[str], strategy: str) -> Op[None]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._proto import checkpoint_pb2 as pb
+from ..digest import check_replay
 from . import _naming, _ownership
 from ._core import journal_gated
 from ._effects import Op
@@ -84,6 +85,8 @@ class Begun:
     idempotency_key: str
     replayed: tuple[Any] | None = None
     in_doubt: bool = False
+    #: The call's arguments digest ("" when it has none), journalled with the intent and result.
+    arguments_digest: str = ""
 
 
 class ToolJournal:
@@ -96,15 +99,23 @@ class ToolJournal:
         self.run_id = run_id
         self.state: RunState = saver._core.runs.get(run_id)
 
-    def begin(self, call_id: str, tool_name: str, step: int) -> Op[Begun]:
-        """Journals the intent of a call (or finds the one journalled before)."""
+    def begin(self, call_id: str, tool_name: str, step: int, digest: str = "") -> Op[Begun]:
+        """Journals the intent of a call (or finds the one journalled before). A call journalled
+        before with other arguments (another non-empty digest) raises `ReplayMismatch`: its
+        result is not this call's, and the tool must not run under its id either."""
         request = pb.RecordToolIntentRequest(
-            run_id=self.run_id, call_id=call_id, tool_name=tool_name, step=step
+            run_id=self.run_id, call_id=call_id, tool_name=tool_name, step=step, arguments_digest=digest
         )
         reply = yield from self._write("record_tool_intent", request)
         if not reply.already_recorded:
             self.state.learn(JournalEntry.of_intent(reply.intent))
-        begun = Begun(self.run_id, call_id, tool_name, step, reply.intent.idempotency_key)
+        if reply.HasField("result"):
+            check_replay(call_id, reply.result.arguments_digest, digest)
+        if reply.HasField("intent"):
+            check_replay(call_id, reply.intent.arguments_digest, digest)
+        begun = Begun(
+            self.run_id, call_id, tool_name, step, reply.intent.idempotency_key, arguments_digest=digest
+        )
         if reply.HasField("result"):
             begun.replayed = (decode_value(self.saver.serde, reply.result.output),)
         elif reply.already_recorded:
@@ -121,6 +132,7 @@ class ToolJournal:
             step=begun.step,
             output=encode_value(self.saver.serde, value),
             is_error=is_error,
+            arguments_digest=begun.arguments_digest,
         )
         reply = yield from self._write("record_tool_result", request)
         self.state.learn(JournalEntry.of_result(reply.result))

@@ -179,6 +179,20 @@ def _sync(core: Core, state: RunState, *, hard: bool) -> Op[bool]:
         if loaded.epoch is not None and state.owned_epoch is not None:
             state.owned_epoch = loaded.epoch  # our own Resume past a corrupt newest checkpoint
         next_step = head.latest_step + 1
+    elif head.message_count:
+        # Every checkpoint was deleted (delete_for_runs of each of its runs) and the log still
+        # holds their messages: a save would have to start past them. Resume restarts the run
+        # from scratch, which empties the log, and hands out the epoch later writes carry.
+        state.drop_log()
+        resumed = yield Call("resume", dict(run_id=state.run_id))
+        if state.owned_epoch is not None:
+            state.owned_epoch = resumed.epoch
+        if not resumed.restarted_from_scratch:
+            return False  # another writer saved meanwhile: sync again
+        entries = [JournalEntry.of_result(r) for r in resumed.tool_results] + [
+            JournalEntry.of_intent(i) for i in resumed.tool_intents
+        ]
+        epoch, next_step = resumed.epoch, 0
     else:
         state.drop_log()
         journal = (yield Call("get_journal", dict(run_id=state.run_id))).entries if head.tool_count else []

@@ -59,6 +59,7 @@ from langgraph.types import interrupt
 
 from ..classify import FatalError
 from ..context import InDoubtPolicy, in_doubt_action
+from ..digest import arguments_digest
 from . import _naming, _tooljournal
 from ._tooljournal import Begun, ToolJournal
 from .saver import CheckpointdSaver
@@ -221,6 +222,24 @@ def _call_id(
     )
 
 
+def _digest(args: dict[str, Any], key: KeyFunction | None) -> str:
+    """The arguments digest of a call (see `checkpointd.digest`): of its arguments by name.
+    A call named by the user's `key` has none: the key says which effect it is, and calls that
+    share it share one journal entry whatever their other arguments (documented on `key`)."""
+    return "" if key is not None else arguments_digest(args)
+
+
+def _model_arguments(tool: BaseTool, args: dict[str, Any]) -> dict[str, Any]:
+    """The arguments the model chose: `ToolNode` adds injected ones (state, store, the tool
+    call id, runtime) to a call's args, and they differ from one run of the node to the next."""
+    try:
+        schema: Any = tool.tool_call_schema
+        names = set(schema.model_fields) if hasattr(schema, "model_fields") else set(schema["properties"])
+    except Exception:  # noqa: BLE001 - a tool without a readable schema: all its arguments
+        return args
+    return {k: v for k, v in args.items() if k in names}
+
+
 # -- settling an in-doubt call -------------------------------------------------------------
 
 
@@ -299,11 +318,13 @@ def _run_once(
     policy: InDoubtPolicy,
     run: Callable[[], Any],
     skipped: Callable[[Any], Any] = _as_is,
+    digest: str = "",
 ) -> Any:
     """Runs `run` at most once for `call_id`; `skipped` turns a human's `skip` result into
-    what the call returns."""
+    what the call returns. `digest` is the call's arguments digest: a journalled call with
+    another one raises `ReplayMismatch` and `run` is not called."""
     journal = site.journal
-    call = journal.saver._sync(journal.begin(call_id, tool, site.step))
+    call = journal.saver._sync(journal.begin(call_id, tool, site.step, digest))
     if call.replayed is not None:
         return _replayed(call)
     if call.in_doubt and (skip := _settle(call, policy)) is not None:
@@ -323,9 +344,10 @@ async def _arun_once(
     policy: InDoubtPolicy,
     run: Callable[[], Any],
     skipped: Callable[[Any], Any] = _as_is,
+    digest: str = "",
 ) -> Any:
     journal = site.journal
-    call = await journal.saver._async(journal.begin(call_id, tool, site.step))
+    call = await journal.saver._async(journal.begin(call_id, tool, site.step, digest))
     if call.replayed is not None:
         return _replayed(call)
     if call.in_doubt and (skip := _settle(call, policy)) is not None:
@@ -347,24 +369,24 @@ def _wrap_function(
     name = getattr(fn, "__name__", "tool")
     signature = inspect.signature(fn)
 
-    def prepare(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[_Site, str]:
+    def prepare(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[_Site, str, str]:
         site = _site(get_config(), saver)
-        bound = signature.bind(*args, **kwargs).arguments if key is not None else {}
-        return site, _call_id(site, name, dict(bound), None, key)
+        bound = dict(signature.bind(*args, **kwargs).arguments)
+        return site, _call_id(site, name, bound, None, key), _digest(bound, key)
 
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def awrapper(*args: Any, **kwargs: Any) -> Any:
-            site, call_id = prepare(args, kwargs)
-            return await _arun_once(site, call_id, name, policy, lambda: fn(*args, **kwargs))
+            site, call_id, digest = prepare(args, kwargs)
+            return await _arun_once(site, call_id, name, policy, lambda: fn(*args, **kwargs), digest=digest)
 
         return cast(_F, awrapper)
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        site, call_id = prepare(args, kwargs)
-        return _run_once(site, call_id, name, policy, lambda: fn(*args, **kwargs))
+        site, call_id, digest = prepare(args, kwargs)
+        return _run_once(site, call_id, name, policy, lambda: fn(*args, **kwargs), digest=digest)
 
     return cast(_F, wrapper)
 
@@ -414,7 +436,7 @@ class ExactlyOnceTool(BaseTool):
 
     def _call(
         self, input: Any, config: RunnableConfig | None
-    ) -> tuple[RunnableConfig, _Site, str, Callable[[Any], Any]]:
+    ) -> tuple[RunnableConfig, _Site, str, Callable[[Any], Any], str]:
         config = ensure_config(config)
         site = _site(config, self.saver)
         is_call = isinstance(input, dict) and input.get("type") == "tool_call"
@@ -428,19 +450,18 @@ class ExactlyOnceTool(BaseTool):
             content = result if isinstance(result, (str, list)) else json.dumps(result)
             return ToolMessage(content=content, name=self.name, tool_call_id=tool_call_id)
 
-        return config, site, _call_id(site, self.name, args, tool_call_id, self.key), skipped
+        call_id = _call_id(site, self.name, args, tool_call_id, self.key)
+        return config, site, call_id, skipped, _digest(_model_arguments(self.tool, args), self.key)
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        config, site, call_id, skipped = self._call(input, config)
-        return _run_once(
-            site, call_id, self.name, self.policy, lambda: self.tool.invoke(input, config, **kwargs), skipped
-        )
+        config, site, call_id, skipped, digest = self._call(input, config)
+        run = lambda: self.tool.invoke(input, config, **kwargs)  # noqa: E731
+        return _run_once(site, call_id, self.name, self.policy, run, skipped, digest)
 
     async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        config, site, call_id, skipped = self._call(input, config)
-        return await _arun_once(
-            site, call_id, self.name, self.policy, lambda: self.tool.ainvoke(input, config, **kwargs), skipped
-        )
+        config, site, call_id, skipped, digest = self._call(input, config)
+        run = lambda: self.tool.ainvoke(input, config, **kwargs)  # noqa: E731
+        return await _arun_once(site, call_id, self.name, self.policy, run, skipped, digest)
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("ExactlyOnceTool runs through invoke/ainvoke")
