@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	checkpointd "github.com/checkpointd/checkpointd/clients/go"
 )
 
 // DefaultCooldown is the pause before each resurrection: without one, a failure that lasts a
@@ -70,8 +72,11 @@ type RecoveryResult struct {
 	// RecoveredFromStep is the step the last recovery restored; 0 from scratch.
 	RecoveredFromStep    int64
 	RestartedFromScratch bool
-	// SkippedSteps are the corrupt checkpoints skipped, newest first.
-	SkippedSteps  []int64
+	// SkippedSteps are the corrupt checkpoints the last Resume found, newest first.
+	SkippedSteps []int64
+	// PassedOver is every quarantined checkpoint newer than the one the last Resume restored,
+	// newest first: reported (and warned about) on every Resume until an operator drops them.
+	PassedOver    []checkpointd.PassedOver
 	Resurrections int
 	RunStats
 }
@@ -123,7 +128,7 @@ func (a *RecoverableAgent) Run(ctx context.Context, runID string, task any, opts
 		if err == nil {
 			return &RecoveryResult{RunID: runID, Result: result, RecoveredFromStep: resumed.RecoveredFromStep,
 				RestartedFromScratch: resumed.RestartedFromScratch, SkippedSteps: resumed.SkippedSteps,
-				Resurrections: resurrections, RunStats: *stats}, nil
+				PassedOver: resumed.PassedOver, Resurrections: resurrections, RunStats: *stats}, nil
 		}
 		var approval *ApprovalRequired
 		if ctx.Err() != nil || IsFenced(err) || errors.As(err, &approval) || errors.Is(err, ErrStopped) ||

@@ -81,8 +81,10 @@ func (c Classifier) Classify(err error) ErrorKind {
 	var transient *TransientError
 	var approval *ApprovalRequired
 	var refusal *checkpointd.Error
+	var mismatch *checkpointd.ReplayMismatchError
 	switch {
-	case errors.As(err, &fatal):
+	case errors.As(err, &fatal), errors.As(err, &mismatch):
+		// A replay for other arguments fails the same way on every retry.
 		return KindFatal
 	case errors.As(err, &transient), errors.As(err, &approval):
 		return KindTransient

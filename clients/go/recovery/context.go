@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	checkpointd "github.com/checkpointd/checkpointd/clients/go"
 )
 
 // InDoubtPolicy is what to do with a side-effecting call whose intent was journalled but no
@@ -98,30 +100,49 @@ func (c *StepContext) AddMessage(role string, content any) {
 // ExecutedTools says whether this step ran a tool (not one replayed from the journal).
 func (c *StepContext) ExecutedTools() bool { return c.executedTools }
 
-// CallTool calls a tool at most once per call: a result journalled by this or an earlier life
-// of the run is returned without calling fn; otherwise fn runs and its JSON result is journalled
-// before it is returned. The call id is "step-{step}/{name}/{n}" for the n-th call of name.
+// CallTool calls a tool, journalled: a result journalled by this or an earlier life of the run
+// is returned without calling fn; otherwise fn runs and its JSON result is journalled before it
+// is returned. The call id is "step-{step}/{name}/{n}" for the n-th call of name.
+//
+// It is not exactly once: a process that dies after fn returned and before its result is
+// journalled runs fn again when the run resumes (use CallSideEffect, with an intent and an
+// idempotency key, for a tool that must not). fn is a closure, so no arguments are compared on
+// replay; [CallToolWith] journals the arguments' digest and refuses a replay for other ones.
 func (c *StepContext) CallTool(ctx context.Context, name string, fn func(context.Context) (any, error)) (json.RawMessage, error) {
+	return c.callTool(ctx, name, "", fn)
+}
+
+// callTool is CallTool with the call's arguments digest ("" for none).
+func (c *StepContext) callTool(ctx context.Context, name, digest string, fn func(context.Context) (any, error)) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	callID := c.nextCallID(name)
-	if replayed, ok := c.replay(callID); ok {
-		return replayed, nil
+	if replayed, ok, err := c.replay(callID, digest); err != nil || ok {
+		return replayed, err
 	}
 	value, err := fn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return c.record(ctx, name, callID, value)
+	return c.record(ctx, name, callID, digest, value)
 }
 
 // CallSideEffect calls a side-effecting tool at most once, even across a crash between its
 // effect and its journalled result: an intent is journalled first and fn receives the call's
 // idempotency key, which it must honour (a key seen before repeats no effect). A call left in
-// doubt by a crash is settled by policy (RetryWithKey when empty).
+// doubt by a crash is settled by policy (RetryWithKey when empty). fn is a closure, so no
+// arguments are compared on replay; [CallSideEffectWith] journals the arguments' digest with the
+// intent and the result and refuses to reuse either for other arguments.
 func (c *StepContext) CallSideEffect(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) (any, error),
 	policy InDoubtPolicy) (json.RawMessage, error) {
+	return c.callSideEffect(ctx, name, "", fn, policy)
+}
+
+// callSideEffect is CallSideEffect with the call's arguments digest ("" for none), compared
+// with the journalled result's, the journalled intent's and the server's before fn may run.
+func (c *StepContext) callSideEffect(ctx context.Context, name, digest string,
+	fn func(ctx context.Context, idempotencyKey string) (any, error), policy InDoubtPolicy) (json.RawMessage, error) {
 	if policy == "" {
 		policy = RetryWithKey
 	}
@@ -129,23 +150,32 @@ func (c *StepContext) CallSideEffect(ctx context.Context, name string, fn func(c
 		return nil, err
 	}
 	callID := c.nextCallID(name)
-	if replayed, ok := c.replay(callID); ok {
-		return replayed, nil
+	if replayed, ok, err := c.replay(callID, digest); err != nil || ok {
+		return replayed, err
 	}
 	store, runID := c.session.store, c.session.runID
 	var key string
 	if doubt, ok := store.InDoubtCall(runID, callID); ok {
+		// An intent for other arguments: its effect, if any, was another call's.
+		if intent := store.JournalledIntent(runID, callID); intent != nil {
+			if err := checkpointd.CheckReplay(callID, intent.GetArgumentsDigest(), digest); err != nil {
+				return nil, err
+			}
+		}
 		if err := c.settle(doubt, policy); err != nil {
 			return nil, err
 		}
 		key = doubt.IdempotencyKey
 	} else {
-		reply, err := store.RecordToolIntent(ctx, runID, callID, name, c.Step)
+		reply, err := store.RecordToolIntent(ctx, runID, callID, name, c.Step, digest)
 		if err != nil {
 			return nil, err
 		}
 		// Completed by another life of the run since this one resumed.
 		if reply.GetResult() != nil {
+			if err := checkpointd.CheckReplay(callID, reply.GetResult().GetArgumentsDigest(), digest); err != nil {
+				return nil, err
+			}
 			return reply.GetResult().GetOutput(), nil
 		}
 		intent := reply.GetIntent()
@@ -154,6 +184,9 @@ func (c *StepContext) CallSideEffect(ctx context.Context, name string, fn func(c
 		}
 		key = intent.GetIdempotencyKey()
 		if reply.GetAlreadyRecorded() {
+			if err := checkpointd.CheckReplay(callID, intent.GetArgumentsDigest(), digest); err != nil {
+				return nil, err
+			}
 			if err := c.settle(InDoubt{CallID: intent.GetCallId(), ToolName: intent.GetToolName(), Step: intent.GetStep(),
 				IdempotencyKey: key}, policy); err != nil {
 				return nil, err
@@ -164,7 +197,7 @@ func (c *StepContext) CallSideEffect(ctx context.Context, name string, fn func(c
 	if err != nil {
 		return nil, err
 	}
-	return c.record(ctx, name, callID, value)
+	return c.record(ctx, name, callID, digest, value)
 }
 
 // LLM wraps an LLM call. With the BeforeLLM strategy the state this step started from is
@@ -211,22 +244,27 @@ func (c *StepContext) nextCallID(name string) string {
 	return fmt.Sprintf("step-%d/%s/%d", c.Step, name, index)
 }
 
-func (c *StepContext) replay(callID string) (json.RawMessage, bool) {
+// replay is the journalled output of callID, when there is one and it was journalled for the
+// same arguments; a *checkpointd.ReplayMismatchError when it was journalled for other ones.
+func (c *StepContext) replay(callID, digest string) (json.RawMessage, bool, error) {
 	recorded := c.session.store.Journalled(c.RunID(), callID)
 	if recorded == nil {
-		return nil, false
+		return nil, false, nil
+	}
+	if err := checkpointd.CheckReplay(callID, recorded.GetArgumentsDigest(), digest); err != nil {
+		return nil, false, err
 	}
 	c.session.stats.ToolsReplayed++
 	c.session.store.logger.Info("checkpointd: tool result replayed from the journal", "run_id", c.RunID(), "call_id", callID)
-	return recorded.GetOutput(), true
+	return recorded.GetOutput(), true, nil
 }
 
-func (c *StepContext) record(ctx context.Context, name, callID string, value any) (json.RawMessage, error) {
+func (c *StepContext) record(ctx context.Context, name, callID, digest string, value any) (json.RawMessage, error) {
 	output, err := encodeOutput(value)
 	if err != nil {
 		return nil, err
 	}
-	recorded, err := c.session.store.RecordToolResult(ctx, c.RunID(), callID, name, c.Step, output, false)
+	recorded, err := c.session.store.RecordToolResult(ctx, c.RunID(), callID, name, c.Step, output, false, digest)
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +276,23 @@ func (c *StepContext) record(ctx context.Context, name, callID string, value any
 // CallTool is StepContext.CallTool with the result decoded into T (the journalled JSON).
 func CallTool[T any](ctx context.Context, step *StepContext, name string, fn func(context.Context) (T, error)) (T, error) {
 	raw, err := step.CallTool(ctx, name, func(ctx context.Context) (any, error) { return fn(ctx) })
+	return decodeAs[T](raw, err)
+}
+
+// CallToolWith is CallTool for a tool that takes args: fn receives them, and their
+// [checkpointd.ArgumentsDigest] is journalled with the result. A journalled result is replayed
+// only for the same arguments: a call whose arguments differ from the journalled ones under the
+// same call id (a step whose calls changed, a model that reused an id) returns a
+// [*checkpointd.ReplayMismatchError] naming the call and both digests, fatal to the recovery
+// loop, and fn is not called. A result journalled without a digest replays as before.
+func CallToolWith[A, T any](ctx context.Context, step *StepContext, name string, args A,
+	fn func(context.Context, A) (T, error)) (T, error) {
+	digest, err := checkpointd.ArgumentsDigest(args)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	raw, err := step.callTool(ctx, name, digest, func(ctx context.Context) (any, error) { return fn(ctx, args) })
 	return decodeAs[T](raw, err)
 }
 
@@ -257,4 +312,20 @@ func decodeAs[T any](raw json.RawMessage, err error) (T, error) {
 		return value, fmt.Errorf("checkpointd: the journalled output %q does not decode as %T: %w", raw, value, err)
 	}
 	return value, nil
+}
+
+// CallSideEffectWith is CallSideEffect for a tool that takes args: fn receives the idempotency
+// key and them, and their [checkpointd.ArgumentsDigest] is journalled with the intent and the
+// result. Neither is reused for other arguments under the same call id: that returns a
+// [*checkpointd.ReplayMismatchError] (found here, or refused by the server) and fn is not called.
+func CallSideEffectWith[A, T any](ctx context.Context, step *StepContext, name string, args A,
+	fn func(ctx context.Context, idempotencyKey string, args A) (T, error), policy InDoubtPolicy) (T, error) {
+	digest, err := checkpointd.ArgumentsDigest(args)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	raw, err := step.callSideEffect(ctx, name, digest,
+		func(ctx context.Context, key string) (any, error) { return fn(ctx, key, args) }, policy)
+	return decodeAs[T](raw, err)
 }

@@ -73,6 +73,8 @@ type JournalledResult struct {
 	CallID   string
 	ToolName string
 	Step     int64
+	// ArgumentsDigest is the digest of the call's arguments as journalled; "" when none was sent.
+	ArgumentsDigest string
 	// Output is the stored output: JSON as the tool returned it (or raw bytes another client
 	// stored).
 	Output  json.RawMessage
@@ -81,7 +83,8 @@ type JournalledResult struct {
 
 func resultOf(result *checkpointv1.ToolResult) JournalledResult {
 	return JournalledResult{CallID: result.GetCallId(), ToolName: result.GetToolName(),
-		Step: result.GetStep(), Output: result.GetOutput(), IsError: result.GetIsError()}
+		Step: result.GetStep(), ArgumentsDigest: result.GetArgumentsDigest(), Output: result.GetOutput(),
+		IsError: result.GetIsError()}
 }
 
 func resultsOf(results []*checkpointv1.ToolResult) []JournalledResult {
@@ -111,6 +114,10 @@ type AgentCheckpoint struct {
 	IsValid  bool
 	Metadata map[string]string
 	Epoch    uint64
+	// PassedOver is what LoadLatest fell back past to reach this checkpoint: the quarantined
+	// checkpoints newer than it, newest first (empty when it is the run's newest, and on
+	// LoadAtStep and Save).
+	PassedOver []checkpointd.PassedOver
 	// messages is the wire form of Messages, for the store's message chain.
 	wire []*checkpointv1.Message
 }

@@ -2,8 +2,10 @@
 // (NewInMemoryStore), as the TypeScript and Python clients' memory backends. It answers the
 // calls a store makes with the server's errors and reasons: checksum v1 computed on save and
 // verified on every read (a corrupt checkpoint is quarantined and skipped; when all are, Resume
-// restarts from scratch), fencing epochs, idempotent saves and tool results, the message log
-// with offsets, the tool journal with intents and calls in doubt. No tenants, auth, size
+// restarts from scratch, and every later LoadLatest and Resume lists it in passed_over until a
+// newer checkpoint is saved above it), fencing epochs, idempotent saves and tool results, the message log
+// with offsets, the tool journal with intents, calls in doubt and arguments digests
+// (ARGUMENTS_MISMATCH). No tenants, auth, size
 // limits, retention, labels, journal scopes or paging: every answer is whole.
 //
 // Several stores may share one backend, as several processes share one server.
@@ -12,6 +14,7 @@ package recovery
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -19,7 +22,9 @@ import (
 	"time"
 	"unicode"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	checkpointd "github.com/checkpointd/checkpointd/clients/go"
@@ -38,7 +43,13 @@ type storedCheckpoint struct {
 	checksum     string
 	createdAt    time.Time
 	// quarantine is why the checkpoint failed verification; empty while it is sound.
-	quarantine string
+	quarantine    string
+	quarantinedAt time.Time
+}
+
+// quarantineFor marks the checkpoint as failing verification, for reason.
+func (row *storedCheckpoint) quarantineFor(reason string) {
+	row.quarantine, row.quarantinedAt = reason, timeNow()
 }
 
 // storedEntry is a journal entry (a result, or an intent when intent) and the chain after it.
@@ -52,6 +63,8 @@ type storedEntry struct {
 	seq        uint64
 	recordedAt time.Time
 	chain      string
+	// argumentsDigest is the call's arguments digest as journalled; "" when none was sent.
+	argumentsDigest string
 }
 
 func (e *storedEntry) pushOnto(chain checkpointd.ToolChain) checkpointd.ToolChain {
@@ -122,6 +135,16 @@ func flipFirstByte(data []byte) []byte {
 
 func refuse(code codes.Code, reason checkpointd.Reason, format string, args ...any) error {
 	return clientRefusal(code, reason, fmt.Sprintf(format, args...))
+}
+
+// refuseField is INVALID_ARGUMENT naming the bad field in the ErrorInfo metadata, as the server does.
+func refuseField(field, message string) error {
+	st := status.New(codes.InvalidArgument, message)
+	if detailed, err := st.WithDetails(&errdetails.ErrorInfo{Reason: string(checkpointd.ReasonInvalidArgument),
+		Domain: checkpointd.ErrorDomain, Metadata: map[string]string{"field": field}}); err == nil {
+		st = detailed
+	}
+	return checkpointd.FromError(st.Err())
 }
 
 func invalid(format string, args ...any) error {
@@ -249,13 +272,13 @@ func latestValid(runID string, run *memoryRun, fallBack bool) (step int64, found
 					"tool journal is corrupt at entry %d", first.seq)
 			}
 			if uint64(row.toolCount) >= first.seq {
-				row.quarantine = fmt.Sprintf("covers tool journal entry %d, which is corrupt", first.seq)
+				row.quarantineFor(fmt.Sprintf("covers tool journal entry %d, which is corrupt", first.seq))
 				skipped = append(skipped, step)
 				continue
 			}
 		}
 		if reason := verify(runID, run, step); reason != "" {
-			row.quarantine = reason
+			row.quarantineFor(reason)
 			skipped = append(skipped, step)
 			continue
 		}
@@ -273,6 +296,42 @@ func quarantinedAbove(run *memoryRun, restored int64, found bool) []int64 {
 		}
 	}
 	return steps
+}
+
+// passedOver is quarantinedAbove as the answer's passed_over.
+func passedOver(run *memoryRun, restored int64, found bool) []*checkpointv1.PassedOverCheckpoint {
+	var out []*checkpointv1.PassedOverCheckpoint
+	for _, step := range quarantinedAbove(run, restored, found) {
+		row := run.checkpoints[step]
+		out = append(out, &checkpointv1.PassedOverCheckpoint{Step: step, CheckpointId: row.id,
+			Metadata: maps.Clone(row.metadata), QuarantinedAt: stamp(row.quarantinedAt), Reason: row.quarantine})
+	}
+	return out
+}
+
+// checkDigest refuses an arguments digest that is neither empty nor 64 lower-case hex digits.
+func checkDigest(digest string) error {
+	if digest == "" {
+		return nil
+	}
+	if len(digest) != 64 || strings.Trim(digest, "0123456789abcdef") != "" {
+		return refuseField("arguments_digest", "arguments_digest must be 64 lower-case hex digits or empty")
+	}
+	return nil
+}
+
+// digestConflict is ARGUMENTS_MISMATCH when the call id is journalled with another non-empty
+// digest than the request's, as the server answers.
+func digestConflict(run *memoryRun, callID, requested string) error {
+	if requested == "" {
+		return nil
+	}
+	for _, entry := range run.journal {
+		if entry.callID == callID && entry.argumentsDigest != "" && entry.argumentsDigest != requested {
+			return checkpointd.NewReplayMismatch(callID, entry.argumentsDigest, requested)
+		}
+	}
+	return nil
 }
 
 func stamp(at time.Time) *timestamppb.Timestamp { return timestamppb.New(at) }

@@ -33,13 +33,14 @@ func (m *MemoryBackend) checkpoint(runID string, step int64, run *memoryRun, off
 
 func (m *MemoryBackend) result(entry *storedEntry) *checkpointv1.ToolResult {
 	return &checkpointv1.ToolResult{CallId: entry.callID, ToolName: entry.toolName, Step: entry.step,
-		Output: slices.Clone(entry.output), IsError: entry.isError, Seq: entry.seq, RecordedAt: stamp(entry.recordedAt)}
+		Output: slices.Clone(entry.output), IsError: entry.isError, Seq: entry.seq, RecordedAt: stamp(entry.recordedAt),
+		ArgumentsDigest: entry.argumentsDigest}
 }
 
 func (m *MemoryBackend) intent(runID string, entry *storedEntry) *checkpointv1.ToolIntent {
 	return &checkpointv1.ToolIntent{CallId: entry.callID, ToolName: entry.toolName, Step: entry.step,
 		IdempotencyKey: checkpointd.IdempotencyKey(m.tenant, runID, entry.callID), Seq: entry.seq,
-		RecordedAt: stamp(entry.recordedAt)}
+		RecordedAt: stamp(entry.recordedAt), ArgumentsDigest: entry.argumentsDigest}
 }
 
 func (m *MemoryBackend) journal(runID string, entries []*storedEntry) ([]*checkpointv1.ToolResult, []*checkpointv1.ToolIntent) {
@@ -73,7 +74,7 @@ func (m *MemoryBackend) Resume(_ context.Context, request *checkpointv1.ResumeRe
 		if !inDoubtDeclared && len(corrupt) > 0 {
 			return nil, refuse(codes.DataLoss, checkpointd.ReasonCheckpointCorrupt, "the tool journal of run %s has corrupt entries", runID)
 		}
-		step, found, _, _ := latestValid(runID, run, true)
+		step, found, skipped, _ := latestValid(runID, run, true)
 		count := 0
 		if found {
 			count = run.checkpoints[step].messageCount
@@ -110,8 +111,9 @@ func (m *MemoryBackend) Resume(_ context.Context, request *checkpointv1.ResumeRe
 				"run %s has %d call(s) in doubt; resume with capability CLIENT_CAPABILITY_IN_DOUBT_CALLS", runID, len(inDoubt))
 		}
 		results, intents := m.journal(runID, sound)
-		reply := &checkpointv1.ResumeResponse{RecoveredFromStep: step, SkippedSteps: quarantinedAbove(run, step, found),
-			Epoch: run.epoch, RestartedFromScratch: !found, InDoubt: inDoubt, CorruptCallIds: corruptIDs,
+		reply := &checkpointv1.ResumeResponse{RecoveredFromStep: step, SkippedSteps: skipped,
+			PassedOver: passedOver(run, step, found),
+			Epoch:      run.epoch, RestartedFromScratch: !found, InDoubt: inDoubt, CorruptCallIds: corruptIDs,
 			ToolResults: results, ToolIntents: intents}
 		if found {
 			reply.Checkpoint = m.checkpoint(runID, step, run, request.GetMessageOffset())
@@ -212,7 +214,7 @@ func (m *MemoryBackend) LoadLatest(_ context.Context, request *checkpointv1.Load
 		}
 		results, intents := m.journal(runID, run.journal)
 		return &checkpointv1.LoadLatestResponse{Checkpoint: m.checkpoint(runID, step, run, request.GetMessageOffset()),
-			SkippedSteps: skipped, ToolResults: results, ToolIntents: intents}, nil
+			SkippedSteps: skipped, PassedOver: passedOver(run, step, true), ToolResults: results, ToolIntents: intents}, nil
 	}, checkID("run_id", runID))
 }
 
@@ -233,7 +235,7 @@ func (m *MemoryBackend) LoadAtStep(_ context.Context, request *checkpointv1.Load
 			return nil, refuse(codes.DataLoss, checkpointd.ReasonCheckpointCorrupt, "tool journal is corrupt")
 		}
 		if reason := verify(runID, run, step); reason != "" {
-			row.quarantine = reason
+			row.quarantineFor(reason)
 			return nil, refuse(codes.DataLoss, checkpointd.ReasonCheckpointCorrupt, "checkpoint at step %d is corrupt: %s", step, reason)
 		}
 		results, intents := m.journal(runID, run.journal)
@@ -264,7 +266,7 @@ func (m *MemoryBackend) Validate(_ context.Context, request *checkpointv1.Valida
 			earlier := row.quarantine
 			fresh := verify(runID, run, step)
 			if fresh != "" && earlier == "" {
-				row.quarantine = fresh
+				row.quarantineFor(fresh)
 			}
 			reason := fresh
 			if reason == "" && earlier != "" {
@@ -307,15 +309,23 @@ func (m *MemoryBackend) RecordToolResult(_ context.Context, request *checkpointv
 		if err := checkEpoch(request.Epoch, run.epoch); err != nil {
 			return nil, err
 		}
+		if err := digestConflict(run, callID, request.GetArgumentsDigest()); err != nil {
+			return nil, err
+		}
+		digest := request.GetArgumentsDigest()
 		for _, entry := range run.journal {
 			if entry.callID == callID && !entry.intent {
 				return &checkpointv1.RecordToolResultResponse{Result: m.result(entry), AlreadyRecorded: true}, nil
 			}
+			if entry.callID == callID && digest == "" {
+				digest = entry.argumentsDigest // the result completes the intent's call
+			}
 		}
 		entry := m.append(runID, run, &storedEntry{callID: callID, toolName: request.GetToolName(), step: request.GetStep(),
-			output: slices.Clone(request.GetOutput()), isError: request.GetIsError()})
+			output: slices.Clone(request.GetOutput()), isError: request.GetIsError(), argumentsDigest: digest})
 		return &checkpointv1.RecordToolResultResponse{Result: m.result(entry)}, nil
-	}, checkID("run_id", runID), checkID("call_id", callID), checkStep(request.GetStep()))
+	}, checkID("run_id", runID), checkID("call_id", callID), checkStep(request.GetStep()),
+		checkDigest(request.GetArgumentsDigest()))
 }
 
 // RecordToolIntent journals an intent; a call known already (intent, result or both) gets none.
@@ -324,6 +334,9 @@ func (m *MemoryBackend) RecordToolIntent(_ context.Context, request *checkpointv
 	return locked(m, func() (*checkpointv1.RecordToolIntentResponse, error) {
 		run := m.runOf(runID)
 		if err := checkEpoch(request.Epoch, run.epoch); err != nil {
+			return nil, err
+		}
+		if err := digestConflict(run, callID, request.GetArgumentsDigest()); err != nil {
 			return nil, err
 		}
 		reply := &checkpointv1.RecordToolIntentResponse{}
@@ -341,10 +354,12 @@ func (m *MemoryBackend) RecordToolIntent(_ context.Context, request *checkpointv
 		if reply.AlreadyRecorded {
 			return reply, nil
 		}
-		entry := m.append(runID, run, &storedEntry{intent: true, callID: callID, toolName: request.GetToolName(), step: request.GetStep()})
+		entry := m.append(runID, run, &storedEntry{intent: true, callID: callID, toolName: request.GetToolName(),
+			step: request.GetStep(), argumentsDigest: request.GetArgumentsDigest()})
 		reply.Intent = m.intent(runID, entry)
 		return reply, nil
-	}, checkID("run_id", runID), checkID("call_id", callID), checkStep(request.GetStep()))
+	}, checkID("run_id", runID), checkID("call_id", callID), checkStep(request.GetStep()),
+		checkDigest(request.GetArgumentsDigest()))
 }
 
 // append journals a new entry: its seq and chain value are the run's next.

@@ -65,8 +65,12 @@ type Resumed struct {
 	Checkpoint           *AgentCheckpoint
 	RecoveredFromStep    int64
 	RestartedFromScratch bool
-	// SkippedSteps are the corrupt checkpoints skipped, newest first.
-	SkippedSteps   []int64
+	// SkippedSteps are the corrupt checkpoints this Resume found and quarantined, newest first.
+	SkippedSteps []int64
+	// PassedOver is every quarantined checkpoint newer than the restored one (every one when
+	// restarting from scratch), newest first, on every Resume until an operator drops them or a
+	// newer checkpoint is saved: each Resume that has some logs a warning naming them.
+	PassedOver     []checkpointd.PassedOver
 	InDoubt        []InDoubt
 	CorruptCallIDs []string
 }
@@ -154,7 +158,7 @@ func (s *CheckpointStore) Resume(ctx context.Context, runID string, requireExist
 	}
 	resumed := &Resumed{RunID: runID, Epoch: reply.GetEpoch(), RecoveredFromStep: reply.GetRecoveredFromStep(),
 		RestartedFromScratch: reply.GetRestartedFromScratch(), SkippedSteps: reply.GetSkippedSteps(),
-		CorruptCallIDs: reply.GetCorruptCallIds()}
+		PassedOver: checkpointd.PassedOverOf(reply), CorruptCallIDs: reply.GetCorruptCallIds()}
 	for _, call := range reply.GetInDoubt() {
 		doubt := InDoubt{CallID: call.GetCallId(), ToolName: call.GetToolName(), Step: call.GetStep(),
 			IdempotencyKey: call.GetIdempotencyKey(), Corrupt: call.GetCorrupt()}
@@ -174,15 +178,13 @@ func (s *CheckpointStore) Resume(ctx context.Context, runID string, requireExist
 	s.mu.Lock()
 	s.runs[runID] = run
 	s.mu.Unlock()
-	skipped := joinSteps(resumed.SkippedSteps)
 	switch {
-	case resumed.RestartedFromScratch && len(resumed.SkippedSteps) > 0:
+	case resumed.RestartedFromScratch && len(resumed.PassedOver) > 0:
 		s.logger.Error(fmt.Sprintf("checkpointd: every checkpoint of run %s is corrupt (steps %s quarantined); "+
-			"the run RESTARTS FROM STEP 0", runID, skipped), "run_id", runID, "skipped_steps", resumed.SkippedSteps)
-	case len(resumed.SkippedSteps) > 0:
-		s.logger.Warn(fmt.Sprintf("checkpointd: corrupt checkpoint(s) of run %s at step(s) %s quarantined and skipped; "+
-			"falling back to step %d", runID, skipped, resumed.RecoveredFromStep),
-			"run_id", runID, "skipped_steps", resumed.SkippedSteps)
+			"the run RESTARTS FROM STEP 0", runID, checkpointd.DescribePassedOver(resumed.PassedOver)),
+			passedOverAttrs(runID, resumed.PassedOver)...)
+	case len(resumed.PassedOver) > 0:
+		s.warnPassedOver(runID, resumed.RecoveredFromStep, resumed.PassedOver)
 	}
 	if !run.toolsKnown || len(resumed.CorruptCallIDs) > 0 {
 		s.logger.Warn(fmt.Sprintf("checkpointd: the tool journal of run %s has corrupt entries (calls %s)",
@@ -224,6 +226,16 @@ func (s *CheckpointStore) Journalled(runID, callID string) *checkpointv1.ToolRes
 	return nil
 }
 
+// JournalledIntent is the journalled intent of a call, or nil.
+func (s *CheckpointStore) JournalledIntent(runID, callID string) *checkpointv1.ToolIntent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if run, ok := s.runs[runID]; ok {
+		return run.intents[callID]
+	}
+	return nil
+}
+
 // InDoubtCall is the call in doubt with that id, if Resume reported one still unsettled.
 func (s *CheckpointStore) InDoubtCall(runID, callID string) (InDoubt, bool) {
 	s.mu.Lock()
@@ -256,10 +268,23 @@ func isNotFound(err error) bool {
 	return errors.As(err, &typed) && typed.Code == codes.NotFound
 }
 
-func joinSteps(steps []int64) string {
-	parts := make([]string, len(steps))
-	for i, step := range steps {
-		parts[i] = fmt.Sprint(step)
+// warnPassedOver says, on every read that falls back past quarantined checkpoints and not only
+// on the one that found them, which ones the read skipped and what it served instead.
+func (s *CheckpointStore) warnPassedOver(runID string, served int64, passed []checkpointd.PassedOver) {
+	s.logger.Warn(fmt.Sprintf("checkpointd: run %s has quarantined corrupt checkpoint(s) at step(s) %s newer than "+
+		"the one read; falling back to step %d (an operator repairs the run with `checkpointd runs drop-quarantined %s`)",
+		runID, checkpointd.DescribePassedOver(passed), served, runID),
+		append(passedOverAttrs(runID, passed), "served_step", served)...)
+}
+
+// passedOverAttrs are the structured fields of a passed-over warning.
+func passedOverAttrs(runID string, passed []checkpointd.PassedOver) []any {
+	labels := make([]string, 0, len(passed))
+	ids := make([]string, 0, len(passed))
+	for _, entry := range passed {
+		labels = append(labels, entry.Label)
+		ids = append(ids, entry.CheckpointID)
 	}
-	return strings.Join(parts, ", ")
+	return []any{"run_id", runID, "passed_over_steps", checkpointd.PassedOverSteps(passed),
+		"passed_over_labels", labels, "passed_over_checkpoint_ids", ids}
 }

@@ -107,7 +107,8 @@ func (s *CheckpointStore) saveTraced(ctx context.Context, request *checkpointv1.
 }
 
 // LoadLatest is the latest valid checkpoint, its whole history fetched page by page. Corrupt
-// ones are quarantined by the server and skipped, loudly; nil when the run has none, or (said
+// ones are quarantined by the server and skipped, loudly on every load that passes over them
+// (AgentCheckpoint.PassedOver names them, and a warning is logged); nil when the run has none, or (said
 // loudly) when every checkpoint is corrupt. One that fails the client's own checksum check is
 // returned with IsValid false and logged as an error.
 func (s *CheckpointStore) LoadLatest(ctx context.Context, runID string) (*AgentCheckpoint, error) {
@@ -123,15 +124,15 @@ func (s *CheckpointStore) LoadLatest(ctx context.Context, runID string) (*AgentC
 	case err != nil:
 		return nil, err
 	}
-	if len(reply.GetSkippedSteps()) > 0 {
-		s.logger.Warn(fmt.Sprintf("checkpointd: corrupt checkpoint(s) of run %s at step(s) %s quarantined and skipped; "+
-			"falling back to step %d", runID, joinSteps(reply.GetSkippedSteps()), reply.GetCheckpoint().GetStep()),
-			"run_id", runID, "skipped_steps", reply.GetSkippedSteps())
+	passed := checkpointd.PassedOverOf(reply)
+	if len(passed) > 0 {
+		s.warnPassedOver(runID, reply.GetCheckpoint().GetStep(), passed)
 	}
 	if reply.GetCheckpoint() == nil {
 		return nil, nil
 	}
 	checkpoint := toCheckpoint(reply.GetCheckpoint(), reply.GetToolResults(), reply.GetToolIntents())
+	checkpoint.PassedOver = passed
 	if !checkpoint.IsValid {
 		s.logger.Error(fmt.Sprintf("checkpointd: the checkpoint of run %s at step %d fails the client's checksum check",
 			runID, checkpoint.Step), "run_id", runID)
@@ -139,7 +140,9 @@ func (s *CheckpointStore) LoadLatest(ctx context.Context, runID string) (*AgentC
 	return checkpoint, nil
 }
 
-// LoadAtStep is the checkpoint at step; nil when there is none; DATA_LOSS when it is corrupt.
+// LoadAtStep is the checkpoint at step; nil when there is none; DATA_LOSS (CHECKPOINT_CORRUPT)
+// when it is corrupt, quarantined or not: a corrupt checkpoint asked for by its step is never
+// answered with another one.
 func (s *CheckpointStore) LoadAtStep(ctx context.Context, runID string, step int64) (*AgentCheckpoint, error) {
 	reply, err := loadAtStepWhole(ctx, s.backend, runID, step)
 	if isNotFound(err) {
@@ -188,15 +191,17 @@ func (s *CheckpointStore) verdicts(ctx context.Context, runID string, step *int6
 }
 
 // RecordToolResult journals a tool's result under the run's epoch (the stored one when the
-// call id was journalled already), settling the call if it was in doubt.
+// call id was journalled already), settling the call if it was in doubt. argumentsDigest is the
+// call's [checkpointd.ArgumentsDigest] ("" for none): a call id journalled with another one is
+// refused with a [*checkpointd.ReplayMismatchError] and nothing changes.
 func (s *CheckpointStore) RecordToolResult(ctx context.Context, runID, callID, toolName string, step int64,
-	output []byte, isError bool) (*checkpointv1.ToolResult, error) {
+	output []byte, isError bool, argumentsDigest string) (*checkpointv1.ToolResult, error) {
 	run, epoch, err := s.writer(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	reply, err := s.backend.RecordToolResult(ctx, &checkpointv1.RecordToolResultRequest{RunId: runID, CallId: callID,
-		ToolName: toolName, Step: step, Output: output, IsError: isError, Epoch: &epoch})
+		ToolName: toolName, Step: step, Output: output, IsError: isError, Epoch: &epoch, ArgumentsDigest: argumentsDigest})
 	if err != nil {
 		return nil, err
 	}
@@ -211,15 +216,16 @@ func (s *CheckpointStore) RecordToolResult(ctx context.Context, runID, callID, t
 }
 
 // RecordToolIntent journals that a side-effecting call is about to run; the reply has its
-// idempotency key (or the result, when the call completed already).
+// idempotency key (or the result, when the call completed already). argumentsDigest is as on
+// RecordToolResult.
 func (s *CheckpointStore) RecordToolIntent(ctx context.Context, runID, callID, toolName string,
-	step int64) (*checkpointv1.RecordToolIntentResponse, error) {
+	step int64, argumentsDigest string) (*checkpointv1.RecordToolIntentResponse, error) {
 	run, epoch, err := s.writer(ctx, runID)
 	if err != nil {
 		return nil, err
 	}
 	reply, err := s.backend.RecordToolIntent(ctx, &checkpointv1.RecordToolIntentRequest{RunId: runID,
-		CallId: callID, ToolName: toolName, Step: step, Epoch: &epoch})
+		CallId: callID, ToolName: toolName, Step: step, Epoch: &epoch, ArgumentsDigest: argumentsDigest})
 	if err != nil {
 		return nil, err
 	}

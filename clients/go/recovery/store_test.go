@@ -71,7 +71,7 @@ func TestAResumedRunFencesTheOlderWriter(t *testing.T) {
 		if !errors.Is(err, checkpointd.ErrStaleEpoch) || !IsFenced(err) {
 			t.Fatalf("the older writer's save: %v, want STALE_EPOCH", err)
 		}
-		if _, err := older.RecordToolResult(ctx, "r", "c", "t", 2, []byte("1"), false); !errors.Is(err, checkpointd.ErrStaleEpoch) {
+		if _, err := older.RecordToolResult(ctx, "r", "c", "t", 2, []byte("1"), false, ""); !errors.Is(err, checkpointd.ErrStaleEpoch) {
 			t.Fatalf("the older writer's tool result: %v, want STALE_EPOCH", err)
 		}
 	})
@@ -89,7 +89,7 @@ func TestACorruptLatestCheckpointIsSkippedLoudly(t *testing.T) {
 			t.Fatalf("load: %+v %v", loaded, err)
 		}
 		resumed, err := store.Resume(ctx, "r", false)
-		if err != nil || resumed.RecoveredFromStep != 3 || fmt.Sprint(resumed.SkippedSteps) != "[6]" {
+		if err != nil || resumed.RecoveredFromStep != 3 || fmt.Sprint(checkpointd.PassedOverSteps(resumed.PassedOver)) != "[6]" {
 			t.Fatalf("resume: %+v %v", resumed, err)
 		}
 		if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), "falling back to step 3") {
@@ -165,7 +165,7 @@ func TestToolJournalIntentsAndCallsInDoubt(t *testing.T) {
 	forEachPlace(t, func(t *testing.T, p place) {
 		ctx := context.Background()
 		crashed := NewCheckpointStore(p.backend(t), nil)
-		intent, err := crashed.RecordToolIntent(ctx, "r", "step-1/email/0", "email", 1)
+		intent, err := crashed.RecordToolIntent(ctx, "r", "step-1/email/0", "email", 1, "")
 		if err != nil || intent.GetIntent().GetIdempotencyKey() == "" {
 			t.Fatalf("intent: %v %v", intent, err)
 		}
@@ -174,7 +174,7 @@ func TestToolJournalIntentsAndCallsInDoubt(t *testing.T) {
 		if err != nil || len(resumed.InDoubt) != 1 || resumed.InDoubt[0].IdempotencyKey != intent.GetIntent().GetIdempotencyKey() {
 			t.Fatalf("resume: %+v %v", resumed, err)
 		}
-		if _, err := store.RecordToolResult(ctx, "r", "step-1/email/0", "email", 1, []byte(`{"sent":true}`), false); err != nil {
+		if _, err := store.RecordToolResult(ctx, "r", "step-1/email/0", "email", 1, []byte(`{"sent":true}`), false, ""); err != nil {
 			t.Fatal(err)
 		}
 		if _, doubt := store.InDoubtCall("r", "step-1/email/0"); doubt {

@@ -27,7 +27,7 @@ func TestOnceTheLeaseIsLostTheStoreRefusesEveryWrite(t *testing.T) {
 	if err := save(2); !errors.Is(err, errLeaseLost) {
 		t.Fatalf("a save after the lease was lost: want errLeaseLost, got %v", err)
 	}
-	if _, err := store.RecordToolResult(ctx, "r", "step-2/lookup/0", "lookup", 2, []byte(`1`), false); !errors.Is(err, errLeaseLost) {
+	if _, err := store.RecordToolResult(ctx, "r", "step-2/lookup/0", "lookup", 2, []byte(`1`), false, ""); !errors.Is(err, errLeaseLost) {
 		t.Fatalf("a journal write after the lease was lost: want errLeaseLost, got %v", err)
 	}
 	latest, err := recovery.NewInMemoryStore(memory, nil).LoadLatest(context.Background(), "r")
