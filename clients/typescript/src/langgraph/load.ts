@@ -24,7 +24,7 @@ type ChannelVersion = ChannelVersions[string];
 export type NextVersion = (current: undefined) => ChannelVersion;
 
 import { Code, CheckpointdError } from "../errors.js";
-import { JournalScope, type Checkpoint as PbCheckpoint, type ToolIntent, type ToolResult } from "../gen/checkpoint/v1/checkpoint_pb.js";
+import { ClientCapability, JournalScope, type Checkpoint as PbCheckpoint, type ToolIntent, type ToolResult } from "../gen/checkpoint/v1/checkpoint_pb.js";
 import { passedOverOf, type PassedOver } from "../store.js";
 import { decodeWrite, joinMetadata, LOG_DIGEST_KEY, META_PREFIX, type Write } from "./codec.js";
 import type { Core } from "./core.js";
@@ -35,6 +35,9 @@ export class StaleLog extends Error {}
 
 /** Every checkpoint of the run failed verification (the thread must start over). */
 export class AllCorrupt extends Error {}
+
+/** A sync that must go through Resume. */
+class Rewind extends Error {}
 
 /** One checkpoint read back, LangGraph-shaped. */
 export interface Loaded {
@@ -106,20 +109,26 @@ export async function load(core: Core, state: RunState, target: Target): Promise
 /**
  * The run's newest checkpoint with the whole journal, leaving the held log equal to the
  * server's. A corrupt newest checkpoint is resolved by Resume, which restores the newest valid
- * one, truncates the log to it and hands out a new epoch. Undefined when the run moved on.
+ * one, truncates the log to it and hands out a new epoch; so is `rewind` (the log runs past the
+ * newest checkpoint because newer ones were deleted: a save would otherwise never line up with
+ * it). Undefined when the run moved on.
  */
-export async function loadForSync(core: Core, state: RunState, step: bigint, messageCount: bigint): Promise<Loaded | undefined> {
+export async function loadForSync(core: Core, state: RunState, step: bigint, messageCount: bigint, rewind = false): Promise<Loaded | undefined> {
+  if (rewind) state.dropLog();
   const messageOffset = BigInt(state.logLength);
   let epoch: bigint | undefined;
   let checkpoint: PbCheckpoint | undefined;
   let results: ToolResult[];
   let intents: ToolIntent[];
   try {
+    if (rewind) throw new Rewind();
     const response = await core.client.loadAtStep({ runId: state.runId, step, journal: JournalScope.ALL, messageOffset });
     ({ checkpoint, toolResults: results, toolIntents: intents } = response);
   } catch (error) {
-    if (!(error instanceof CheckpointdError) || error.code !== Code.DataLoss) throw error;
-    const resumed = await core.client.resume({ runId: state.runId, messageOffset });
+    if (!(error instanceof Rewind) && !(error instanceof CheckpointdError && error.code === Code.DataLoss)) throw error;
+    // Exactly-once tools settle their own calls in doubt (RecordToolIntent tells them), so the
+    // saver declares it understands them rather than be refused CAPABILITY_REQUIRED.
+    const resumed = await core.client.resume({ runId: state.runId, messageOffset, capabilities: [ClientCapability.IN_DOUBT_CALLS] });
     epoch = resumed.epoch;
     checkpoint = resumed.restartedFromScratch ? undefined : resumed.checkpoint;
     ({ toolResults: results, toolIntents: intents } = resumed);

@@ -21,6 +21,7 @@ import { copyCheckpoint, ERROR, WRITES_IDX_MAP, type ChannelVersions, type Check
 
 import { checkpointChecksum } from "../checksum.js";
 import { Code, CheckpointdError } from "../errors.js";
+import type { RunHead } from "../gen/checkpoint/v1/checkpoint_pb.js";
 import { encodeWrite, ENVELOPE_VERSION, LOG_DIGEST_KEY, splitMetadata } from "./codec.js";
 import { address, stepOf, type Core } from "./core.js";
 import { loadForSync, StaleLog, type Loaded } from "./load.js";
@@ -247,12 +248,27 @@ async function sync(core: Core, state: RunState, assumeEmpty: boolean, hard: boo
       state.dropLog();
       loaded = await loadForSync(core, state, head.latestStep, head.messageCount);
     }
+    if (loaded === undefined && await unchanged(core, state, head)) {
+      // Not a race: the log runs past the newest checkpoint for good, because newer ones were
+      // deleted (deleteForRuns, prune, an operator). Without a rewind every save would be refused
+      // and the thread wedged ("conflicting writers"); Resume truncates the log to it.
+      loaded = await loadForSync(core, state, head.latestStep, head.messageCount, true);
+    }
     if (loaded === undefined) return false;
     entries = loaded.journal;
     epoch = loaded.epoch ?? head.epoch;
     // our own Resume past a corrupt newest checkpoint
     if (loaded.epoch !== undefined && state.ownedEpoch !== undefined) state.ownedEpoch = loaded.epoch;
     nextStep = head.latestStep + 1n;
+  } else if (head.messageCount > 0n) {
+    // Every checkpoint deleted, the message log left: a save from offset 0 would be bad input
+    // until Resume (restarting from scratch) truncates the log.
+    const loaded = await loadForSync(core, state, 0n, 0n, true);
+    if (loaded === undefined) return false;
+    entries = loaded.journal;
+    epoch = loaded.epoch ?? head.epoch;
+    if (loaded.epoch !== undefined && state.ownedEpoch !== undefined) state.ownedEpoch = loaded.epoch;
+    nextStep = loaded.step + 1n;
   } else {
     state.dropLog();
     const journal = head.toolCount > 0n ? (await core.client.getJournal({ runId: state.runId })).entries : [];
@@ -268,6 +284,19 @@ async function sync(core: Core, state: RunState, assumeEmpty: boolean, hard: boo
   state.epoch = epoch;
   state.nextStep = nextStep;
   return true;
+}
+
+/** True when the run's head is as `head` still says: a mismatch seen since is not a race. */
+async function unchanged(core: Core, state: RunState, head: RunHead): Promise<boolean> {
+  let again: RunHead | undefined;
+  try {
+    again = (await core.client.getRun({ runId: state.runId })).run;
+  } catch (error) {
+    if (isCode(error, Code.NotFound)) return false;
+    throw error;
+  }
+  return again !== undefined && again.latestStep === head.latestStep && again.messageCount === head.messageCount &&
+    again.epoch === head.epoch && again.toolCount === head.toolCount;
 }
 
 export async function putWrites(core: Core, configurable: Configurable, writes: PendingWrite[], taskId: string, taskPath: string): Promise<void> {
