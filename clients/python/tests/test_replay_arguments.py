@@ -80,8 +80,8 @@ async def test_a_replay_with_other_arguments_raises_and_the_tool_is_not_called(s
         await RecoverableAgent(other, stores.store(), cooldown=0).run_with_recovery(None, "other-args")
     assert other.sent == [], "the second email must not be sent under the first call's id"
     assert raised.value.call_id == "step-1/send_email/0"
-    assert raised.value.stored_digest == arguments_digest({"args": ["ada@example.com"], "kwargs": {}})
-    assert raised.value.request_digest == arguments_digest({"args": ["bob@example.com"], "kwargs": {}})
+    assert raised.value.stored_digest == arguments_digest(["ada@example.com"])
+    assert raised.value.request_digest == arguments_digest(["bob@example.com"])
 
 
 async def test_an_in_doubt_side_effect_with_other_arguments_is_not_retried(stores) -> None:
@@ -89,7 +89,7 @@ async def test_an_in_doubt_side_effect_with_other_arguments_is_not_retried(store
     not settled by a call with other arguments: no retry with its key."""
     store = stores.store()
     await store.resume("in-doubt-args")
-    digest = arguments_digest({"args": ["ada@example.com"], "kwargs": {}})
+    digest = arguments_digest(["ada@example.com"])
     await store.record_tool_intent(
         "in-doubt-args", "step-1/send_email/0", "send_email", 1, arguments_digest=digest
     )

@@ -75,8 +75,13 @@ async def _invoke(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 
 def _digest(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """The arguments digest of a recovery-loop call: of `{"args": [...], "kwargs": {...}}`."""
-    return arguments_digest({"args": list(args), "kwargs": kwargs})
+    """The arguments digest of a recovery-loop call: of the list of positional arguments, as
+    the TypeScript and Go packages digest theirs (so a run may cross languages), or of
+    `{"args": [...], "kwargs": {...}}` when there are keyword arguments. A call given no
+    arguments (a closure over what it uses) has none: there is nothing to compare."""
+    if kwargs:
+        return arguments_digest({"args": list(args), "kwargs": kwargs})
+    return arguments_digest(list(args)) if args else ""
 
 
 class StepContext:
@@ -121,15 +126,16 @@ class StepContext:
         self._session.messages.append({"role": role, "content": content, **fields})
 
     async def call_tool(self, name: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """Calls a tool at most once per call: a result journalled by this or an earlier life
-        of the run is returned without calling `fn`; otherwise `fn(*args, **kwargs)` (sync or
-        async) runs and its JSON-serialisable result is journalled before it is returned. The
-        call id is `step-{step}/{name}/{n}` for the n-th call of `name` in the step.
+        """Calls a tool and journals its result: a result journalled by this or an earlier
+        life of the run is returned without calling `fn`; otherwise `fn(*args, **kwargs)`
+        (sync or async) runs and its JSON-serialisable result is journalled before it is
+        returned. The call id is `step-{step}/{name}/{n}` for the n-th call of `name` in the
+        step. No intent is journalled, so a crash after `fn` ran and before its result was
+        journalled runs it once more on recovery: side effects belong in `call_side_effect`.
 
-        A journalled result is replayed only for the same arguments: the call's
-        `arguments_digest` (of `{"args": [...], "kwargs": {...}}`, see `checkpointd.digest`)
-        is journalled with it, and a call whose arguments differ raises `ReplayMismatch`
-        without calling `fn`."""
+        A journalled result is replayed only for the same arguments: the call's arguments
+        digest (see `_digest`) is journalled with it, and a call whose arguments differ raises
+        `ReplayMismatch` without calling `fn`."""
         call_id = self._next_call_id(name)
         digest = _digest(args, kwargs)
         replayed = self._replay(call_id, digest)

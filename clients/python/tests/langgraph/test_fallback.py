@@ -62,7 +62,10 @@ def test_a_fallback_past_corrupt_checkpoints_is_logged_and_on_the_metadata(serve
     with CheckpointdSaver(server.target) as fresh, caplog.at_level(logging.WARNING, "checkpointd.langgraph"):
         state = chain(fresh).get_state(config)
     fallback = state.metadata[FALLBACK_KEY]
-    assert fallback == {"skipped_ids": ids, "skipped_steps": steps}
+    assert fallback["skipped_ids"] == ids and fallback["skipped_steps"] == steps
+    # The chain's checkpoints after n4, n3 and n2 (LangGraph's own step numbers).
+    assert fallback["skipped_langgraph_steps"] == [5, 4, 3]
+    assert fallback["served_id"] == state.config["configurable"]["checkpoint_id"]
     assert state.values["done"] == ["n0", "n1", "n2"][: len(state.values["done"])]
     line = next(r.getMessage() for r in caplog.records if "skipped corrupt checkpoints" in r.getMessage())
     assert "'loud'" in line and all(i in line for i in ids), line
