@@ -7,6 +7,7 @@ package eino_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -33,22 +34,33 @@ func TestCorruptCheckpointsInTheDatabase(t *testing.T) {
 		ctx := testContext(t)
 		client := dial(t, server)
 
-		t.Run("fall back: the previous checkpoint is returned and the skip logged", func(t *testing.T) {
+		t.Run("fall back: the previous checkpoint is returned and the skip logged on every get", func(t *testing.T) {
 			log := &recordedLog{}
 			store := newStore(client, log)
-			setAll(t, store, "fallback", "v1", "v2")
+			setAll(t, store, "fallback", "v1", "v2", "v3")
+			corruptState(t, server, eino.RunID("fallback"), 3)
 			corruptState(t, server, eino.RunID("fallback"), 2)
-			data, found, err := store.Get(ctx, "fallback")
-			if err != nil || !found || string(data) != "v1" {
-				t.Fatalf("Get = %q, %v, %v; want v1", data, found, err)
+			// The first Get quarantines steps 3 and 2; the second, and a new store's, still say so.
+			for read, reader := range []*eino.Store{store, store, newStore(client, log)} {
+				data, found, err := reader.Get(ctx, "fallback")
+				if err != nil || !found || string(data) != "v1" {
+					t.Fatalf("Get %d = %q, %v, %v; want v1", read, data, found, err)
+				}
+				if got := checkpointd.PassedOverSteps(reader.PassedOver("fallback")); fmt.Sprint(got) != "[3 2]" {
+					t.Fatalf("Get %d passed over %v, want [3 2]", read, got)
+				}
+				if warnings := log.count(slog.LevelWarn, "skipped corrupt checkpoints"); warnings != read+1 {
+					t.Fatalf("after Get %d, %d warnings", read, warnings)
+				}
 			}
-			attrs, logged := log.find(slog.LevelWarn, "skipped corrupt checkpoints")
-			if !logged || attrs["skipped_steps"] != "[2]" || attrs["checkpoint_id"] != "fallback" || attrs["restored_step"] != "1" {
-				t.Fatalf("the fallback was not logged loudly: %v %v", logged, attrs)
+			attrs, _ := log.find(slog.LevelWarn, "skipped corrupt checkpoints")
+			if attrs["skipped_steps"] != "[3 2]" || attrs["checkpoint_id"] != "fallback" || attrs["restored_step"] != "1" {
+				t.Fatalf("the fallback was not logged loudly: %v", attrs)
 			}
-			setAll(t, store, "fallback", "v3") // above the quarantined step
-			if data, _, err := newStore(client, log).Get(ctx, "fallback"); err != nil || string(data) != "v3" {
-				t.Fatalf("Get after a new Set = %q, %v", data, err)
+			setAll(t, store, "fallback", "v4") // above the quarantined steps
+			quiet := newStore(client, log)
+			if data, _, err := quiet.Get(ctx, "fallback"); err != nil || string(data) != "v4" || len(quiet.PassedOver("fallback")) != 0 {
+				t.Fatalf("Get after a new Set = %q, %v, passed over %v", data, err, quiet.PassedOver("fallback"))
 			}
 		})
 
@@ -60,6 +72,9 @@ func TestCorruptCheckpointsInTheDatabase(t *testing.T) {
 				_, found, err := store.Get(ctx, "refused")
 				if !errors.Is(err, checkpointd.ErrCheckpointCorrupt) || found {
 					t.Fatalf("Get %d = found %v, %v; want CHECKPOINT_CORRUPT", attempt, found, err)
+				}
+				if got := checkpointd.PassedOverSteps(store.PassedOver("refused")); fmt.Sprint(got) != "[2]" {
+					t.Fatalf("Get %d refused for %v, want [2]", attempt, got)
 				}
 			}
 			setAll(t, store, "refused", "v3") // a new newest checkpoint, valid: nothing to refuse

@@ -102,6 +102,19 @@ func (r *recordedLog) find(level slog.Level, text string) (map[string]string, bo
 	return nil, false
 }
 
+// count is how many records at level contain text.
+func (r *recordedLog) count(level slog.Level, text string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, record := range r.records {
+		if record.Level == level && strings.Contains(record.Message, text) {
+			n++
+		}
+	}
+	return n
+}
+
 // newStore is a store on client logging into log.
 func newStore(client *checkpointd.Client, log *recordedLog, opts ...eino.Option) *eino.Store {
 	return eino.New(client, append([]eino.Option{eino.WithLogger(slog.New(log))}, opts...)...)

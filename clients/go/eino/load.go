@@ -27,20 +27,26 @@ func (s *Store) loadVerified(ctx context.Context, checkPointID string) (*checkpo
 	case err != nil:
 		return nil, fmt.Errorf("eino checkpoint %q: load run %s: %w", checkPointID, runID, err)
 	}
-	skipped := answer.GetSkippedSteps() // corrupt on the server, quarantined by this load
+	// Every quarantined checkpoint above the one served, on every load until an operator drops
+	// them (an older server names only those this load found).
+	passed := checkpointd.PassedOverOf(answer)
 	checkpoint := answer.GetCheckpoint()
 	if s.policy == Refuse {
-		if err := s.refuseBehindQuarantine(ctx, checkPointID, runID, checkpoint.GetStep(), skipped); err != nil {
+		if err := s.refuseBehindQuarantine(ctx, checkPointID, runID, checkpoint.GetStep(), passed); err != nil {
+			s.notePassedOver(checkPointID, passed)
 			return nil, err
 		}
 	}
 	for {
 		verifyErr := verify(checkPointID, checkpoint)
 		if verifyErr == nil {
-			if len(skipped) > 0 {
-				s.logger.WarnContext(ctx, "eino checkpoint store skipped corrupt checkpoints",
-					"checkpoint_id", checkPointID, "run_id", runID, "skipped_steps", skipped,
-					"restored_step", checkpoint.GetStep())
+			s.notePassedOver(checkPointID, passed)
+			if len(passed) > 0 {
+				// The message and skipped_steps are as docs/eino-mapping.md names them.
+				s.logger.WarnContext(ctx, "eino checkpoint store skipped corrupt checkpoints "+
+					"(quarantined; an operator drops them with `checkpointd runs drop-quarantined`)",
+					"checkpoint_id", checkPointID, "run_id", runID, "skipped_steps", checkpointd.PassedOverSteps(passed),
+					"passed_over", checkpointd.DescribePassedOver(passed), "restored_step", checkpoint.GetStep())
 			}
 			return checkpoint, nil
 		}
@@ -48,13 +54,15 @@ func (s *Store) loadVerified(ctx context.Context, checkPointID string) (*checkpo
 			return nil, fmt.Errorf("eino checkpoint %q: run %s step %d does not verify on the client: %w",
 				checkPointID, runID, checkpoint.GetStep(), verifyErr)
 		}
-		skipped = append(skipped, checkpoint.GetStep())
+		passed = append(passed, checkpointd.PassedOver{Step: checkpoint.GetStep(), CheckpointID: checkpoint.GetCheckpointId(),
+			Metadata: checkpoint.GetMetadata(), Reason: "fails the client's checksum check"})
 		checkpoint, err = s.loadBelow(ctx, runID, checkpoint.GetStep())
 		if err != nil {
 			return nil, fmt.Errorf("eino checkpoint %q: fall back in run %s: %w", checkPointID, runID, err)
 		}
 		if checkpoint == nil {
-			return nil, s.noneVerifies(ctx, checkPointID, runID, skipped, verifyErr)
+			s.notePassedOver(checkPointID, passed)
+			return nil, s.noneVerifies(ctx, checkPointID, runID, checkpointd.PassedOverSteps(passed), verifyErr)
 		}
 	}
 }
@@ -72,28 +80,29 @@ func verify(checkPointID string, checkpoint *checkpointv1.Checkpoint) error {
 	return nil
 }
 
-// refuseBehindQuarantine refuses a load that is not the run's newest checkpoint because a
-// corrupt one above it was skipped: now, or by an earlier load that quarantined it (LoadLatest
-// reports a step only once, so the run's head is what keeps the refusal standing: its newest
-// step is then above its newest valid one). A save that landed since the load is no reason.
+// refuseBehindQuarantine refuses a load that is not the run's newest checkpoint because corrupt
+// ones above it are quarantined: the answer's passed_over names them on every load. From a
+// server older than passed_over, which names them only on the load that found them, the run's
+// head keeps the refusal standing (its newest step is then above its newest valid one). A save
+// that landed since the load is no reason.
 func (s *Store) refuseBehindQuarantine(ctx context.Context, checkPointID, runID string, loadedStep int64,
-	skippedNow []int64) error {
-	skipped := skippedNow
-	if len(skipped) == 0 {
+	passed []checkpointd.PassedOver) error {
+	if len(passed) == 0 {
 		answer, err := s.client.Checkpoints.GetRun(ctx, &checkpointv1.GetRunRequest{RunId: runID})
 		if err != nil {
 			return fmt.Errorf("eino checkpoint %q: read run %s: %w", checkPointID, runID, err)
 		}
 		if run := answer.GetRun(); run.GetLatestStep() > run.GetLatestValidStep() {
-			skipped = []int64{run.GetLatestStep()}
+			passed = []checkpointd.PassedOver{{Step: run.GetLatestStep()}}
 		}
 	}
-	if len(skipped) == 0 {
+	if len(passed) == 0 {
 		return nil
 	}
-	return fmt.Errorf("eino checkpoint %q: run %s: the newest checkpoint (step %d) is corrupt and "+
-		"quarantined; refusing to resume from step %d (Delete the id to start over): %w",
-		checkPointID, runID, skipped[0], loadedStep, checkpointd.ErrCheckpointCorrupt)
+	return fmt.Errorf("eino checkpoint %q: run %s: newer checkpoints are corrupt and quarantined (steps %s); "+
+		"refusing to resume from step %d (Delete the id to start over, or drop them with "+
+		"`checkpointd runs drop-quarantined %s`): %w",
+		checkPointID, runID, checkpointd.DescribePassedOver(passed), loadedStep, runID, checkpointd.ErrCheckpointCorrupt)
 }
 
 // loadBelow loads the newest checkpoint of the run below step that the server will serve, nil

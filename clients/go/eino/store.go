@@ -22,12 +22,13 @@ type CorruptPolicy int
 
 const (
 	// FallBack (the default) returns the newest checkpoint that verifies and logs, as a
-	// warning, the id and the steps skipped; when none verifies it logs an error and returns
+	// warning, the id and the steps skipped, on every Get until the corrupt ones are dropped
+	// or a newer checkpoint is saved (Store.PassedOver names them too); when none verifies it logs an error and returns
 	// "not found", so the graph starts over from its input. LangGraph's savers do the same.
 	FallBack CorruptPolicy = iota
 	// Refuse returns an error wrapping checkpointd.ErrCheckpointCorrupt (or
-	// ErrAllCheckpointsCorrupt), and keeps refusing while a corrupt checkpoint is the id's
-	// newest, until Delete: a graph whose interrupts guard side effects may prefer a person to
+	// ErrAllCheckpointsCorrupt), and keeps refusing, on every Get, while corrupt checkpoints are
+	// quarantined above the newest valid one, until Delete or an operator drops them: a graph whose interrupts guard side effects may prefer a person to
 	// decide over resuming from an older interrupt.
 	Refuse
 )
@@ -60,6 +61,8 @@ type Store struct {
 
 	mu    sync.Mutex
 	heads map[string]runHead // by run id: where this store's last save left the run
+	// passedOver is, by checkpoint id, what the last Get of it fell back past.
+	passedOver map[string][]checkpointd.PassedOver
 }
 
 // runHead is what the next save of a run needs: the step saved last and the run's epoch.
@@ -71,7 +74,8 @@ type runHead struct {
 // New makes a store on client. The client's tenant (checkpointd.WithTenant, or the credential's)
 // scopes every checkpoint id.
 func New(client *checkpointd.Client, opts ...Option) *Store {
-	s := &Store{client: client, policy: FallBack, logger: slog.Default(), heads: map[string]runHead{}}
+	s := &Store{client: client, policy: FallBack, logger: slog.Default(), heads: map[string]runHead{},
+		passedOver: map[string][]checkpointd.PassedOver{}}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -123,6 +127,27 @@ func (s *Store) Get(ctx context.Context, checkPointID string) ([]byte, bool, err
 		return nil, false, err
 	}
 	return loaded.GetState(), true, nil
+}
+
+// PassedOver is what the last Get of checkPointID fell back past: the quarantined (corrupt)
+// checkpoints newer than the one it returned, newest first, with their steps and checkpointd's
+// ids; empty when it returned the newest. Eino's CheckPointStore has no place for it in Get's
+// answer, so it is here (and in the warning each such Get logs). Under Refuse, the ones that
+// made Get refuse.
+func (s *Store) PassedOver(checkPointID string) []checkpointd.PassedOver {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]checkpointd.PassedOver(nil), s.passedOver[checkPointID]...)
+}
+
+func (s *Store) notePassedOver(checkPointID string, passed []checkpointd.PassedOver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(passed) == 0 {
+		delete(s.passedOver, checkPointID)
+		return
+	}
+	s.passedOver[checkPointID] = passed
 }
 
 // Delete removes the id's run: its checkpoints, with the run's log and journal. An id with no
