@@ -4,7 +4,10 @@
  *
  * Deleting checkpoints (`DeleteCheckpoints`) removes checkpoint rows only: a run's message log
  * and tool journal are append-only and stay, so every remaining checkpoint still verifies, and
- * a side effect journalled by an exactly-once tool is never forgotten by a prune.
+ * a side effect journalled by an exactly-once tool is never forgotten by a prune. After any of
+ * them the thread is read and written again as usual (a put after deleted newest checkpoints
+ * rewinds the log through Resume, see writes.ts `sync`). A delete that matches nothing (a
+ * LangGraph run id passed as a thread id, or the reverse) says so in a warning, never silently.
  */
 
 import { Code } from "../errors.js";
@@ -20,7 +23,12 @@ const PRUNE_STRATEGIES: readonly string[] = ["keep_latest", "delete"];
 const DELETE_BATCH = 500;
 
 export async function deleteThread(core: Core, threadId: string): Promise<void> {
-  for (const run of await listRuns(core.client, threadPrefix(String(threadId)))) {
+  const runs = await listRuns(core.client, threadPrefix(String(threadId)));
+  if (runs.length === 0) {
+    core.logger.warn(`checkpointd: deleteThread(${JSON.stringify(threadId)}) deleted nothing: no thread has that id ` +
+      "(deleteForRuns takes LangGraph run ids)");
+  }
+  for (const run of runs) {
     try {
       await core.client.deleteRun({ runId: run });
     } catch (error) {
@@ -34,13 +42,18 @@ export async function deleteThread(core: Core, threadId: string): Promise<void> 
  * thread and namespace (the server filters on the metadata map). */
 export async function deleteForRuns(core: Core, runIds: readonly string[]): Promise<void> {
   const filters = runIds.map((r) => serverFilter({ run_id: String(r) })).filter((f) => Object.keys(f).length > 0);
-  if (filters.length === 0) return;
-  for (const run of await listRuns(core.client, PREFIX)) {
+  let deleted = 0;
+  for (const run of filters.length === 0 ? [] : await listRuns(core.client, PREFIX)) {
     const steps: bigint[] = [];
     for (const metadataFilter of filters) {
       steps.push(...(await allSummaries(core.client, run, { metadataFilter })).map((s) => s.step));
     }
     await deleteSteps(core, run, steps);
+    deleted += steps.length;
+  }
+  if (deleted === 0 && runIds.length > 0) {
+    core.logger.warn(`checkpointd: deleteForRuns(${JSON.stringify(runIds)}) deleted nothing: no checkpoint's metadata ` +
+      "run_id is one of them (a thread id? deleteThread takes those)");
   }
 }
 
@@ -55,7 +68,9 @@ export async function prune(core: Core, threadIds: readonly string[], strategy: 
       await deleteThread(core, threadId);
       continue;
     }
-    for (const run of await listRuns(core.client, threadPrefix(String(threadId)))) {
+    const runs = await listRuns(core.client, threadPrefix(String(threadId)));
+    if (runs.length === 0) core.logger.warn(`checkpointd: prune: no thread ${JSON.stringify(threadId)}; nothing pruned`);
+    for (const run of runs) {
       const steps = (await allSummaries(core.client, run)).map((s) => s.step);
       await deleteSteps(core, run, steps.slice(1)); // newest first: keep the first
     }
