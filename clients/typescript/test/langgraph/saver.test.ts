@@ -51,13 +51,16 @@ function checkpoint(values: Record<string, unknown> = {}): Checkpoint {
   return { ...emptyCheckpoint(), id: uuid6(-3), channel_values: values, channel_versions: versions };
 }
 
-/** Puts a chain of checkpoints on one thread; their ids, oldest first. */
+/**
+ * Puts a chain of checkpoints on one thread; their ids, oldest first. As in a graph, LangGraph's
+ * step starts at -1 (the input), one below checkpointd's step, which starts at 0.
+ */
 async function chain(saver: CheckpointdSaver, threadId: string, count: number): Promise<string[]> {
   const ids: string[] = [];
   let config = { configurable: { thread_id: threadId, checkpoint_ns: "" } } as { configurable: Record<string, unknown> };
   for (let i = 0; i < count; i++) {
     const cp = checkpoint({ counter: i });
-    config = await saver.put(config, cp, meta(i), cp.channel_versions) as typeof config;
+    config = await saver.put(config, cp, meta(i - 1), cp.channel_versions) as typeof config;
     ids.push(cp.id);
   }
   return ids;
@@ -94,9 +97,12 @@ for (const backend of BACKENDS) {
       const tuple = await saverOf({ logger }).getTuple({ configurable: { thread_id: "loud" } });
       assert.equal(tuple?.checkpoint.id, ids[1]);
       assert.deepEqual(tuple?.checkpoint.channel_values, { counter: 1 });
+      // Named as LangGraph names them (ids, metadata.step) and as checkpointd does (its steps).
       assert.deepEqual((tuple?.metadata as Record<string, unknown>)[FALLBACK_KEY], {
         skipped_ids: [ids[3], ids[2]],
-        skipped_steps: [3, 2],
+        skipped_steps: [2, 1],
+        checkpointd_steps: [3, 2],
+        served_id: ids[1],
       });
       const line = logger.lines.find((l) => l.includes("skipped corrupt checkpoints")) ?? "";
       assert.ok(line.startsWith("warn "), `no warning: ${JSON.stringify(logger.lines)}`);
@@ -118,9 +124,48 @@ for (const backend of BACKENDS) {
         return true;
       });
       assert.ok(logger.lines.some((l) => l.startsWith("error ")), JSON.stringify(logger.lines));
-      // Asked for by id, a corrupt checkpoint is an error, never another checkpoint.
-      await assert.rejects(saverOf().getTuple({ configurable: { thread_id: "strict", checkpoint_id: ids[3] } }),
-        (error: unknown) => error instanceof CheckpointdError && error.code === Code.DataLoss);
+    });
+
+    test("every read below quarantined checkpoints is loud, by every new saver, until a newer checkpoint is saved", async () => {
+      const ids = await corruptThread("every-reader");
+      const config = { configurable: { thread_id: "every-reader" } };
+      for (let reader = 0; reader < 3; reader++) {
+        const logger = new Recorder();
+        const tuple = await saverOf({ logger }).getTuple(config);
+        assert.equal(tuple?.checkpoint.id, ids[1]);
+        assert.deepEqual((tuple?.metadata as Record<string, unknown>)[FALLBACK_KEY],
+          { skipped_ids: [ids[3], ids[2]], skipped_steps: [2, 1], checkpointd_steps: [3, 2], served_id: ids[1] }, `reader ${reader}`);
+        const line = logger.lines.find((l) => l.startsWith("warn ") && l.includes("skipped corrupt checkpoints")) ?? "";
+        assert.ok(line.includes('thread "every-reader" ns ""') && line.includes(ids[3] as string), `reader ${reader}: ${JSON.stringify(logger.lines)}`);
+        await assert.rejects(saverOf({ onCorrupt: "raise", logger: new Recorder() }).getTuple(config), CorruptCheckpoints, `raiser ${reader}`);
+      }
+      // A checkpoint saved after the fallback lands above the quarantined ones: the thread is
+      // whole again and every later read is quiet, even under "raise".
+      const top = checkpoint({ counter: 10 });
+      await saverOf().put({ configurable: { thread_id: "every-reader", checkpoint_ns: "", checkpoint_id: ids[1] } }, top, meta(1), top.channel_versions);
+      const quiet = new Recorder();
+      const tuple = await saverOf({ logger: quiet, onCorrupt: "raise" }).getTuple(config);
+      assert.equal(tuple?.checkpoint.id, top.id);
+      assert.equal((tuple?.metadata as Record<string, unknown>)[FALLBACK_KEY], undefined);
+      assert.deepEqual(quiet.lines, []);
+    });
+
+    test("a corrupt checkpoint asked for by id throws CorruptCheckpoints under either policy", async () => {
+      const ids = await corruptThread("by-id");
+      for (const onCorrupt of ["warn", "raise"] as const) {
+        const logger = new Recorder();
+        await assert.rejects(saverOf({ onCorrupt, logger }).getTuple({ configurable: { thread_id: "by-id", checkpoint_id: ids[3] } }), (error: unknown) => {
+          assert.ok(error instanceof CorruptCheckpoints, String(error));
+          assert.equal(error.code, Code.DataLoss);
+          assert.deepEqual([error.fallback.skippedIds, error.fallback.skippedSteps, error.fallback.checkpointdSteps], [[ids[3]], [2], [3]]);
+          assert.equal(error.fallback.requestedId, ids[3]);
+          return true;
+        });
+        assert.ok(logger.lines.some((l) => l.startsWith("error ") && l.includes(ids[3] as string)), JSON.stringify(logger.lines));
+      }
+      // An intact one by id is served as it is, without a fallback.
+      const tuple = await saverOf().getTuple({ configurable: { thread_id: "by-id", checkpoint_id: ids[1] } });
+      assert.equal(tuple?.checkpoint.id, ids[1]);
     });
 
     test("pending writes that come before their checkpoint's put are held and journalled by the put", async () => {
