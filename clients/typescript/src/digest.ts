@@ -11,8 +11,14 @@
  *   non-ASCII text stays as it is; numbers in JavaScript's shortest form);
  * - a value with `toJSON` (a Date) as that; `undefined` object members left out and `undefined`
  *   array items as `null`, as `JSON.stringify` does.
- * Values JSON cannot carry (a bigint, a function, a symbol, NaN or an infinity) are refused with
- * a TypeError rather than digested into something another call could collide with.
+ * Arguments JSON cannot carry (a bigint, a function, a symbol, NaN or an infinity) get no digest
+ * (""): the call is journalled without one and its replays are not checked, as Python's package
+ * does, rather than digested into something another call could collide with.
+ *
+ * The same form as the Python and Go packages' (Python: `json.dumps(args, sort_keys=True,
+ * separators=(",", ":"), ensure_ascii=False)`), so a run recovered across languages compares
+ * digests of the same text; a float with an integral value (`1.0`) is the one thing JavaScript
+ * writes differently (`1`).
  */
 
 import { createHash } from "node:crypto";
@@ -52,12 +58,22 @@ function canonical(value: unknown, path: string): string | undefined {
   throw new TypeError(`arguments at ${path} hold a ${typeof value}, which JSON cannot carry`);
 }
 
-/** The canonical JSON of a call's arguments (see the module comment). */
+/** The canonical JSON of a call's arguments (see the module comment); TypeError when JSON cannot carry them. */
 export function canonicalArguments(args: unknown): string {
   return canonical(args, "$") ?? "null";
 }
 
-/** Lower-case hex SHA-256 of the arguments' canonical JSON: `arguments_digest` on the wire. */
+/**
+ * Lower-case hex SHA-256 of the arguments' canonical JSON: `arguments_digest` on the wire; ""
+ * (no digest) when JSON cannot carry them.
+ */
 export function argumentsDigest(args: unknown): string {
-  return createHash("sha256").update(canonicalArguments(args), "utf8").digest("hex");
+  let text: string;
+  try {
+    text = canonicalArguments(args);
+  } catch (error) {
+    if (error instanceof TypeError) return "";
+    throw error;
+  }
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }

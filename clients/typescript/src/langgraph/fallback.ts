@@ -13,9 +13,10 @@
  * over, logged as an error under "warn", thrown under "raise". A corrupt checkpoint asked for by
  * id cannot be served at all: it throws CorruptCheckpoints under either policy.
  *
- * Skipped checkpoints are named three ways: LangGraph checkpoint ids, LangGraph's own step
- * numbers (`metadata.step`, stored as `m.step`; null when a checkpoint has none) and
- * checkpointd's steps (one more than LangGraph's for a thread saved from its first checkpoint).
+ * Skipped checkpoints are named three ways, under the keys Python's saver uses: LangGraph
+ * checkpoint ids (`skipped_ids`), LangGraph's own step numbers (`skipped_langgraph_steps`, from
+ * `metadata.step`, stored as `m.step`; null when a checkpoint has none) and checkpointd's steps
+ * (`skipped_steps`, one more than LangGraph's for a thread saved from its first checkpoint).
  */
 
 import { Code } from "../errors.js";
@@ -42,10 +43,10 @@ export interface Fallback {
   ns: string;
   /** LangGraph checkpoint ids of the skipped checkpoints, newest first ("" when unknown). */
   skippedIds: string[];
-  /** LangGraph's step (`metadata.step`) of each, null when unknown. */
-  skippedSteps: (number | null)[];
   /** checkpointd's step of each. */
-  checkpointdSteps: number[];
+  skippedSteps: number[];
+  /** LangGraph's step (`metadata.step`) of each, null when unknown. */
+  skippedLanggraphSteps: (number | null)[];
   servedId: string | undefined;
   /** Set when a checkpoint was asked for by id and is corrupt: nothing is served. */
   requestedId?: string;
@@ -56,15 +57,18 @@ export function describe(f: Fallback): string {
     ? `checkpoint ${JSON.stringify(f.requestedId)} was asked for by id and cannot be served`
     : f.servedId ? `serving ${f.servedId}` : "no valid checkpoint left: starting over";
   return `thread ${JSON.stringify(f.threadId)} ns ${JSON.stringify(f.ns)}: skipped corrupt checkpoints ` +
-    `${JSON.stringify(f.skippedIds)} (langgraph steps ${JSON.stringify(f.skippedSteps)}, checkpointd steps ` +
-    `${JSON.stringify(f.checkpointdSteps)}); ${served}`;
+    `${JSON.stringify(f.skippedIds)} (LangGraph steps ${JSON.stringify(f.skippedLanggraphSteps)}, checkpointd steps ` +
+    `${JSON.stringify(f.skippedSteps)}); ${served}`;
 }
 
-/** The value of {@link FALLBACK_KEY}. */
+/** The value of {@link FALLBACK_KEY}, as Python's saver writes it. */
 export interface FallbackMetadata {
+  /** LangGraph checkpoint ids, newest first. */
   skipped_ids: string[];
-  skipped_steps: (number | null)[];
-  checkpointd_steps: number[];
+  /** LangGraph's steps (`metadata.step`), null when unknown. */
+  skipped_langgraph_steps: (number | null)[];
+  /** checkpointd's steps (the key's meaning before LangGraph's were added). */
+  skipped_steps: number[];
   served_id: string | null;
 }
 
@@ -72,8 +76,8 @@ export interface FallbackMetadata {
 export function asMetadata(f: Fallback): FallbackMetadata {
   return {
     skipped_ids: [...f.skippedIds],
+    skipped_langgraph_steps: [...f.skippedLanggraphSteps],
     skipped_steps: [...f.skippedSteps],
-    checkpointd_steps: [...f.checkpointdSteps],
     served_id: f.servedId ?? null,
   };
 }
@@ -99,8 +103,8 @@ export function fallbackOf(threadId: string, ns: string, passed: readonly Passed
     threadId,
     ns,
     skippedIds: passed.map((p) => p.label || labels.get(p.step)?.label || ""),
-    skippedSteps: passed.map((p) => langgraphStep(Object.keys(p.metadata).length > 0 ? p.metadata : labels.get(p.step)?.metadata ?? {})),
-    checkpointdSteps: passed.map((p) => p.step),
+    skippedSteps: passed.map((p) => p.step),
+    skippedLanggraphSteps: passed.map((p) => langgraphStep(Object.keys(p.metadata).length > 0 ? p.metadata : labels.get(p.step)?.metadata ?? {})),
     servedId,
   };
 }

@@ -49,8 +49,8 @@ export async function getTuple(core: Core, configurable: Configurable, nextVersi
       // CorruptCheckpoints as a refused fallback, under either policy, never a bare DATA_LOSS.
       const found = await byLabel(core.client, run, checkpointId);
       report(core.onCorrupt, core.logger, {
-        threadId, ns, skippedIds: [checkpointId], skippedSteps: [found === undefined ? null : langgraphStep(found.metadata)],
-        checkpointdSteps: found === undefined ? [] : [found.step], servedId: undefined, requestedId: checkpointId,
+        threadId, ns, skippedIds: [checkpointId], skippedSteps: found === undefined ? [] : [found.step],
+        skippedLanggraphSteps: [found === undefined ? null : langgraphStep(found.metadata)], servedId: undefined, requestedId: checkpointId,
       });
     }
     throw error;

@@ -80,11 +80,11 @@ for (const backend of BACKENDS) {
       for (const rotted of [a, b, c]) corruptState(server, run, Number(rotted.step));
       const expected = {
         skipped_ids: [a.label, b.label, c.label],
-        skipped_steps: [a, b, c].map((s) => Number(s.step) - 1),
-        checkpointd_steps: [a, b, c].map((s) => Number(s.step)),
+        skipped_langgraph_steps: [a, b, c].map((s) => Number(s.step) - 1),
+        skipped_steps: [a, b, c].map((s) => Number(s.step)),
         served_id: served.label,
       };
-      assert.deepEqual([a, b, c].map((s) => Number(s.metadata["m.step"])), expected.skipped_steps);
+      assert.deepEqual([a, b, c].map((s) => Number(s.metadata["m.step"])), expected.skipped_langgraph_steps);
 
       for (let i = 0; i < 3; i++) {
         const child = await runChild(server, thread, root, "raise", "o4");

@@ -100,8 +100,8 @@ for (const backend of BACKENDS) {
       // Named as LangGraph names them (ids, metadata.step) and as checkpointd does (its steps).
       assert.deepEqual((tuple?.metadata as Record<string, unknown>)[FALLBACK_KEY], {
         skipped_ids: [ids[3], ids[2]],
-        skipped_steps: [2, 1],
-        checkpointd_steps: [3, 2],
+        skipped_langgraph_steps: [2, 1],
+        skipped_steps: [3, 2],
         served_id: ids[1],
       });
       const line = logger.lines.find((l) => l.includes("skipped corrupt checkpoints")) ?? "";
@@ -134,7 +134,7 @@ for (const backend of BACKENDS) {
         const tuple = await saverOf({ logger }).getTuple(config);
         assert.equal(tuple?.checkpoint.id, ids[1]);
         assert.deepEqual((tuple?.metadata as Record<string, unknown>)[FALLBACK_KEY],
-          { skipped_ids: [ids[3], ids[2]], skipped_steps: [2, 1], checkpointd_steps: [3, 2], served_id: ids[1] }, `reader ${reader}`);
+          { skipped_ids: [ids[3], ids[2]], skipped_langgraph_steps: [2, 1], skipped_steps: [3, 2], served_id: ids[1] }, `reader ${reader}`);
         const line = logger.lines.find((l) => l.startsWith("warn ") && l.includes("skipped corrupt checkpoints")) ?? "";
         assert.ok(line.includes('thread "every-reader" ns ""') && line.includes(ids[3] as string), `reader ${reader}: ${JSON.stringify(logger.lines)}`);
         await assert.rejects(saverOf({ onCorrupt: "raise", logger: new Recorder() }).getTuple(config), CorruptCheckpoints, `raiser ${reader}`);
@@ -157,7 +157,7 @@ for (const backend of BACKENDS) {
         await assert.rejects(saverOf({ onCorrupt, logger }).getTuple({ configurable: { thread_id: "by-id", checkpoint_id: ids[3] } }), (error: unknown) => {
           assert.ok(error instanceof CorruptCheckpoints, String(error));
           assert.equal(error.code, Code.DataLoss);
-          assert.deepEqual([error.fallback.skippedIds, error.fallback.skippedSteps, error.fallback.checkpointdSteps], [[ids[3]], [2], [3]]);
+          assert.deepEqual([error.fallback.skippedIds, error.fallback.skippedLanggraphSteps, error.fallback.skippedSteps], [[ids[3]], [2], [3]]);
           assert.equal(error.fallback.requestedId, ids[3]);
           return true;
         });
