@@ -58,6 +58,9 @@ func (s *Service) List(ctx context.Context, req *session.ListRequest) (*session.
 			if err != nil {
 				return err
 			}
+			if err := s.passedOver(ctx, runID, own.passedOver); err != nil {
+				return err
+			}
 			sessions[i] = &Session{app: appName, user: user, id: id, run: own,
 				updatedAt: parseTime(own.metadata[metaUpdatedAt])}
 			return nil
@@ -69,7 +72,7 @@ func (s *Service) List(ctx context.Context, req *session.ListRequest) (*session.
 	found := make([]session.Session, 0, len(sessions))
 	for _, sess := range sessions {
 		if sess != nil {
-			sess.state = mergeScopes(app, users[sess.user], sess.run.state)
+			sess.state = withPassedOver(mergeScopes(app, users[sess.user], sess.run.state), sess.run)
 			found = append(found, sess)
 		}
 	}

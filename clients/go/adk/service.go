@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"google.golang.org/adk/v2/platform"
@@ -24,12 +25,21 @@ import (
 type Service struct {
 	client *checkpointd.Client
 	shared sharedScopes
+	logger *slog.Logger
+	policy CorruptPolicy
 }
 
 var _ session.Service = (*Service)(nil)
 
 // New is a Service over client (see checkpointd.Dial; its tenant scopes every session).
-func New(client *checkpointd.Client) *Service { return &Service{client: client} }
+func New(client *checkpointd.Client, opts ...Option) *Service {
+	s := &Service{client: client, logger: slog.Default(), policy: FallBack}
+	for _, opt := range opts {
+		opt(s)
+	}
+	s.shared.report = s.passedOver
+	return s
+}
 
 // Create makes a session: step 0 of a new run holds its own state; "app:" and "user:" keys of
 // req.State go to the shared scopes, "temp:" keys nowhere. An id that exists is refused.
@@ -101,6 +111,9 @@ func (s *Service) Get(ctx context.Context, req *session.GetRequest) (*session.Ge
 	if err != nil {
 		return nil, err
 	}
+	if err := s.passedOver(ctx, runID, own.passedOver); err != nil {
+		return nil, err
+	}
 	events, err := decodeEvents(own)
 	if err != nil {
 		return nil, err
@@ -119,7 +132,7 @@ func (s *Service) Get(ctx context.Context, req *session.GetRequest) (*session.Ge
 	}
 	own.messages = nil // decoded; the session keeps only its position
 	return &session.GetResponse{Session: &Session{app: req.AppName, user: req.UserID, id: req.SessionID,
-		state: mergeScopes(app, user, own.state), events: events,
+		state: withPassedOver(mergeScopes(app, user, own.state), own), events: events,
 		updatedAt: parseTime(own.metadata[metaUpdatedAt]), run: own}}, nil
 }
 

@@ -81,6 +81,8 @@ func withoutTemp(delta map[string]any) map[string]any {
 type sharedScopes struct {
 	mu     sync.Mutex
 	scopes map[string]*scope
+	// report says what a load fell back past (the service's warning, or Refuse's error).
+	report func(ctx context.Context, runID string, passed []checkpointd.PassedOver) error
 }
 
 // maxCachedScopes bounds the hints; past it the cache starts again.
@@ -112,6 +114,13 @@ func (c *sharedScopes) load(ctx context.Context, client *checkpointd.Client, run
 	}
 	if err != nil {
 		return nil, err
+	}
+	if c.report != nil {
+		// A quarantined step above the valid one keeps the head changed, so every read of
+		// the scope loads it again and says so.
+		if err := c.report(ctx, runID, latest.passedOver); err != nil {
+			return nil, err
+		}
 	}
 	c.put(runID, latest)
 	return latest, nil

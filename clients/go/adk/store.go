@@ -51,6 +51,8 @@ type scope struct {
 	// messages are the log's messages, when the load asked for them.
 	messages []*checkpointv1.Message
 	metadata map[string]string
+	// passedOver is what the load fell back past: quarantined checkpoints newer than step.
+	passedOver []checkpointd.PassedOver
 }
 
 // errScopeNotFound is a load of a run that does not exist.
@@ -92,7 +94,8 @@ func loadScope(ctx context.Context, client *checkpointd.Client, runID string, wi
 		return nil, fmt.Errorf("adk: load %s: the state is not a JSON object: %w", runID, err)
 	}
 	return &scope{runID: runID, step: checkpoint.GetStep(), epoch: checkpoint.GetEpoch(), chain: chain,
-		state: state, messages: checkpoint.GetMessages(), metadata: checkpoint.GetMetadata()}, nil
+		state: state, messages: checkpoint.GetMessages(), metadata: checkpoint.GetMetadata(),
+		passedOver: checkpointd.PassedOverOf(response)}, nil
 }
 
 // loadSession is loadScope for a session's run, with the run's fencing epoch: a session with
