@@ -34,7 +34,9 @@
  * A replay must match its call (DESIGN contract 14): each call journals the digest of its
  * arguments (src/digest.ts: a model's tool call's `args`, a function's arguments array), and a
  * call id journalled with other arguments (a model that reuses a tool call id) throws
- * `ReplayMismatch` naming the call and both digests; the tool is not called.
+ * `ReplayMismatch` naming the call and both digests; the tool is not called. A call named by
+ * `key` has no digest, as in Python's package: the key says which effect it is, and calls that
+ * share it share one journal entry whatever their other arguments.
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
@@ -112,14 +114,14 @@ interface CommonOptions {
 }
 
 export interface ExactlyOnceToolOptions extends CommonOptions {
-  /** Names the effect from the call's arguments (an order id): one call per key in the thread. */
+  /** Names the effect from the call's arguments (an order id): one call per key in the thread, whatever its other arguments (no digest is compared). */
   key?: (args: Record<string, unknown>) => string;
 }
 
 export interface ExactlyOnceFunctionOptions<A extends unknown[]> extends CommonOptions {
   /** The tool name in call ids and the journal; the function's own name by default. */
   name?: string;
-  /** Names the effect from the call's arguments: one call per key in the thread. */
+  /** Names the effect from the call's arguments: one call per key in the thread, whatever its other arguments (no digest is compared). */
   key?: (...args: A) => string;
 }
 
@@ -233,9 +235,9 @@ const isError = (value: unknown): boolean => value instanceof ToolMessage && val
  * Runs `run` at most once for `id`; `skipped` turns a human's `skip` result into what the call
  * returns.
  */
-async function runOnce(where: Site, id: string, tool: string, policy: InDoubtPolicy, args: unknown, run: () => Promise<unknown>,
+async function runOnce(where: Site, id: string, tool: string, policy: InDoubtPolicy, digest: string, run: () => Promise<unknown>,
   skipped: (result: unknown) => unknown = (result) => result): Promise<unknown> {
-  const call = await where.journal.begin(id, tool, where.step, argumentsDigest(args));
+  const call = await where.journal.begin(id, tool, where.step, digest);
   if (call.replayed !== undefined) return call.replayed.value;
   if (call.inDoubt) {
     const settled = settle(call, policy);
@@ -304,7 +306,8 @@ export class ExactlyOnceTool extends StructuredTool {
       const content = typeof result === "string" ? result : JSON.stringify(result);
       return new ToolMessage({ content, name: this.name, tool_call_id: modelCallId });
     };
-    return runOnce(where, id, this.name, this.policy, args, () => this.tool.invoke(input, config), skipped);
+    const digest = this.key === undefined ? argumentsDigest(args) : "";
+    return runOnce(where, id, this.name, this.policy, digest, () => this.tool.invoke(input, config), skipped);
   }
 
   protected override _call(): Promise<never> {
@@ -345,7 +348,8 @@ function wrapFunction<A extends unknown[], R>(fn: (...args: A) => R | Promise<R>
   const wrapped = async (...args: A): Promise<Awaited<R>> => {
     const where = site(getConfig(), saver);
     const id = callId(where, name, key === undefined ? undefined : String(key(...args)), undefined);
-    return await runOnce(where, id, name, policy, args, async () => fn(...args)) as Awaited<R>;
+    const digest = key === undefined ? argumentsDigest(args) : "";
+    return await runOnce(where, id, name, policy, digest, async () => fn(...args)) as Awaited<R>;
   };
   Object.defineProperty(wrapped, "name", { value: name });
   return wrapped;
