@@ -30,22 +30,24 @@ function sendEmail(key: string, to: string): { key: string; to: string } {
 }
 
 async function agent(ctx: StepContext): Promise<Done | undefined> {
-  const fact = await ctx.callTool("lookup", () => {
-    appendFileSync(toolsLog, `lookup@${ctx.step}\n`);
-    return ctx.step * 10;
-  });
+  // Arguments passed as Python's crash_agent.py passes them: a run crossing languages compares
+  // the same arguments digests on every replay.
+  const fact = await ctx.callTool("lookup", (step: number) => {
+    appendFileSync(toolsLog, `lookup@${step}\n`);
+    return step * 10;
+  }, ctx.step);
   ctx.state["total"] = ((ctx.state["total"] as number | undefined) ?? 0) + fact;
   ctx.addMessage("assistant", `step ${ctx.step}`);
   if (ctx.step === 5) {
-    await ctx.callSideEffect("send_email", async (key) => {
+    await ctx.callSideEffect("send_email", async (key, to: string) => {
       appendFileSync(toolsLog, `send_email@${key}\n`);
-      const sent = sendEmail(key, "ops@example.com");
+      const sent = sendEmail(key, to);
       if (flag === "--hang-after-email") {
         writeFileSync(join(dir!, "hanging"), "step 5 email sent, result not journalled\n");
         await new Promise(() => setInterval(() => undefined, 1_000));
       }
       return sent;
-    });
+    }, { args: ["ops@example.com"] });
   }
   return ctx.step === 8 ? new Done({ total: ctx.state["total"] }) : undefined;
 }
