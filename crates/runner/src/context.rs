@@ -120,6 +120,7 @@ impl<'a> StepContext<'a> {
                         tool_name: name.to_owned(),
                         step: self.step as i64,
                         epoch: Some(self.session.epoch),
+                        arguments_digest: String::new(),
                     })
                     .await?;
                 if let Some(result) = reply.result {
@@ -207,6 +208,7 @@ impl<'a> StepContext<'a> {
                 output,
                 is_error: false,
                 epoch: Some(self.session.epoch),
+                arguments_digest: String::new(),
             })
             .await?;
         self.session.stats.tools_executed += 1;

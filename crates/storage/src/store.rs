@@ -42,6 +42,11 @@ pub struct Snapshot {
     /// Already verified by whoever produced it: the cache verifies every hit itself, because a
     /// bad cache entry must be dropped, never quarantined in the store. Backends say `false`.
     pub verified: bool,
+    /// Whether the run holds a checkpoint at a higher step than this one, read in the same
+    /// snapshot (an index probe, no second round trip). After a latest load every such
+    /// checkpoint is quarantined, so this says whether the answer passes over any: the engine
+    /// lists them only then, and a run without quarantined checkpoints pays nothing more.
+    pub has_newer: bool,
 }
 
 /// What identifies the answer of `load(run, Which::LatestBelow(None))` without reading it: a
@@ -52,6 +57,9 @@ pub struct LatestHead {
     pub checkpoint: Option<CheckpointHead>,
     /// The run's tool journal: how many results, and the chain's value after the last.
     pub tools: ToolChain,
+    /// Whether any checkpoint (then quarantined) lies above `checkpoint`, or any at all when
+    /// `checkpoint` is `None`: as [`Snapshot::has_newer`] of the latest load.
+    pub has_newer: bool,
 }
 
 /// The identity of one stored checkpoint: a rewrite of the step changes `id`.

@@ -6,6 +6,7 @@ mod fencing;
 mod ids;
 mod journal;
 mod paging;
+mod passed_over;
 mod records;
 mod text;
 mod tool_window;
@@ -22,6 +23,7 @@ pub use journal::{
     NewToolIntent, Repair, idempotency_key,
 };
 pub use paging::PageSize;
+pub use passed_over::PassedOver;
 pub use records::{
     CheckpointSummary, JournalScope, ListQuery, LoadOptions, Message, NewCheckpoint, NewToolResult,
     Quarantine, Restored, Resumed, RunInfo, SavedCheckpoint, StoredCheckpoint, ToolRecord, Verdict,

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::{
-    CallId, Checksum, Digest32, EntryKind, Epoch, InDoubt, MessageChain, MessageWindow, RunId,
-    RunKey, Step, ToolChain, ToolWindow, WindowChains, covered_chain, covered_tools,
+    CallId, Checksum, Digest32, EntryKind, Epoch, InDoubt, MessageChain, MessageWindow, PassedOver,
+    RunId, RunKey, Step, ToolChain, ToolWindow, WindowChains, covered_chain, covered_tools,
     verify_tool_window,
 };
 
@@ -54,6 +54,18 @@ pub struct SavedCheckpoint {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Quarantine {
     pub reason: String,
+    /// When it was quarantined; `None` for checkpoints quarantined before the time was kept.
+    pub quarantined_at: Option<SystemTime>,
+}
+
+impl Quarantine {
+    /// A quarantine decided at `at`.
+    pub fn new(reason: impl Into<String>, at: SystemTime) -> Self {
+        Self {
+            reason: reason.into(),
+            quarantined_at: Some(at),
+        }
+    }
 }
 
 /// A checkpoint as read back from a store, with the message history it covers.
@@ -304,6 +316,9 @@ pub struct Restored {
     pub tool_results: Vec<ToolRecord>,
     /// Corrupt steps skipped on the way, newest first.
     pub skipped_steps: Vec<Step>,
+    /// Every quarantined checkpoint above the restored one, newest first: those found corrupt
+    /// on this read and those quarantined before, until an operator repairs the run.
+    pub passed_over: Vec<PassedOver>,
 }
 
 impl Restored {
@@ -323,6 +338,9 @@ pub struct Resumed {
     /// None when the run restarts from scratch.
     pub checkpoint: Option<StoredCheckpoint>,
     pub skipped_steps: Vec<Step>,
+    /// Every quarantined checkpoint above the restored one (all of them without one), newest
+    /// first; `skipped_steps` are their steps.
+    pub passed_over: Vec<PassedOver>,
     /// The journal's sound entries, results and intents, in journal order.
     pub tool_results: Vec<ToolRecord>,
     pub epoch: Epoch,
@@ -336,6 +354,8 @@ pub struct Resumed {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckpointSummary {
     pub step: Step,
+    /// The checkpoint's server-assigned id.
+    pub id: String,
     pub size_bytes: u64,
     pub quarantine: Option<Quarantine>,
     pub created_at: SystemTime,

@@ -102,7 +102,13 @@ impl PostgresStore {
             for row in tx
                 .query(
                     sql::QUARANTINE_COVERING,
-                    &[&tenant, &run_id, &covering, &reason],
+                    &[
+                        &tenant,
+                        &run_id,
+                        &covering,
+                        &reason,
+                        &rewrite.action.acted_at,
+                    ],
                 )
                 .await
                 .map_err(db)?

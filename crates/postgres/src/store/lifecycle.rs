@@ -65,6 +65,7 @@ impl PostgresStore {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
         let statement = tx.prepare_cached(sql::QUARANTINE).await.map_err(db)?;
+        let now = SystemTime::now();
         let quarantined = tx
             .execute(
                 &statement,
@@ -73,12 +74,13 @@ impl PostgresStore {
                     &run.run_id.as_str(),
                     &step.as_i64(),
                     &reason,
+                    &now,
                 ],
             )
             .await
             .map_err(db)?;
         if quarantined > 0 {
-            let event = quarantine_event(run, step, reason, SystemTime::now());
+            let event = quarantine_event(run, step, reason, now);
             record_event(&tx, &event).await?;
         }
         tx.commit().await.map_err(db)

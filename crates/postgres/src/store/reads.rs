@@ -212,6 +212,7 @@ impl PostgresStore {
                 len: unsigned(row.get(0)),
                 head: digest_or_zero(row.get(1)),
             },
+            has_newer: row.get(6),
         }))
     }
 

@@ -112,10 +112,9 @@ pub(super) fn summary(row: &Row) -> CheckpointSummary {
     let checksum: &[u8] = row.get(4);
     CheckpointSummary {
         step: Step::new(unsigned(row.get(0))),
+        id: row.get(10),
         size_bytes: unsigned(i64::from(row.get::<_, i32>(1))),
-        quarantine: row
-            .get::<_, Option<String>>(2)
-            .map(|reason| Quarantine { reason }),
+        quarantine: quarantine(row, 2, 11),
         created_at: row.get(3),
         checksum: Checksum::from_bytes(digest_or_zero(checksum)),
         epoch: Epoch::new(unsigned(row.get(5))),
@@ -123,6 +122,16 @@ pub(super) fn summary(row: &Row) -> CheckpointSummary {
         label: row.get(7),
         metadata: metadata(row, 8, 9),
     }
+}
+
+/// The quarantine from its reason at `reason` and its time at `at` (NULL when it was
+/// quarantined before the time was kept); `None` for a valid checkpoint.
+fn quarantine(row: &Row, reason: usize, at: usize) -> Option<Quarantine> {
+    row.get::<_, Option<String>>(reason)
+        .map(|reason| Quarantine {
+            reason,
+            quarantined_at: row.get(at),
+        })
 }
 
 /// A row of `RUN_INFO_*`; a stored run id that no longer parses is damage, never sent on.
@@ -170,7 +179,7 @@ pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
         .zip(contents.unwrap_or_default())
         .map(|(role, content)| Message { role, content })
         .collect();
-    let mut checkpoint = stored_checkpoint(row, run, messages, 23);
+    let mut checkpoint = stored_checkpoint(row, run, messages, 23, 32);
     let chain = |index: usize| {
         row.get::<_, Option<Vec<u8>>>(index)
             .map(|chain| digest_or_zero(&chain))
@@ -192,6 +201,7 @@ pub(super) fn snapshot(row: &Row, run: &RunKey) -> Result<Snapshot> {
         tools: journal(row)?,
         tool_window,
         verified: false,
+        has_newer: row.get(33),
     })
 }
 
@@ -204,19 +214,22 @@ pub(super) fn bare_snapshot(row: &Row, run: &RunKey) -> Option<Snapshot> {
         return None;
     }
     Some(Snapshot {
-        checkpoint: stored_checkpoint(row, run, Vec::new(), 13),
+        checkpoint: stored_checkpoint(row, run, Vec::new(), 13, 14),
         tools: Vec::new(),
         tool_window: ToolWindow::WHOLE,
         verified: false,
+        has_newer: row.get(15),
     })
 }
 
-/// The checkpoint columns (0..=11) shared by both load statements, and the label at `label`.
+/// The checkpoint columns (0..=11) shared by both load statements, the label at `label` and
+/// the quarantine's time at `quarantined_at`.
 fn stored_checkpoint(
     row: &Row,
     run: &RunKey,
     messages: Vec<Message>,
     label: usize,
+    quarantined_at: usize,
 ) -> StoredCheckpoint {
     let checksum: &[u8] = row.get(9);
     StoredCheckpoint {
@@ -236,9 +249,7 @@ fn stored_checkpoint(
         tool_count: unsigned(row.get(8)),
         checksum: Checksum::from_bytes(digest_or_zero(checksum)),
         created_at: row.get(10),
-        quarantine: row
-            .get::<_, Option<String>>(11)
-            .map(|reason| Quarantine { reason }),
+        quarantine: quarantine(row, 11, quarantined_at),
         label: row.get(label),
     }
 }

@@ -220,9 +220,9 @@ pub(super) const SET_TOOL_HEAD: &str = concat!(
 pub(super) const TRUNCATE_JOURNAL: &str =
     "DELETE FROM tool_results WHERE tenant = $1 AND run_id = $2 AND seq >= $3";
 
-/// Quarantines the checkpoints that cover journal entry `$3` or later.
+/// Quarantines the checkpoints that cover journal entry `$3` or later, at the repair's time `$5`.
 pub(super) const QUARANTINE_COVERING: &str = "\
-UPDATE checkpoints SET quarantine_reason = $4
+UPDATE checkpoints SET quarantine_reason = $4, quarantined_at = $5
 WHERE tenant = $1 AND run_id = $2 AND tool_count >= $3 AND quarantine_reason IS NULL
 RETURNING step";
 
@@ -303,7 +303,10 @@ macro_rules! snapshot_sql {
        (SELECT chain FROM (SELECT seq, chain FROM tool_results
                             WHERE tenant = $1 AND run_id = $2 AND seq >= c.tool_count
                               AND $6 <> 0 ORDER BY seq LIMIT 1) AS d
-         WHERE d.seq = c.tool_count) AS tools_covered
+         WHERE d.seq = c.tool_count) AS tools_covered,
+       c.quarantined_at,
+       EXISTS (SELECT 1 FROM checkpoints
+                WHERE tenant = $1 AND run_id = $2 AND step > c.step) AS has_newer
 FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+,
             ") AS c
@@ -357,14 +360,18 @@ CROSS JOIN LATERAL (
 /// instead of 50 µs at 10 KB). `has_tools` (one index probe) and the checkpoint's
 /// `message_count` tell whether that was everything; when it was not, the caller loads with the
 /// full statement instead, so the answer still comes from one snapshot.
-/// The columns are `snapshot_sql`'s first twelve, then `has_tools` and `label`.
+/// The columns are `snapshot_sql`'s first twelve, then `has_tools`, `label`, `quarantined_at`
+/// and `has_newer` (whether a checkpoint lies above this one: a primary-key probe).
 macro_rules! bare_checkpoint_sql {
     ($($filter:tt)+) => {
         concat!(
             "SELECT step, id, epoch, content_type, state, metadata_keys, metadata_values,
        message_count, tool_count, checksum, created_at, quarantine_reason,
        EXISTS (SELECT 1 FROM tool_results WHERE tenant = $1 AND run_id = $2) AS has_tools,
-       label
+       label, quarantined_at,
+       EXISTS (SELECT 1 FROM checkpoints AS newer
+                WHERE newer.tenant = $1 AND newer.run_id = $2
+                  AND newer.step > checkpoints.step) AS has_newer
 FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+
         )
@@ -399,7 +406,7 @@ macro_rules! list_sql {
     ($order:literal $(, $($filter:tt)+)?) => {
         concat!(
             "SELECT step, octet_length(state), quarantine_reason, created_at, checksum, epoch,
-       message_count, label, metadata_keys, metadata_values
+       message_count, label, metadata_keys, metadata_values, id, quarantined_at
 FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step > $3 AND step < $4",
             $($($filter)+,)?
             "
@@ -465,10 +472,10 @@ pub(super) const RUN_INFO_PAGE: &str = run_info_sql!(
    ORDER BY r.run_id COLLATE \"C\" LIMIT $4"
 );
 
-/// Keeps the first reason: an already quarantined row is left alone (and a first quarantine
-/// is told: see `mark_quarantined`).
+/// Keeps the first reason and its time (`$5`): an already quarantined row is left alone (and
+/// a first quarantine is told: see `mark_quarantined`).
 pub(super) const QUARANTINE: &str = "\
-UPDATE checkpoints SET quarantine_reason = $4
+UPDATE checkpoints SET quarantine_reason = $4, quarantined_at = $5
 WHERE tenant = $1 AND run_id = $2 AND step = $3 AND quarantine_reason IS NULL";
 
 /// Creates the run or bumps its epoch, atomically, and returns the whole head.
@@ -503,9 +510,12 @@ pub(super) const RUN_EXISTS: &str = "\
 SELECT EXISTS (SELECT 1 FROM runs WHERE tenant = $1 AND run_id = $2)";
 
 /// The cache's freshness check: the run row and the identity of its latest valid checkpoint,
-/// by primary key and without payloads.
+/// by primary key and without payloads, and whether any checkpoint (quarantined) lies above.
 pub(super) const LATEST_HEAD: &str = "\
-SELECT r.tool_count, r.tool_head, c.step, c.id, c.epoch, c.checksum
+SELECT r.tool_count, r.tool_head, c.step, c.id, c.epoch, c.checksum,
+       EXISTS (SELECT 1 FROM checkpoints n
+                WHERE n.tenant = r.tenant AND n.run_id = r.run_id
+                  AND n.step > coalesce(c.step, -1)) AS has_newer
   FROM runs r
   LEFT JOIN LATERAL (
         SELECT step, id, epoch, checksum FROM checkpoints

@@ -12,9 +12,9 @@ use checkpointd_protocol::checksum::{
 use checkpointd_runner::api::RunnerApi;
 use checkpointd_runner::proto::{
     Checkpoint, ClaimRequest, CompleteRequest, FailRequest, HeartbeatRequest, InDoubtCall, Message,
-    RecordToolIntentRequest, RecordToolIntentResponse, RecordToolResultRequest, ReleaseRequest,
-    RequestApprovalRequest, ResumeRequest, ResumeResponse, SaveRequest, Task, ToolIntent,
-    ToolResult,
+    PassedOverCheckpoint, RecordToolIntentRequest, RecordToolIntentResponse,
+    RecordToolResultRequest, ReleaseRequest, RequestApprovalRequest, ResumeRequest, ResumeResponse,
+    SaveRequest, Task, ToolIntent, ToolResult,
 };
 use tonic::{Code, Status};
 
@@ -40,6 +40,8 @@ struct Run {
     transitions: Vec<Transition>,
     /// Saves answer with this code instead of being stored.
     refuse_saves: Option<Code>,
+    /// What every Resume reports as passed over (quarantined above the restored checkpoint).
+    passed_over: Vec<PassedOverCheckpoint>,
 }
 
 /// See the module documentation.
@@ -52,6 +54,12 @@ impl MemoryApi {
         let api = Self::default();
         api.0.lock().unwrap().refuse_saves = Some(code);
         api
+    }
+
+    /// Every later Resume reports `passed_over`, as a server with quarantined checkpoints
+    /// above the restored one does until an operator repairs the run.
+    pub fn pass_over(&self, passed_over: Vec<PassedOverCheckpoint>) {
+        self.0.lock().unwrap().passed_over = passed_over;
     }
 
     pub fn resumes(&self) -> usize {
@@ -162,6 +170,7 @@ impl RunnerApi for MemoryApi {
             corrupt_call_ids: Vec::new(),
             // The double answers in one piece.
             continuation: Vec::new(),
+            passed_over: run.passed_over.clone(),
         })
     }
 
@@ -257,6 +266,7 @@ impl RunnerApi for MemoryApi {
             step: request.step,
             seq: run.journal_len() + 1,
             recorded_at: None,
+            arguments_digest: request.arguments_digest,
         };
         run.intents.push(intent.clone());
         Ok(RecordToolIntentResponse {

@@ -138,6 +138,8 @@ pub fn snapshot(
         tools,
         tool_window: ToolWindow::WHOLE,
         verified: false,
+        // An entry is served only while nothing lies above it (the cache's head check).
+        has_newer: false,
     })
 }
 

@@ -215,6 +215,11 @@ fn matches_head(snapshot: &Snapshot, head: Option<&LatestHead>) -> bool {
     let Some(latest) = &head.checkpoint else {
         return false;
     };
+    if head.has_newer {
+        // Quarantined checkpoints lie above the entry: the answer must list them, which the
+        // store does (the cache never changes an answer). Such runs wait for a repair.
+        return false;
+    }
     let checkpoint = &snapshot.checkpoint;
     let journal_head = snapshot.tools.last().map_or([0; 32], |record| record.chain);
     latest.step == checkpoint.step

@@ -137,6 +137,7 @@ fn parse_tool_result(
         step: request.step,
         output: request.output,
         is_error: request.is_error,
+        arguments_digest: request.arguments_digest,
     };
     journal_api::parse_result_input(&run, Epoch::from_wire(request.epoch), entry)
 }

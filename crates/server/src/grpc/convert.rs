@@ -4,8 +4,8 @@
 use crate::proto;
 use crate::wire::{message_to_wire, timestamp, tool_to_wire};
 use checkpointd_core::domain::{
-    CheckpointSummary, EntryKind, InDoubt, JournalAction, RunKey, Step, StoredCheckpoint,
-    ToolRecord, Verdict, idempotency_key,
+    CheckpointSummary, EntryKind, InDoubt, JournalAction, PassedOver, RunKey, Step,
+    StoredCheckpoint, ToolRecord, Verdict, idempotency_key,
 };
 use checkpointd_core::error::{Error, Result};
 
@@ -33,6 +33,21 @@ pub fn checkpoint_to_wire(checkpoint: StoredCheckpoint) -> proto::Checkpoint {
     }
 }
 
+/// The quarantined checkpoints an answer passed over, in their order (newest first).
+pub fn passed_over_to_wire(passed_over: Vec<PassedOver>) -> Vec<proto::PassedOverCheckpoint> {
+    passed_over
+        .into_iter()
+        .map(|checkpoint| proto::PassedOverCheckpoint {
+            step: checkpoint.step.as_i64(),
+            checkpoint_id: checkpoint.checkpoint_id,
+            label: checkpoint.label.unwrap_or_default(),
+            metadata: checkpoint.metadata.into_iter().collect(),
+            quarantined_at: checkpoint.quarantined_at.map(timestamp),
+            reason: checkpoint.reason,
+        })
+        .collect()
+}
+
 /// A journal split by kind: its results and its intents, each in journal order.
 pub fn journal_to_wire(
     run: &RunKey,
@@ -58,6 +73,7 @@ pub fn intent_to_wire(run: &RunKey, record: ToolRecord) -> proto::ToolIntent {
         step: record.step.as_i64(),
         seq: record.seq,
         recorded_at: Some(timestamp(record.recorded_at)),
+        arguments_digest: String::new(),
     }
 }
 

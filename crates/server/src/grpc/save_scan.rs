@@ -401,6 +401,7 @@ mod tests {
                     step: 1,
                     output: vec![9; i % 7],
                     is_error: false,
+                    arguments_digest: String::new(),
                 })
                 .collect(),
         };

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use checkpointd_core::domain::{
     CheckpointSummary, Checksum, Digest32, JournalDiagnosis, JournalScope, ListQuery, LoadOptions,
-    MessageChain, MessageWindow, NewCheckpoint, NewToolResult, PageSize, Restored, Resumed, RunId,
-    RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict,
-    WindowChains, covered_chain, verify_tool_journal, verify_tool_window,
+    MessageChain, MessageWindow, NewCheckpoint, NewToolResult, PageSize, PassedOver, Restored,
+    Resumed, RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord,
+    Verdict, WindowChains, covered_chain, verify_tool_journal, verify_tool_window,
 };
 use checkpointd_core::error::{Error, Missing, Result};
 use checkpointd_storage::store::{CheckpointStore, Snapshot, Which};
@@ -84,14 +84,26 @@ impl Engine {
             .await?;
         if found.is_none() && skipped_steps.is_empty() {
             // Only here, off the hot path: tell "no checkpoints" from "all quarantined earlier".
-            skipped_steps = self.quarantined_above(run, None).await?;
+            skipped_steps = PassedOver::steps(&self.quarantined_above(run, None).await?);
         }
         match found {
-            Some(snapshot) => Ok(Restored {
-                checkpoint: snapshot.checkpoint,
-                tool_results: snapshot.tools,
-                skipped_steps,
-            }),
+            Some(snapshot) => {
+                // The load said, in its own statement, whether anything lies above the answer
+                // (all of it quarantined): only then are they listed, so a run without
+                // quarantined checkpoints costs no second round trip.
+                let passed_over = if snapshot.has_newer {
+                    self.quarantined_above(run, Some(snapshot.checkpoint.step))
+                        .await?
+                } else {
+                    Vec::new()
+                };
+                Ok(Restored {
+                    checkpoint: snapshot.checkpoint,
+                    tool_results: snapshot.tools,
+                    skipped_steps,
+                    passed_over,
+                })
+            }
             None if skipped_steps.is_empty() => Err(Error::no_checkpoints(&run.run_id)),
             None => Err(Error::AllCheckpointsCorrupt(format!(
                 "every checkpoint of run {} is corrupt ({} quarantined)",
@@ -206,6 +218,7 @@ impl Engine {
             checkpoint: snapshot.checkpoint,
             tool_results: snapshot.tools,
             skipped_steps: Vec::new(),
+            passed_over: Vec::new(),
         })
     }
 
@@ -392,7 +405,8 @@ impl Engine {
             .latest_valid(run, DamagedJournal::FallBack, window, JournalScope::All)
             .await?;
         let restored_step = found.as_ref().map(|snapshot| snapshot.checkpoint.step);
-        let skipped_steps = self.quarantined_above(run, restored_step).await?;
+        let passed_over = self.quarantined_above(run, restored_step).await?;
+        let skipped_steps = PassedOver::steps(&passed_over);
         let (checkpoint, journal) = match found {
             Some(snapshot) => (Some(snapshot.checkpoint), snapshot.tools),
             None => (None, self.store.tools(run).await?),
@@ -425,6 +439,7 @@ impl Engine {
         Ok(Resumed {
             checkpoint,
             skipped_steps,
+            passed_over,
             tool_results: diagnosis.sound,
             epoch,
             in_doubt: diagnosis.in_doubt,
@@ -542,19 +557,24 @@ impl Engine {
         Ok((None, skipped))
     }
 
-    /// Every quarantined step above `restored` (all of them when `None`), newest first: those
-    /// found corrupt just now and those quarantined earlier, by Validate for instance.
-    async fn quarantined_above(&self, run: &RunKey, restored: Option<Step>) -> Result<Vec<Step>> {
-        let mut steps: Vec<Step> = self
+    /// Every quarantined checkpoint above `restored` (all of them when `None`), newest first:
+    /// those found corrupt just now and those quarantined earlier, by Validate for instance.
+    async fn quarantined_above(
+        &self,
+        run: &RunKey,
+        restored: Option<Step>,
+    ) -> Result<Vec<PassedOver>> {
+        let query = ListQuery {
+            descending: true,
+            ..ListQuery::ascending(restored, PageSize::MAX.get())
+        };
+        Ok(self
             .store
-            .list(run, &ListQuery::ascending(restored, PageSize::MAX.get()))
+            .list(run, &query)
             .await?
             .into_iter()
-            .filter(|summary| summary.quarantine.is_some())
-            .map(|summary| summary.step)
-            .collect();
-        steps.reverse();
-        Ok(steps)
+            .filter_map(PassedOver::of)
+            .collect())
     }
 
     /// Before a checkpoint read with part of the journal is quarantined for a checksum

@@ -20,8 +20,8 @@ async fn a_version_1_database_gains_the_task_table_on_open() {
         .save(&checkpoint(&run, 1, 0, vec![message("user", "hi")]))
         .await
         .unwrap();
-    // Back to what a binary without the queue (and without retention, tool intents, API keys or
-    // labels, which came later) left behind.
+    // Back to what a binary without the queue (and without retention, tool intents, API keys,
+    // labels, notifications, quarantine times or argument digests, which came later) left behind.
     db.raw()
         .execute_batch(
             "DROP TABLE tasks; DROP TABLE checkpoint_pins; DROP INDEX runs_with_retention;
@@ -29,6 +29,8 @@ async fn a_version_1_database_gains_the_task_table_on_open() {
              DROP INDEX checkpoints_label; ALTER TABLE checkpoints DROP COLUMN label;
              DROP TABLE api_keys; DROP TABLE webhook_endpoints;
              DROP TABLE notification_events; DROP TABLE webhook_deliveries;
+             ALTER TABLE checkpoints DROP COLUMN quarantined_at;
+             ALTER TABLE tool_results DROP COLUMN arguments_digest;
              DELETE FROM checkpointd_migrations WHERE version >= 2;",
         )
         .unwrap();
@@ -53,13 +55,16 @@ async fn tasks_enqueued_before_version_5_resume_by_themselves_after_a_decision()
     let (task, _) = queue.enqueue(&t, new).await.unwrap();
     drop(queue);
     // Back to a schema from before version 5, which had no such column (nor version 6's keys, the labels of
-    // version 7 or the journal index of version 8, or version 9's notifications).
+    // version 7 or the journal index of version 8, version 9's notifications or version 10's
+    // quarantine times and argument digests).
     db.raw()
         .execute_batch(
             "ALTER TABLE tasks DROP COLUMN auto_resume_hitl; DROP TABLE api_keys;
              DROP INDEX checkpoints_label; ALTER TABLE checkpoints DROP COLUMN label;
              DROP INDEX tool_results_by_step; DROP TABLE webhook_endpoints;
              DROP TABLE notification_events; DROP TABLE webhook_deliveries;
+             ALTER TABLE checkpoints DROP COLUMN quarantined_at;
+             ALTER TABLE tool_results DROP COLUMN arguments_digest;
              DELETE FROM checkpointd_migrations WHERE version >= 5;",
         )
         .unwrap();

@@ -176,7 +176,13 @@ pub(super) fn rewrite_journal(
         codec::now().1,
     )?;
     let quarantined = match rewrite.quarantine_from {
-        Some(from) => quarantine_covering(&tx, run, from, &rewrite.quarantine_reason())?,
+        Some(from) => quarantine_covering(
+            &tx,
+            run,
+            from,
+            &rewrite.quarantine_reason(),
+            rewrite.action.acted_at,
+        )?,
         None => Vec::new(),
     };
     let action = &rewrite.action;
@@ -207,10 +213,11 @@ fn quarantine_covering(
     run: &RunKey,
     from: u64,
     reason: &str,
+    at: std::time::SystemTime,
 ) -> Result<Vec<Step>> {
     let mut statement = tx
         .prepare_cached(
-            "UPDATE checkpoints SET quarantine_reason = ?4
+            "UPDATE checkpoints SET quarantine_reason = ?4, quarantined_at = ?5
               WHERE tenant = ?1 AND run_id = ?2 AND tool_count >= ?3
                 AND quarantine_reason IS NULL
              RETURNING step",
@@ -222,7 +229,8 @@ fn quarantine_covering(
                 run.tenant.as_str(),
                 run.run_id.as_str(),
                 signed(from, "tool count")?,
-                reason
+                reason,
+                codec::to_micros(at),
             ],
             |row| unsigned(row, 0),
         )

@@ -182,7 +182,7 @@ impl CheckpointStore for SqliteStore {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Deferred)
                 .db()?;
-            let Some(checkpoint) = read::checkpoint(&tx, &run, which, window)? else {
+            let Some((checkpoint, has_newer)) = read::checkpoint(&tx, &run, which, window)? else {
                 return Ok(None);
             };
             let (tools, tool_window) =
@@ -192,6 +192,7 @@ impl CheckpointStore for SqliteStore {
                 tools,
                 tool_window,
                 verified: false,
+                has_newer,
             }))
         })
         .await

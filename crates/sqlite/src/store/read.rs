@@ -168,17 +168,21 @@ pub(super) fn tool_chain_at(conn: &Connection, run: &RunKey, seq: i64) -> Result
 }
 
 /// The columns of a full checkpoint row, in the order [`checkpoint_row`] reads them.
+/// The last says whether the run holds a checkpoint above this one (a primary-key probe in the
+/// same statement): after a latest load, whether the answer passes over quarantined ones.
 const CHECKPOINT_COLUMNS: &str = "step, id, epoch, content_type, metadata, message_count, \
-     tool_count, checksum, created_at, quarantine_reason, state, label";
+     tool_count, checksum, created_at, quarantine_reason, state, label, quarantined_at, \
+     EXISTS (SELECT 1 FROM checkpoints AS newer WHERE newer.tenant = ?1 \
+             AND newer.run_id = ?2 AND newer.step > checkpoints.step)";
 
-/// One checkpoint with its window of messages; the caller reads the journal beside it, inside
-/// one transaction so the reads see one snapshot.
+/// One checkpoint with its window of messages, and whether a checkpoint lies above it; the
+/// caller reads the journal beside it, inside one transaction so the reads see one snapshot.
 pub(super) fn checkpoint(
     conn: &Connection,
     run: &RunKey,
     which: Which,
     window: MessageWindow,
-) -> Result<Option<StoredCheckpoint>> {
+) -> Result<Option<(StoredCheckpoint, bool)>> {
     let scope = "tenant = ?1 AND run_id = ?2";
     let (sql, step) = match which {
         Which::LatestBelow(None) => (
@@ -204,7 +208,7 @@ pub(super) fn checkpoint(
         .map(|step| codec::signed(step.get(), "step"))
         .transpose()?;
     let mut statement = conn.prepare_cached(&sql).db()?;
-    let read = |row: &Row<'_>| checkpoint_row(row, run);
+    let read = |row: &Row<'_>| Ok((checkpoint_row(row, run)?, row.get::<_, bool>(13)?));
     let found = match step {
         None => statement.query_row(params![run.tenant.as_str(), run.run_id.as_str()], read),
         Some(step) => statement.query_row(
@@ -214,11 +218,20 @@ pub(super) fn checkpoint(
     }
     .optional()
     .db()?;
-    let Some(mut checkpoint) = found else {
+    let Some((mut checkpoint, has_newer)) = found else {
         return Ok(None);
     };
     read_window(conn, run, &mut checkpoint, window)?;
-    Ok(Some(checkpoint))
+    Ok(Some((checkpoint, has_newer)))
+}
+
+/// The quarantine of a row from its reason and its time (unix microseconds, NULL when the
+/// checkpoint was quarantined before the time was kept).
+fn quarantine(reason: Option<String>, at: Option<i64>) -> Option<Quarantine> {
+    reason.map(|reason| Quarantine {
+        reason,
+        quarantined_at: at.map(codec::from_micros),
+    })
 }
 
 fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpoint> {
@@ -239,7 +252,7 @@ fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpo
         tool_count: unsigned(row, 6)?,
         checksum: Checksum::from_bytes(digest(row, 7)?),
         created_at: codec::from_micros(row.get(8)?),
-        quarantine: reason.map(|reason| Quarantine { reason }),
+        quarantine: quarantine(reason, row.get(12)?),
         label: optional_text(row, 11)?,
     })
 }
@@ -441,7 +454,7 @@ pub(super) fn list(
     let mut statement = conn
         .prepare_cached(&format!(
             "SELECT step, length(state), quarantine_reason, created_at, checksum, epoch,
-                    message_count, label, metadata
+                    message_count, label, metadata, id, quarantined_at
                FROM checkpoints WHERE tenant = ?1 AND run_id = ?2 AND step > ?3 AND step < ?4
               ORDER BY step {order} LIMIT ?5"
         ))
@@ -459,8 +472,9 @@ pub(super) fn list(
                 let reason = optional_text(row, 2)?;
                 Ok(CheckpointSummary {
                     step: Step::new(unsigned(row, 0)?),
+                    id: text(row, 9)?,
                     size_bytes: unsigned(row, 1)?,
-                    quarantine: reason.map(|reason| Quarantine { reason }),
+                    quarantine: quarantine(reason, row.get(10)?),
                     created_at: codec::from_micros(row.get(3)?),
                     checksum: Checksum::from_bytes(digest(row, 4)?),
                     epoch: Epoch::new(unsigned(row, 5)?),
@@ -571,7 +585,10 @@ pub(super) fn list_runs(
 /// The run's [`LatestHead`]: one statement over the run row and the latest valid checkpoint.
 pub(super) fn latest_head(conn: &Connection, run: &RunKey) -> Result<Option<LatestHead>> {
     conn.prepare_cached(
-        "SELECT r.tool_count, r.tool_head, c.step, c.id, c.epoch, c.checksum
+        "SELECT r.tool_count, r.tool_head, c.step, c.id, c.epoch, c.checksum,
+                EXISTS (SELECT 1 FROM checkpoints AS newer
+                         WHERE newer.tenant = r.tenant AND newer.run_id = r.run_id
+                           AND newer.step > coalesce(c.step, -1))
            FROM runs r
            LEFT JOIN checkpoints c
              ON c.tenant = r.tenant AND c.run_id = r.run_id
@@ -597,6 +614,7 @@ pub(super) fn latest_head(conn: &Connection, run: &RunKey) -> Result<Option<Late
                 len: unsigned(row, 0)?,
                 head: digest(row, 1)?,
             },
+            has_newer: row.get(6)?,
         })
     })
     .optional()

@@ -3,7 +3,6 @@
 //! the plan is applied, and any error drops the transaction, rolling everything back.
 
 use std::collections::BTreeSet;
-use std::time::SystemTime;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
@@ -249,9 +248,10 @@ pub(super) fn quarantine(
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .db()?;
+    let (now, micros) = codec::now();
     let quarantined = tx
         .prepare_cached(
-            "UPDATE checkpoints SET quarantine_reason = ?4
+            "UPDATE checkpoints SET quarantine_reason = ?4, quarantined_at = ?5
               WHERE tenant = ?1 AND run_id = ?2 AND step = ?3 AND quarantine_reason IS NULL",
         )
         .db()?
@@ -260,10 +260,11 @@ pub(super) fn quarantine(
             run.run_id.as_str(),
             signed(step.get(), "step")?,
             reason,
+            micros,
         ])
         .db()?;
     if quarantined > 0 {
-        record_event(&tx, &quarantine_event(run, step, reason, SystemTime::now()))?;
+        record_event(&tx, &quarantine_event(run, step, reason, now))?;
     }
     tx.commit().db()
 }

@@ -6,6 +6,7 @@ mod listing;
 mod retention;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Bound;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -92,6 +93,18 @@ impl RunData {
             .map(|(step, row)| (*step, row))
     }
 
+    /// Whether a checkpoint lies above `step` (any at all for `None`).
+    fn newer_than(&self, step: Option<Step>) -> bool {
+        match step {
+            Some(step) => self
+                .checkpoints
+                .range((Bound::Excluded(step), Bound::Unbounded))
+                .next()
+                .is_some(),
+            None => !self.checkpoints.is_empty(),
+        }
+    }
+
     fn snapshot(
         &self,
         run: &RunKey,
@@ -151,6 +164,7 @@ impl RunData {
             tools,
             tool_window,
             verified: false,
+            has_newer: self.newer_than(Some(step)),
         }
     }
 }
@@ -418,11 +432,10 @@ impl CheckpointStore for MemoryStore {
                 .and_then(|data| data.checkpoints.get_mut(&step))
                 && row.quarantine.is_none()
             {
-                row.quarantine = Some(Quarantine {
-                    reason: reason.to_owned(),
-                });
+                let now = SystemTime::now();
+                row.quarantine = Some(Quarantine::new(reason, now));
                 self.outbox
-                    .record(&quarantine_event(run, step, reason, SystemTime::now()));
+                    .record(&quarantine_event(run, step, reason, now));
             }
             Ok(())
         })
@@ -528,6 +541,7 @@ impl CheckpointStore for MemoryStore {
                     checksum: row.checksum,
                 }),
                 tools: data.head.tools,
+                has_newer: data.newer_than(data.latest_valid(None).map(|(step, _)| step)),
             }))
         })
     }

@@ -9,7 +9,8 @@ use crate::config::AnswerLimits;
 use crate::grpc::answer_budget::{AnswerBudget, Reservation};
 use crate::grpc::answers::{self, answer_bytes};
 use crate::grpc::convert::{
-    checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, step_after_page_token, summary_to_wire,
+    checkpoint_to_wire, in_doubt_to_wire, journal_to_wire, passed_over_to_wire,
+    step_after_page_token, summary_to_wire,
 };
 use crate::grpc::request_budget::{Caller, ConnectionId};
 use crate::grpc::tenant::{run_key, tenant_of};
@@ -106,6 +107,7 @@ pub async fn load_latest(
         tool_results,
         skipped_steps: restored.skipped_steps.iter().map(|s| s.as_i64()).collect(),
         tool_intents,
+        passed_over: passed_over_to_wire(restored.passed_over),
     };
     answers.respond(reservation, bytes, answer).await
 }
@@ -212,6 +214,7 @@ pub async fn resume(
             .collect(),
         corrupt_call_ids: resumed.corrupt_call_ids,
         continuation,
+        passed_over: passed_over_to_wire(resumed.passed_over),
     };
     answers.respond(reservation, bytes, answer).await
 }

@@ -54,9 +54,8 @@ impl MemoryStore {
                 let reason = rewrite.quarantine_reason();
                 for (step, row) in data.checkpoints.iter_mut() {
                     if row.tool_count >= from && row.quarantine.is_none() {
-                        row.quarantine = Some(Quarantine {
-                            reason: reason.clone(),
-                        });
+                        row.quarantine =
+                            Some(Quarantine::new(reason.clone(), rewrite.action.acted_at));
                         quarantined.push(*step);
                     }
                 }

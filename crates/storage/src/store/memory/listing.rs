@@ -24,6 +24,7 @@ impl RunData {
     pub(super) fn summary(step: Step, row: &CheckpointRow) -> CheckpointSummary {
         CheckpointSummary {
             step,
+            id: row.id.clone(),
             size_bytes: row.state.len() as u64,
             quarantine: row.quarantine.clone(),
             created_at: row.created_at,

@@ -38,6 +38,7 @@ macro_rules! store_behaviours {
             reads::steps_run_exists_and_delete_run_agree,
             reads::latest_head_names_the_latest_valid_checkpoint_and_the_journal,
             reads::two_tenants_with_the_same_run_id_never_see_each_others_data,
+            quarantined::a_latest_load_says_whether_quarantined_checkpoints_lie_above_it,
             retention::set_retention_is_read_back_in_the_retention_facts,
             retention::pins_are_per_source_and_default_to_the_latest_valid_step,
             retention::unpin_removes_one_source_or_every_source,
@@ -84,6 +85,7 @@ pub mod heads;
 pub mod journal;
 pub mod journal_windows;
 mod memory;
+pub mod quarantined;
 pub mod reads;
 pub mod retention;
 pub mod tool_batches;
