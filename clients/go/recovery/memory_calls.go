@@ -74,7 +74,7 @@ func (m *MemoryBackend) Resume(_ context.Context, request *checkpointv1.ResumeRe
 		if !inDoubtDeclared && len(corrupt) > 0 {
 			return nil, refuse(codes.DataLoss, checkpointd.ReasonCheckpointCorrupt, "the tool journal of run %s has corrupt entries", runID)
 		}
-		step, found, skipped, _ := latestValid(runID, run, true)
+		step, found, _, _ := latestValid(runID, run, true)
 		count := 0
 		if found {
 			count = run.checkpoints[step].messageCount
@@ -111,7 +111,9 @@ func (m *MemoryBackend) Resume(_ context.Context, request *checkpointv1.ResumeRe
 				"run %s has %d call(s) in doubt; resume with capability CLIENT_CAPABILITY_IN_DOUBT_CALLS", runID, len(inDoubt))
 		}
 		results, intents := m.journal(runID, sound)
-		reply := &checkpointv1.ResumeResponse{RecoveredFromStep: step, SkippedSteps: skipped,
+		// Resume's skipped_steps are every quarantined step above the restored one, as the
+		// server answers (LoadLatest's are only those it found).
+		reply := &checkpointv1.ResumeResponse{RecoveredFromStep: step, SkippedSteps: quarantinedAbove(run, step, found),
 			PassedOver: passedOver(run, step, found),
 			Epoch:      run.epoch, RestartedFromScratch: !found, InDoubt: inDoubt, CorruptCallIds: corruptIDs,
 			ToolResults: results, ToolIntents: intents}

@@ -65,7 +65,7 @@ type Resumed struct {
 	Checkpoint           *AgentCheckpoint
 	RecoveredFromStep    int64
 	RestartedFromScratch bool
-	// SkippedSteps are the corrupt checkpoints this Resume found and quarantined, newest first.
+	// SkippedSteps are the quarantined checkpoints above the restored one, newest first.
 	SkippedSteps []int64
 	// PassedOver is every quarantined checkpoint newer than the restored one (every one when
 	// restarting from scratch), newest first, on every Resume until an operator drops them or a
