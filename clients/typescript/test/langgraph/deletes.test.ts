@@ -11,7 +11,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import type { ChannelVersions, Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 
 import { CheckpointdSaver, type SaverLogger } from "../../src/langgraph/index.js";
 import { BACKENDS, startServer, type TestServer } from "../server.js";
@@ -21,6 +23,20 @@ class Recorder implements SaverLogger {
   info(message: string): void { this.lines.push(`info ${message}`); }
   warn(message: string): void { this.lines.push(`warn ${message}`); }
   error(message: string): void { this.lines.push(`error ${message}`); }
+}
+
+/**
+ * LangGraph.js 1.7 writes no `run_id` into checkpoint metadata (Python's LangGraph does, and
+ * `deleteForRuns` deletes by it): this saver tags each put with the run it is told, as such a
+ * writer would.
+ */
+class RunTagging extends CheckpointdSaver {
+  run: string | undefined;
+
+  override put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const tagged = this.run === undefined ? metadata : { ...metadata, run_id: this.run } as CheckpointMetadata;
+    return super.put(config, checkpoint, tagged, newVersions);
+  }
 }
 
 /** A chat graph: one node answering `echo: <last message>`. */
@@ -47,12 +63,15 @@ for (const backend of BACKENDS) {
 
     test("deleteForRuns on the thread's newest checkpoints leaves it readable and writable", async () => {
       const config = { configurable: { thread_id: "delete-newest" } };
-      const graph = chat(saverOf());
+      const tagging = new RunTagging({ baseUrl: server.baseUrl, logger: new Recorder() });
+      const graph = chat(tagging);
+      tagging.run = "run-1";
       await graph.invoke({ messages: [new HumanMessage("one")] }, config);
-      // LangGraph.js writes no run_id into checkpoint metadata; an update carrying one does.
-      await graph.updateState({ ...config, metadata: { run_id: "run-2" } }, { messages: [new HumanMessage("two")] });
-      assert.deepEqual(texts((await graph.getState(config)).values.messages), ["one", "echo: one", "two"]);
+      tagging.run = "run-2";
+      await graph.invoke({ messages: [new HumanMessage("two")] }, config);
+      assert.deepEqual(texts((await graph.getState(config)).values.messages), ["one", "echo: one", "two", "echo: two"]);
 
+      // The newest run goes; the message log keeps its four messages, past what is left.
       const logger = new Recorder();
       await saverOf(logger).deleteForRuns(["run-2"]);
       assert.deepEqual(logger.lines, []);
@@ -62,7 +81,8 @@ for (const backend of BACKENDS) {
       assert.deepEqual(texts((await fresh.getState(config)).values.messages), ["one", "echo: one"]);
       const next = await fresh.invoke({ messages: [new HumanMessage("three")] }, config);
       assert.deepEqual(texts(next.messages), ["one", "echo: one", "three", "echo: three"]);
-      // ...and so does the saver that made the deleted checkpoint.
+      // ...and so does the saver that made the deleted checkpoints.
+      tagging.run = "run-3";
       const again = await graph.invoke({ messages: [new HumanMessage("four")] }, config);
       assert.deepEqual(texts(again.messages), ["one", "echo: one", "three", "echo: three", "four", "echo: four"]);
       assert.deepEqual(texts((await chat(saverOf()).getState(config)).values.messages), texts(again.messages));
