@@ -83,8 +83,9 @@ func TestEveryReadOfASessionSaysWhichCorruptCheckpointsItFellBackPast(t *testing
 			if got.Events().Len() != 1 || got.Events().At(0).ID != "e1" {
 				t.Fatalf("read %d: events %v, want [e1]", read, eventIDs(got))
 			}
-			if steps := checkpointd.PassedOverSteps(got.(*Session).PassedOver()); fmt.Sprint(steps) != "[3 2]" {
-				t.Fatalf("read %d passed over %v, want [3 2]", read, steps)
+			passed := got.(*Session).PassedOver()
+			if steps := checkpointd.PassedOverSteps(passed); fmt.Sprint(steps) != "[3 2]" || passed[0].Label != "event:e3" {
+				t.Fatalf("read %d passed over %+v, want steps [3 2], the first labelled event:e3", read, passed)
 			}
 			if value, err := got.State().Get(StatePassedOverKey); err != nil || fmt.Sprint(value) != "[3 2]" {
 				t.Fatalf("read %d: state %s = %v, %v", read, StatePassedOverKey, value, err)
@@ -93,7 +94,8 @@ func TestEveryReadOfASessionSaysWhichCorruptCheckpointsItFellBackPast(t *testing
 				t.Fatalf("after read %d, %d warnings: %v", read, n, log.messages)
 			}
 		}
-		if log.count("passed_over_steps=[3 2]") == 0 || log.count("run_id=") == 0 {
+		if log.count("passed_over_steps=[3 2]") == 0 || log.count("passed_over=3 (event:e3), 2 (event:e2)") == 0 ||
+			log.count("run_id=") == 0 {
 			t.Fatalf("the warning does not name the run and the steps: %v", log.messages)
 		}
 		listed, err := s.List(t.Context(), &session.ListRequest{AppName: "app", UserID: "u"})
@@ -113,8 +115,8 @@ func TestUnderRefuseEveryReadPastCorruptCheckpointsFails(t *testing.T) {
 		s := New(dial(t, server, tenant), WithCorruptPolicy(Refuse), WithLogger(slog.New(&warnings{})))
 		for read := 1; read <= 2; read++ {
 			_, err := s.Get(t.Context(), &session.GetRequest{AppName: "app", UserID: "u", SessionID: "s1"})
-			if !errors.Is(err, checkpointd.ErrCheckpointCorrupt) || !strings.Contains(err.Error(), "steps 3, 2") {
-				t.Fatalf("Get %d: %v, want CHECKPOINT_CORRUPT naming steps 3, 2", read, err)
+			if !errors.Is(err, checkpointd.ErrCheckpointCorrupt) || !strings.Contains(err.Error(), "steps 3 (event:e3), 2 (event:e2)") {
+				t.Fatalf("Get %d: %v, want CHECKPOINT_CORRUPT naming steps 3 and 2 and their events", read, err)
 			}
 		}
 		if _, err := s.List(t.Context(), &session.ListRequest{AppName: "app", UserID: "u"}); !errors.Is(err, checkpointd.ErrCheckpointCorrupt) {
