@@ -29,9 +29,12 @@ const ADA = { to: "ada@example.com", body: "your invoice" };
 /** Emails `recipients[0]`, then each next one under the SAME tool call id, then closes. */
 function reusingModel(recipients: Array<typeof ADA>) {
   return (state: typeof MessagesAnnotation.State): { messages: BaseMessage[] } => {
-    const done = state.messages.filter((m) => m instanceof ToolMessage);
-    const args = recipients[done.length];
-    if (args === undefined) return { messages: [new AIMessage(`done: ${String(done.at(-1)?.content)}`)] };
+    // Counted by the model's own calls: a replayed ToolMessage keeps its message id, so the
+    // messages reducer puts it in place of the first one instead of appending it.
+    const asked = state.messages.filter((m) => m instanceof AIMessage && (m.tool_calls?.length ?? 0) > 0).length;
+    const args = recipients[asked];
+    const last = state.messages.filter((m) => m instanceof ToolMessage).at(-1);
+    if (args === undefined) return { messages: [new AIMessage(`done: ${String(last?.content)}`)] };
     return { messages: [new AIMessage({ content: "", tool_calls: [{ name: "send_email", args, id: "call-1", type: "tool_call" }] })] };
   };
 }
@@ -84,7 +87,7 @@ for (const backend of BACKENDS) {
       assert.equal(results.length, 2);
       assert.equal(results[0]?.content, "sent to ada@example.com");
       assert.equal(results[1]?.status, "error");
-      assert.match(String(results[1]?.content), /ARGUMENTS_MISMATCH|ReplayMismatch|digest/);
+      assert.match(String(results[1]?.content), /ARGUMENTS_MISMATCH/);
       assert.deepEqual(lines(join(root, "outbox.log")), ["ada@example.com"]);
     });
 
