@@ -213,6 +213,42 @@ def test_an_email_in_doubt_after_a_kill_waits_for_a_human_and_is_never_sent_twic
     assert len((tmp_path / "effects.log").read_text().splitlines()) == 1
 
 
+def test_an_in_doubt_email_is_not_retried_for_other_arguments_and_the_task_fails_fatally(
+    server, tmp_path: Path
+) -> None:
+    """The intent journalled for one recipient is not settled by a call with another: the
+    worker's journal refuses the replay (ReplayMismatch), nothing is sent, and the task fails
+    as fatal instead of being retried."""
+    with Client(server.target) as client:
+        task_id = enqueue(client, "worker-other-args")
+        first = start_worker(
+            server, tmp_path, "--lease", "2s", AGENT_EMAIL_AT="2", AGENT_HANG_AFTER_EMAIL="1"
+        )
+        try:
+            wait_until(lambda: (tmp_path / "hanging").exists() or first.poll() is not None, "the email")
+        finally:
+            os.kill(first.pid, signal.SIGKILL)
+            first.communicate()
+        second = start_worker(
+            server,
+            tmp_path,
+            "--lease",
+            "2s",
+            "--exit-after",
+            "1",
+            AGENT_EMAIL_AT="2",
+            AGENT_EMAIL_TO="eve@example.com",
+        )
+        out = finish(second)
+        task = client.get_task(task_id=task_id).task
+        assert task.state == tpb.TASK_STATE_FAILED and task.last_error_class == tpb.ERROR_CLASS_FATAL, task
+        assert "ARGUMENTS_MISMATCH" in task.last_error and "step-2/send_email/0" in task.last_error
+    assert "end=failed_fatal" in out
+    assert [line.split()[-1] for line in (tmp_path / "effects.log").read_text().splitlines()] == [
+        "ops@example.com"
+    ]
+
+
 def test_an_operator_cancel_stops_the_running_step_at_the_next_heartbeat(server, tmp_path: Path) -> None:
     with Client(server.target) as client:
         task_id = enqueue(client, "worker-cancel")

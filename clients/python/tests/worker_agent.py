@@ -5,8 +5,8 @@ environment: AGENT_HANG_AT=K writes $AGENT_DIR/hanging at step K and hangs until
 drained; AGENT_APPROVAL_AT=K asks a human at step K; AGENT_FATAL_AT=K raises a fatal error;
 AGENT_TRANSIENT_AT=K raises a transient one at step K, every time; AGENT_EMAIL_AT=K sends an
 email at step K through an intent (policy AGENT_EMAIL_POLICY, default retry_with_key) into
-$AGENT_DIR/effects.log, honouring its key, and with AGENT_HANG_AFTER_EMAIL=1 hangs right after it,
-before its result is journalled.
+$AGENT_DIR/effects.log, honouring its key (to AGENT_EMAIL_TO, default ops@example.com), and with
+AGENT_HANG_AFTER_EMAIL=1 hangs right after it, before its result is journalled.
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ async def agent(ctx: StepContext) -> Done | None:
             return sent
 
         policy = InDoubtPolicy(os.environ.get("AGENT_EMAIL_POLICY", "retry_with_key"))
-        await ctx.call_side_effect("send_email", email, "ops@example.com", policy=policy)
+        to = os.environ.get("AGENT_EMAIL_TO", "ops@example.com")
+        await ctx.call_side_effect("send_email", email, to, policy=policy)
     if ctx.step == _at("AGENT_TRANSIENT_AT"):
         with (directory / "attempts.log").open("a") as out:
             out.write(f"step {ctx.step}\n")
