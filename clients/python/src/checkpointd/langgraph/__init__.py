@@ -7,6 +7,7 @@ and `exactly_once`, which makes a graph's side-effecting tools run once across c
 Needs the `langgraph` extra: `pip install "checkpointd[langgraph]"`.
 """
 
+from ..errors import ReplayMismatch
 from ._fallback import FALLBACK_KEY, CorruptCheckpoints
 from ._ownership import ThreadTakenOver
 from .saver import CheckpointdSaver
@@ -19,6 +20,7 @@ __all__ = [
     "CorruptCheckpoints",
     "ThreadTakenOver",
     "ExactlyOnceTool",
+    "ReplayMismatch",
     "ToolCallInDoubt",
     "exactly_once",
     "idempotency_key",
