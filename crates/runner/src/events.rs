@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::proto::ResumeResponse;
+use crate::proto::{PassedOverCheckpoint, ResumeResponse};
 use crate::task_end::TaskEnd;
 
 /// Milestones of a task's attempt, in the order they happen. Every method defaults to doing
@@ -14,6 +14,9 @@ pub trait RunnerEvents: Send + Sync + 'static {
     fn claimed(&self, _run_id: &str, _task_id: &str, _attempt: u64) {}
     /// Resume answered: the run restarts from `recovered_from_step` (or from scratch).
     fn resumed(&self, _run_id: &str, _resumed: &ResumeResponse) {}
+    /// Resume restored past quarantined (corrupt) checkpoints, newest first: told on every
+    /// Resume until an operator repairs the run, never only on the one that found them.
+    fn passed_over(&self, _run_id: &str, _passed_over: &[PassedOverCheckpoint]) {}
     /// A step finished and its effects are in the run's state (not necessarily saved).
     fn step_completed(&self, _run_id: &str, _step: u64) {}
     /// The strategy checkpointed the state after `step`.
@@ -54,6 +57,14 @@ impl RunnerEvents for StdoutEvents {
         );
     }
 
+    fn passed_over(&self, run_id: &str, passed_over: &[PassedOverCheckpoint]) {
+        println!(
+            "event passed_over run={run_id} steps={} at_ms={}",
+            steps_text(passed_over),
+            unix_millis()
+        );
+    }
+
     fn step_completed(&self, run_id: &str, step: u64) {
         println!(
             "event step_completed run={run_id} step={step} at_ms={}",
@@ -84,4 +95,13 @@ fn unix_millis() -> u128 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0)
+}
+
+/// The steps of `passed_over` as `8,7,6`: one token, as every value of an event line.
+pub fn steps_text(passed_over: &[PassedOverCheckpoint]) -> String {
+    let steps: Vec<String> = passed_over
+        .iter()
+        .map(|checkpoint| checkpoint.step.to_string())
+        .collect();
+    steps.join(",")
 }

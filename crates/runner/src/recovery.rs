@@ -141,6 +141,21 @@ async fn incarnate(
         })
         .await?;
     driver.events.resumed(task.run_id(), &resumed);
+    if !resumed.passed_over.is_empty() {
+        // On every Resume that passes over them, until an operator repairs the run: a fallback
+        // past corruption is never silent (DESIGN contract 13).
+        tracing::warn!(
+            run_id = %task.run_id(),
+            passed_over = %crate::events::steps_text(&resumed.passed_over),
+            recovered_from_step = resumed.recovered_from_step,
+            restarted_from_scratch = resumed.restarted_from_scratch,
+            "resumed past quarantined checkpoints; once investigated, checkpointd runs \
+             drop-quarantined removes them"
+        );
+        driver
+            .events
+            .passed_over(task.run_id(), &resumed.passed_over);
+    }
     let initial = if resumed.restarted_from_scratch {
         agent.initial_state(task.input())?
     } else {

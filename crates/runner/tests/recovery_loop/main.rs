@@ -13,7 +13,7 @@ use checkpointd_runner::claimed::ClaimedTask;
 use checkpointd_runner::classify::ErrorClass;
 use checkpointd_runner::context::StepContext;
 use checkpointd_runner::events::RunnerEvents;
-use checkpointd_runner::proto::{ResumeResponse, Task};
+use checkpointd_runner::proto::{PassedOverCheckpoint, ResumeResponse, Task};
 use checkpointd_runner::recovery::{Driver, RecoveryPolicy, Signals, TaskEnd, drive_task};
 use checkpointd_runner::session::RunStats;
 use tokio::time::Instant;
@@ -112,13 +112,18 @@ impl Agent for ScriptedAgent {
     }
 }
 
-/// Records the steps Resume restarted from.
+/// Records the steps Resume restarted from, and the steps each `passed_over` event named.
 #[derive(Default)]
-struct ResumedFrom(Mutex<Vec<i64>>);
+struct ResumedFrom(Mutex<Vec<i64>>, Mutex<Vec<Vec<i64>>>);
 
 impl RunnerEvents for ResumedFrom {
     fn resumed(&self, _run_id: &str, resumed: &ResumeResponse) {
         self.0.lock().unwrap().push(resumed.recovered_from_step);
+    }
+
+    fn passed_over(&self, _run_id: &str, passed_over: &[PassedOverCheckpoint]) {
+        let steps = passed_over.iter().map(|checkpoint| checkpoint.step);
+        self.1.lock().unwrap().push(steps.collect());
     }
 }
 
@@ -127,6 +132,8 @@ struct Outcome {
     elapsed: Duration,
     stats: RunStats,
     resumed_from: Vec<i64>,
+    /// The steps of each `passed_over` event, in order.
+    passed_over: Vec<Vec<i64>>,
 }
 
 fn policy(strategy: &str, max_resurrections: u32) -> RecoveryPolicy {
@@ -173,11 +180,13 @@ async fn drive_until(
     let started = Instant::now();
     let end = drive_task(agent, &driver, task, &mut stats).await;
     let resumed_from = events.0.lock().unwrap().clone();
+    let passed_over = events.1.lock().unwrap().clone();
     Outcome {
         end,
         elapsed: started.elapsed(),
         stats,
         resumed_from,
+        passed_over,
     }
 }
 
@@ -208,6 +217,30 @@ async fn transient_errors_resurrect_after_each_cooldown_until_the_budget_is_spen
             error: "transient: model timeout".into()
         }]
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_resume_past_quarantined_checkpoints_is_reported_not_only_the_first() {
+    let api = Arc::new(MemoryApi::default());
+    let quarantined = |step| PassedOverCheckpoint {
+        step,
+        reason: "checksum mismatch".into(),
+        ..PassedOverCheckpoint::default()
+    };
+    api.pass_over(vec![quarantined(9), quarantined(8)]);
+    let agent = ScriptedAgent::new(3).failing(2, Fault::Transient);
+
+    let outcome = drive(&api, &agent, policy("every_step", 1)).await;
+
+    assert_eq!(outcome.end, TaskEnd::Completed);
+    assert_eq!(outcome.resumed_from, vec![0, 1], "one resurrection");
+    assert_eq!(outcome.passed_over, vec![vec![9, 8], vec![9, 8]]);
+
+    // Without quarantined checkpoints there is nothing to report.
+    let quiet = Arc::new(MemoryApi::default());
+    let outcome = drive(&quiet, &ScriptedAgent::new(2), policy("every_step", 0)).await;
+    assert_eq!(outcome.end, TaskEnd::Completed);
+    assert!(outcome.passed_over.is_empty());
 }
 
 #[tokio::test(start_paused = true)]
