@@ -13,6 +13,7 @@ mod keys;
 mod maintenance;
 mod output;
 mod payload;
+mod quarantine;
 mod run_heads;
 mod runs;
 mod task_view;
@@ -234,6 +235,12 @@ pub enum RunsCommand {
         /// Remove every pin on the step, an approval wait's included.
         #[arg(long)]
         all_sources: bool,
+    },
+    /// Delete a run's quarantined checkpoints, the repair after corruption: until they go (or
+    /// a newer valid checkpoint is saved above them) every load and Resume reports them.
+    DropQuarantined {
+        /// The run id.
+        run: String,
     },
     /// Show a run's tool journal (results, intents, calls in doubt, corrupt entries, repairs),
     /// or repair one call: `--mark-done CALL --output TEXT` or `--drop CALL`.

@@ -41,6 +41,9 @@ pub async fn run(client: &Client, command: RunsCommand, json: bool) -> Result<()
         } => unpin(client, &run, step, all_sources, json).await,
         RunsCommand::Retention { run, policy } => retention(client, &run, &policy, json).await,
         RunsCommand::Journal(args) => super::journal::run(client, args, json).await,
+        RunsCommand::DropQuarantined { run } => {
+            super::quarantine::drop_quarantined(client, &run, json).await
+        }
     }
 }
 
@@ -236,7 +239,10 @@ async fn show(
 }
 
 /// Every checkpoint of the run, ascending by step, across all pages.
-async fn list_all(client: &Client, run: &str) -> Result<Vec<CheckpointSummary>, CliError> {
+pub(super) async fn list_all(
+    client: &Client,
+    run: &str,
+) -> Result<Vec<CheckpointSummary>, CliError> {
     let mut checkpoints = Vec::new();
     let mut page_token = String::new();
     loop {
@@ -357,6 +363,13 @@ async fn resume(
             "recovered_from_step": reply.recovered_from_step,
             "restarted_from_scratch": reply.restarted_from_scratch,
             "skipped_steps": reply.skipped_steps,
+            "passed_over": reply.passed_over.iter().map(|c| json!({
+                "step": c.step,
+                "checkpoint_id": c.checkpoint_id,
+                "label": c.label,
+                "reason": c.reason,
+                "quarantined_at": time_json(c.quarantined_at.as_ref()),
+            })).collect::<Vec<_>>(),
             "tool_results": tool_results_json(&reply.tool_results),
             "in_doubt": reply.in_doubt.iter().map(|call| json!({
                 "call_id": call.call_id,
@@ -388,6 +401,20 @@ async fn resume(
         ),
         ("tool results", reply.tool_results.len().to_string()),
     ];
+    if !reply.passed_over.is_empty() {
+        let steps: Vec<String> = reply
+            .passed_over
+            .iter()
+            .map(|c| c.step.to_string())
+            .collect();
+        fields.push((
+            "passed over",
+            format!(
+                "{} (quarantined; checkpointd runs drop-quarantined {run} removes them)",
+                steps.join(", ")
+            ),
+        ));
+    }
     if !reply.in_doubt.is_empty() {
         let calls: Vec<&str> = reply.in_doubt.iter().map(|c| c.call_id.as_str()).collect();
         fields.push((

@@ -61,6 +61,7 @@ async fn a_checkpoint_covering_the_journals_first_entries_verifies_and_more_is_r
                     step: 1,
                     output: output.as_bytes().to_vec(),
                     is_error: false,
+                    arguments_digest: String::new(),
                 })
                 .collect(),
         })

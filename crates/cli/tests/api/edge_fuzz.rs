@@ -225,6 +225,7 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
                         step: rng.int(),
                         output: rng.bytes(),
                         is_error: rng.below(2) == 0,
+                        arguments_digest: rng.string(),
                     })
                     .collect(),
             }
@@ -240,6 +241,7 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
                 output: rng.bytes(),
                 is_error: rng.below(2) == 0,
                 epoch: (rng.below(2) == 0).then(|| rng.unsigned()),
+                arguments_digest: rng.string(),
             }
             .encode_to_vec(),
         ),
@@ -398,6 +400,7 @@ fn generate_call(rng: &mut Rng, run_id: String, task_id: String) -> Call {
                 tool_name: rng.string(),
                 step: rng.int(),
                 epoch: rng.pick(&[None, Some(0), Some(1), Some(u64::MAX)]),
+                arguments_digest: rng.string(),
             }
             .encode_to_vec(),
         ),

@@ -37,6 +37,7 @@ mod messages;
 mod notifications;
 mod operator_cli;
 mod operator_path;
+mod passed_over;
 mod protocol_evolution;
 mod queue;
 mod recovery;

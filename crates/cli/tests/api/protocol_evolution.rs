@@ -136,6 +136,7 @@ async fn an_undeclared_resume_over_an_intent_without_a_result_is_refused(backend
             tool_name: "send_email".into(),
             step: 2,
             epoch: None,
+            arguments_digest: String::new(),
         })
         .await
         .unwrap();

@@ -17,6 +17,7 @@ fn input(call_id: &str, output: &str) -> ToolResultInput {
         step: 2,
         output: output.as_bytes().to_vec(),
         is_error: false,
+        arguments_digest: String::new(),
     }
 }
 

@@ -57,6 +57,7 @@ async fn a_call_in_doubt_is_marked_done_in_the_console_with_the_operator_recorde
         tool_name: "send_email".into(),
         step: 2,
         epoch: None,
+        arguments_digest: String::new(),
     };
     let mut client = app.client().await;
     client
