@@ -130,6 +130,7 @@ fn tool_result(call_id: &str, step: i64) -> ToolResultInput {
         step,
         output: agent_state(OUTPUT_BYTES, step as u64),
         is_error: false,
+        arguments_digest: String::new(),
     }
 }
 

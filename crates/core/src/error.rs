@@ -56,6 +56,17 @@ pub enum Error {
     /// A label the run already uses for another step.
     #[error("{0}")]
     LabelTaken(String),
+    /// A call id journalled with other arguments (another non-empty digest) than the call
+    /// being recorded: a replay must match its call.
+    #[error(
+        "call {call_id} is journalled with arguments digest {stored_digest}, not \
+         {request_digest}: a different call reuses its id"
+    )]
+    ArgumentsMismatch {
+        call_id: String,
+        stored_digest: String,
+        request_digest: String,
+    },
     /// A write that the run's state forbids, with no more precise reason.
     #[error("{0}")]
     FailedPrecondition(String),
@@ -240,6 +251,7 @@ impl Error {
             Self::Conflict(_) => (ErrorCode::AlreadyExists, "CONFLICT"),
             Self::StepConflict(_) => (ErrorCode::AlreadyExists, "STEP_CONFLICT"),
             Self::LabelTaken(_) => (ErrorCode::AlreadyExists, "LABEL_TAKEN"),
+            Self::ArgumentsMismatch { .. } => (ErrorCode::AlreadyExists, "ARGUMENTS_MISMATCH"),
             Self::FailedPrecondition(_) => (ErrorCode::FailedPrecondition, "FAILED_PRECONDITION"),
             Self::CheckpointChanged(_) => (ErrorCode::FailedPrecondition, "CHECKPOINT_CHANGED"),
             Self::StaleEpoch(_) => (ErrorCode::FailedPrecondition, "STALE_EPOCH"),

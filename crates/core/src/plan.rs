@@ -9,9 +9,9 @@ use crate::domain::ToolJournal;
 use std::time::SystemTime;
 
 use crate::domain::{
-    Checksum, Digest32, EntryKind, Epoch, IntentOutcome, Message, MessageChain, NewCheckpoint,
-    NewToolIntent, NewToolResult, SavedCheckpoint, Step, ToolChain, ToolRecord,
-    checkpoint_checksum,
+    ArgumentsDigest, CallId, Checksum, Digest32, EntryKind, Epoch, IntentOutcome, Message,
+    MessageChain, NewCheckpoint, NewToolIntent, NewToolResult, SavedCheckpoint, Step, ToolChain,
+    ToolRecord, checkpoint_checksum,
 };
 use crate::error::{Error, Result};
 
@@ -294,14 +294,70 @@ pub enum ToolPlan {
     Insert(ToolRecord, ToolChain),
 }
 
-/// Decides what a RecordToolResult does, given the run's head and any record with its call id.
+/// What the journal holds for one call id: its result and its intent, each if journalled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoredCall {
+    pub result: Option<ToolRecord>,
+    pub intent: Option<ToolRecord>,
+}
+
+impl StoredCall {
+    /// A call with only a result journalled (or none, for `None`).
+    pub fn result(result: Option<ToolRecord>) -> Self {
+        Self {
+            result,
+            intent: None,
+        }
+    }
+
+    /// Splits a call's entries, read in any order, by kind.
+    pub fn of(entries: impl IntoIterator<Item = ToolRecord>) -> Self {
+        let mut call = Self::default();
+        for entry in entries {
+            match entry.kind {
+                EntryKind::Result => call.result = Some(entry),
+                EntryKind::Intent => call.intent = Some(entry),
+            }
+        }
+        call
+    }
+}
+
+/// Refuses a call whose arguments digest differs from one its call id is journalled with:
+/// a replay must match its call (DESIGN contract 14). Empty digests match anything.
+pub fn check_arguments<'a>(
+    call_id: &CallId,
+    request: &ArgumentsDigest,
+    stored: impl IntoIterator<Item = &'a ToolRecord>,
+) -> Result<()> {
+    for stored in stored {
+        if request.conflicts_with(&stored.arguments_digest) {
+            return Err(Error::ArgumentsMismatch {
+                call_id: call_id.as_str().to_owned(),
+                stored_digest: stored.arguments_digest.to_string(),
+                request_digest: request.to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Decides what a RecordToolResult does, given the run's head and what its call id holds.
+///
+/// A call whose result or intent is journalled with another arguments digest is refused
+/// (`ArgumentsMismatch`); otherwise a known result is the answer.
 pub fn plan_tool_result(
     request: &NewToolResult,
     head: &RunHead,
-    existing: Option<ToolRecord>,
+    stored: StoredCall,
 ) -> Result<ToolPlan> {
     request.epoch.check_write(head.epoch)?;
-    if let Some(existing) = existing {
+    check_arguments(
+        &request.call_id,
+        &request.arguments_digest,
+        stored.result.iter().chain(&stored.intent),
+    )?;
+    if let Some(existing) = stored.result {
         return Ok(ToolPlan::Existing(existing));
     }
     let mut tools = head.tools;
@@ -322,6 +378,7 @@ pub fn plan_tool_result(
         seq: tools.len,
         recorded_at: SystemTime::now(),
         chain,
+        arguments_digest: request.arguments_digest.clone(),
     };
     Ok(ToolPlan::Insert(record, tools))
 }
@@ -350,14 +407,14 @@ impl BatchPlan {
 }
 
 /// Decides what a RecordToolResults batch does: each request as [`plan_tool_result`] would, in
-/// order, each planned on the chain the ones before it left. `existing[i]` is the stored result
-/// with `requests[i]`'s call id. Fenced once (every request of a batch carries its epoch); a
-/// call id repeated within the batch is journalled from its first entry and the later one
-/// answers with that record, as a retry would.
+/// order, each planned on the chain the ones before it left. `existing[i]` is what the journal
+/// holds for `requests[i]`'s call id. Fenced once (every request of a batch carries its epoch);
+/// a call id repeated within the batch is journalled from its first entry and the later one
+/// answers with that record, as a retry would. One refused entry refuses the whole batch.
 pub fn plan_tool_results(
     requests: &[NewToolResult],
     head: &RunHead,
-    existing: Vec<Option<ToolRecord>>,
+    existing: Vec<StoredCall>,
 ) -> Result<BatchPlan> {
     if let Some(first) = requests.first() {
         first.epoch.check_write(head.epoch)?;
@@ -365,12 +422,14 @@ pub fn plan_tool_results(
     let mut plan = BatchPlan::default();
     let mut current = *head;
     for (request, stored) in requests.iter().zip(existing) {
-        let stored = stored.or_else(|| {
-            plan.inserts
+        let mut stored = stored;
+        if stored.result.is_none() {
+            stored.result = plan
+                .inserts
                 .iter()
                 .find(|record| record.call_id == request.call_id)
-                .cloned()
-        });
+                .cloned();
+        }
         match plan_tool_result(request, &current, stored)? {
             ToolPlan::Existing(record) => plan.answers.push((record, true)),
             ToolPlan::Insert(record, tools) => {
@@ -404,6 +463,11 @@ pub fn plan_tool_intent(
     existing_result: Option<ToolRecord>,
 ) -> Result<IntentPlan> {
     request.epoch.check_write(head.epoch)?;
+    check_arguments(
+        &request.call_id,
+        &request.arguments_digest,
+        existing_intent.iter().chain(&existing_result),
+    )?;
     if existing_intent.is_some() || existing_result.is_some() {
         return Ok(IntentPlan::Existing(IntentOutcome {
             intent: existing_intent,
@@ -423,6 +487,7 @@ pub fn plan_tool_intent(
         seq: tools.len,
         recorded_at: SystemTime::now(),
         chain,
+        arguments_digest: request.arguments_digest.clone(),
     };
     Ok(IntentPlan::Insert(record, tools))
 }

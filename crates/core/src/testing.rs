@@ -49,6 +49,7 @@ pub fn tool(run: &RunKey, call_id: &str, output: &str) -> NewToolResult {
         output: output.as_bytes().to_vec(),
         is_error: false,
         epoch: Epoch::new(0),
+        arguments_digest: Default::default(),
     }
 }
 

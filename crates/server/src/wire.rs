@@ -34,6 +34,6 @@ pub fn tool_to_wire(record: ToolRecord) -> proto::ToolResult {
         is_error: record.is_error,
         seq: record.seq,
         recorded_at: Some(timestamp(record.recorded_at)),
-        arguments_digest: String::new(),
+        arguments_digest: record.arguments_digest.to_string(),
     }
 }

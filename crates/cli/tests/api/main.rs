@@ -5,6 +5,7 @@ mod support;
 mod answer_budget;
 mod answer_memory;
 mod answer_pages;
+mod arguments_digest;
 mod auth;
 mod bad_input;
 mod bad_input_strings;

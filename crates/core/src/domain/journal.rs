@@ -5,7 +5,7 @@ use crate::domain::ToolJournal;
 use std::collections::HashSet;
 use std::time::SystemTime;
 
-use super::{CallId, Epoch, RunKey, Step, ToolChain, ToolRecord};
+use super::{ArgumentsDigest, CallId, Epoch, RunKey, Step, ToolChain, ToolRecord};
 
 /// What a journal entry records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,6 +24,8 @@ pub struct NewToolIntent {
     pub tool_name: String,
     pub step: Step,
     pub epoch: Epoch,
+    /// The call's arguments digest; [`ArgumentsDigest::NONE`] when the client sent none.
+    pub arguments_digest: ArgumentsDigest,
 }
 
 /// What RecordToolIntent answers: the call's intent and, once it completed, its result.
@@ -182,6 +184,7 @@ mod tests {
             seq: chain.len + 1,
             recorded_at: SystemTime::UNIX_EPOCH,
             chain: [0; 32],
+            arguments_digest: Default::default(),
         };
         record.chain = chain.push_record(&record);
         record

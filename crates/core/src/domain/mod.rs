@@ -1,6 +1,7 @@
 //! Domain types: wire input parsed once at the edge into values that are valid by construction.
 
 mod access;
+mod arguments;
 mod checksum;
 mod fencing;
 mod ids;
@@ -13,6 +14,7 @@ mod tool_window;
 mod window;
 
 pub use access::{ApiKey, Identity, NewApiKey, PresentedKey, Role, TenantScope, check_binding};
+pub use arguments::ArgumentsDigest;
 pub use checksum::{
     Checksum, Digest32, MessageChain, MessageLog, ToolChain, ToolJournal, checkpoint_checksum,
 };

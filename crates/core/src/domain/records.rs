@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use super::{
-    CallId, Checksum, Digest32, EntryKind, Epoch, InDoubt, MessageChain, MessageWindow, PassedOver,
-    RunId, RunKey, Step, ToolChain, ToolWindow, WindowChains, covered_chain, covered_tools,
-    verify_tool_window,
+    ArgumentsDigest, CallId, Checksum, Digest32, EntryKind, Epoch, InDoubt, MessageChain,
+    MessageWindow, PassedOver, RunId, RunKey, Step, ToolChain, ToolWindow, WindowChains,
+    covered_chain, covered_tools, verify_tool_window,
 };
 
 /// One entry of a run's message log.
@@ -165,6 +165,8 @@ pub struct NewToolResult {
     pub output: Vec<u8>,
     pub is_error: bool,
     pub epoch: Epoch,
+    /// The call's arguments digest; [`ArgumentsDigest::NONE`] when the client sent none.
+    pub arguments_digest: ArgumentsDigest,
 }
 
 /// One journal entry: a tool result, or (`kind`) a tool intent, whose `output` is empty and
@@ -182,6 +184,8 @@ pub struct ToolRecord {
     pub recorded_at: SystemTime,
     /// The tool chain's head after this record, as stored.
     pub chain: Digest32,
+    /// The call's arguments digest as journalled; not covered by the chain.
+    pub arguments_digest: ArgumentsDigest,
 }
 
 /// Verifies a whole tool journal: every stored chain value must match the content.

@@ -160,6 +160,7 @@ mod tests {
                     seq: index as u64 + 1,
                     recorded_at: SystemTime::UNIX_EPOCH,
                     chain: [0; 32],
+                    arguments_digest: Default::default(),
                 };
                 record.chain = chain.push_record(&record);
                 record

@@ -148,6 +148,10 @@ fn append_result(
         recorded_at: action.acted_at,
         chain: [0; 32],
         kind: EntryKind::Result,
+        // The result completes the intent's call: the same arguments.
+        arguments_digest: intent
+            .map(|i| i.arguments_digest.clone())
+            .unwrap_or_default(),
     };
     result.chain = chain.push_record(&result);
     JournalRewrite {

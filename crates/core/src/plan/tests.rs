@@ -6,8 +6,8 @@ use crate::domain::{MessageLog, ToolJournal};
 use std::time::{Duration, SystemTime};
 
 use super::{
-    ExistingCheckpoint, IntentPlan, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
-    plan_save, plan_tool_intent, plan_tool_result,
+    ExistingCheckpoint, IntentPlan, PrefixSource, RunHead, SaveContext, SavePlan, StoredCall,
+    ToolPlan, plan_save, plan_tool_intent, plan_tool_result,
 };
 use crate::domain::{Checksum, Message, MessageChain, NewCheckpoint, ToolChain, ToolRecord};
 use crate::error::Error;
@@ -323,6 +323,7 @@ fn stored_tool(call_id: &str, output: &str) -> ToolRecord {
         is_error: false,
         seq: 1,
         recorded_at: SystemTime::UNIX_EPOCH,
+        arguments_digest: Default::default(),
     }
 }
 
@@ -396,7 +397,7 @@ fn tool_result_plans_insert_new_calls_and_replay_known_ones() {
         ),
     ];
     for (situation, head, existing, request, expected) in rows {
-        let planned = plan_tool_result(&request, &head, existing.clone());
+        let planned = plan_tool_result(&request, &head, StoredCall::result(existing.clone()));
         match (planned, expected) {
             (Ok(ToolPlan::Insert(record, tools)), Ok(Some(seq))) => {
                 let mut chain = head.tools;
@@ -438,6 +439,7 @@ fn tool_intent_plans_insert_new_calls_and_answer_known_ones_with_what_they_hold(
         tool_name: "send_email".to_owned(),
         step: crate::domain::Step::new(1),
         epoch: Epoch::new(epoch),
+        arguments_digest: Default::default(),
     };
     type Stored = (Option<ToolRecord>, Option<ToolRecord>);
     let none: Stored = (None, None);

@@ -126,6 +126,7 @@ fn record(seq: u64, step: u64) -> ToolRecord {
         seq,
         recorded_at: now(),
         chain: [0; 32],
+        arguments_digest: Default::default(),
     }
 }
 

@@ -178,6 +178,7 @@ async fn insert_entry(
             &record.chain.as_slice(),
             &record.recorded_at,
             &(record.kind == EntryKind::Intent),
+            &record.arguments_digest.as_str(),
         ],
     )
     .await

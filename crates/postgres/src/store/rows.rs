@@ -11,9 +11,9 @@ use std::time::SystemTime;
 use tokio_postgres::Row;
 
 use checkpointd_core::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, Message, MessageChain,
-    Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain, ToolRecord, ToolWindow,
-    WindowChains,
+    ArgumentsDigest, CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, Message,
+    MessageChain, Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint, ToolChain,
+    ToolRecord, ToolWindow, WindowChains,
 };
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::RunHead;
@@ -78,7 +78,7 @@ impl RunRow {
     }
 }
 
-/// A row of `TOOLS` or `TOOL_BY_CALL_ID`.
+/// A row of `TOOLS`, `JOURNAL_BY_CALL_ID` or `ENTRIES_BY_CALL_IDS`.
 pub(super) fn tool_record(row: &Row) -> Result<ToolRecord> {
     let call_id: &str = row.get(0);
     let chain: &[u8] = row.get(7);
@@ -92,6 +92,7 @@ pub(super) fn tool_record(row: &Row) -> Result<ToolRecord> {
         seq: unsigned(row.get(5)),
         recorded_at: row.get(6),
         chain: digest_or_zero(chain),
+        arguments_digest: ArgumentsDigest::stored(row.get(9)),
     })
 }
 
@@ -254,7 +255,8 @@ fn stored_checkpoint(
     }
 }
 
-/// The tool journal columns (14..=22) of a snapshot row, zipped back into records.
+/// The tool journal columns (14..=22, and the arguments digests at 34) of a snapshot row,
+/// zipped back into records.
 fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
     let call_ids: Option<Vec<String>> = row.get(14);
     let Some(call_ids) = call_ids else {
@@ -268,6 +270,7 @@ fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
     let recorded_ats: Vec<SystemTime> = row.get(20);
     let chains: Vec<Vec<u8>> = row.get(21);
     let intents: Vec<bool> = row.get(22);
+    let arguments_digests: Vec<String> = row.get(34);
     let count = call_ids.len();
     let lengths = [
         tool_names.len(),
@@ -278,6 +281,7 @@ fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
         recorded_ats.len(),
         chains.len(),
         intents.len(),
+        arguments_digests.len(),
     ];
     // The arrays come from one aggregate over the same rows, so this only guards the indexing.
     if lengths.iter().any(|length| *length != count) {
@@ -285,6 +289,7 @@ fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
     }
     let mut tool_names = tool_names.into_iter();
     let mut outputs = outputs.into_iter();
+    let mut arguments_digests = arguments_digests.into_iter();
     (0..count)
         .map(|index| {
             Ok(ToolRecord {
@@ -297,6 +302,9 @@ fn journal(row: &Row) -> Result<Vec<ToolRecord>> {
                 seq: unsigned(seqs[index]),
                 recorded_at: recorded_ats[index],
                 chain: digest_or_zero(&chains[index]),
+                arguments_digest: ArgumentsDigest::stored(
+                    arguments_digests.next().unwrap_or_default(),
+                ),
             })
         })
         .collect()

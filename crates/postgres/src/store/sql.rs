@@ -174,22 +174,19 @@ WITH input AS (
 )
 SELECT ord, updated_at, now() AS created_at FROM run";
 
-/// A journalled result by call id (the unique index).
-pub(super) const TOOL_BY_CALL_ID: &str = "\
-SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
-FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = $3 AND NOT intent";
-
-/// The stored results of the call ids `$3`, for a RecordToolResults batch under the run lock.
-pub(super) const RESULTS_BY_CALL_IDS: &str = "\
-SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
-FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = ANY($3) AND NOT intent";
+/// The stored entries (results and intents) of the call ids `$3`, for a RecordToolResults
+/// batch under the run lock: a result is refused when its call's intent has other arguments.
+pub(super) const ENTRIES_BY_CALL_IDS: &str = "\
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent,
+       arguments_digest
+FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = ANY($3)";
 
 /// Writes a batch of results in one statement, one array element per entry, under the run lock.
 pub(super) const INSERT_RESULTS: &str = "\
 INSERT INTO tool_results (tenant, run_id, seq, call_id, tool_name, step, output, is_error, chain,
-                          recorded_at)
+                          recorded_at, arguments_digest)
 SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bigint[], $7::bytea[],
-                             $8::boolean[], $9::bytea[], $10::timestamptz[])";
+                             $8::boolean[], $9::bytea[], $10::timestamptz[], $11::text[])";
 
 /// Moves the run's tool chain head after a batch and returns the run row's new version.
 pub(super) const SET_TOOL_HEAD_RETURNING: &str = concat!(
@@ -200,14 +197,15 @@ pub(super) const SET_TOOL_HEAD_RETURNING: &str = concat!(
 
 /// Every journal entry of a call: its intent and its result, when journalled.
 pub(super) const JOURNAL_BY_CALL_ID: &str = "\
-SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent,
+       arguments_digest
 FROM tool_results WHERE tenant = $1 AND run_id = $2 AND call_id = $3";
 
 /// Writes one journal entry, result or intent, under the run lock.
 pub(super) const INSERT_JOURNAL_ENTRY: &str = "\
 INSERT INTO tool_results (tenant, run_id, seq, call_id, tool_name, step, output, is_error, chain,
-                          recorded_at, intent)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)";
+                          recorded_at, intent, arguments_digest)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)";
 
 /// Moves the run's tool chain head, under the run lock.
 pub(super) const SET_TOOL_HEAD: &str = concat!(
@@ -243,7 +241,9 @@ pub(super) const DELETE_JOURNAL_ACTIONS: &str =
 ///
 /// $1 tenant, $2 run_id, $3 call_id, $4 tool_name, $5 step, $6 output, $7 is_error, $8 chain,
 /// $9 new tool_count (the record's seq), $10 recorded_at, $11 epoch, then the expected run row:
-/// $12 tool_count, $13 tool_head, $14 updated_at. The new tool_head is the record's chain.
+/// $12 tool_count, $13 tool_head, $14 updated_at; $15 the arguments digest. The new tool_head
+/// is the record's chain. An intent of the call journalled with another non-empty digest
+/// matches no row too, so the locked path reads it and refuses (`ArgumentsMismatch`).
 pub(super) const WRITE_TOOL: &str = concat!(
     "WITH run AS (
     UPDATE runs SET tool_count = $9, tool_head = $8, ",
@@ -251,11 +251,15 @@ pub(super) const WRITE_TOOL: &str = concat!(
     "
     WHERE tenant = $1 AND run_id = $2 AND epoch = $11
       AND tool_count = $12 AND tool_head = $13 AND updated_at = $14
+      AND NOT EXISTS (SELECT 1 FROM tool_results AS i
+                       WHERE i.tenant = $1 AND i.run_id = $2 AND i.call_id = $3 AND i.intent
+                         AND $15::text <> '' AND i.arguments_digest <> ''
+                         AND i.arguments_digest <> $15::text)
     RETURNING updated_at
 ), journalled AS (
     INSERT INTO tool_results (tenant, run_id, seq, call_id, tool_name, step, output, is_error,
-                              chain, recorded_at)
-    SELECT $1, $2, $9, $3, $4, $5, $6, $7, $8, $10 FROM run
+                              chain, recorded_at, arguments_digest)
+    SELECT $1, $2, $9, $3, $4, $5, $6, $7, $8, $10, $15 FROM run
     RETURNING seq
 )
 SELECT run.updated_at FROM run, journalled"
@@ -306,7 +310,8 @@ macro_rules! snapshot_sql {
          WHERE d.seq = c.tool_count) AS tools_covered,
        c.quarantined_at,
        EXISTS (SELECT 1 FROM checkpoints
-                WHERE tenant = $1 AND run_id = $2 AND step > c.step) AS has_newer
+                WHERE tenant = $1 AND run_id = $2 AND step > c.step) AS has_newer,
+       t.arguments_digests
 FROM (SELECT * FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
             $($filter)+,
             ") AS c
@@ -347,7 +352,7 @@ CROSS JOIN LATERAL (
            array_agg(step) AS steps, array_agg(output) AS outputs,
            array_agg(is_error) AS is_errors, array_agg(seq) AS seqs,
            array_agg(recorded_at) AS recorded_ats, array_agg(chain) AS chains,
-           array_agg(intent) AS intents
+           array_agg(intent) AS intents, array_agg(arguments_digest) AS arguments_digests
     FROM (SELECT * FROM tool_results
           WHERE tenant = $1 AND run_id = $2 AND seq >= j.tools_from ORDER BY seq) AS ordered
 ) AS t"
@@ -394,7 +399,8 @@ pub(super) const LOAD_AT: &str = snapshot_sql!("step = $3");
 pub(super) const LOAD_AT_BARE: &str = bare_checkpoint_sql!("step = $3");
 
 pub(super) const TOOLS: &str = "\
-SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent
+SELECT call_id, tool_name, step, output, is_error, seq, recorded_at, chain, intent,
+       arguments_digest
 FROM tool_results WHERE tenant = $1 AND run_id = $2 ORDER BY seq";
 
 pub(super) const STEPS: &str = "\

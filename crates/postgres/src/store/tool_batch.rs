@@ -13,7 +13,7 @@ use super::sql;
 use crate::error::db;
 use checkpointd_core::domain::{NewToolResult, ToolRecord};
 use checkpointd_core::error::{Error, Result};
-use checkpointd_core::plan::{self, RunHead};
+use checkpointd_core::plan::{self, RunHead, StoredCall};
 
 impl PostgresStore {
     pub(super) async fn journal_tool_results(
@@ -31,7 +31,7 @@ impl PostgresStore {
         let (ensure, lock, by_call_ids, insert, set_head) = tokio::try_join!(
             tx.prepare_cached(sql::ENSURE_RUN),
             tx.prepare_cached(sql::LOCK_RUN),
-            tx.prepare_cached(sql::RESULTS_BY_CALL_IDS),
+            tx.prepare_cached(sql::ENTRIES_BY_CALL_IDS),
             tx.prepare_cached(sql::INSERT_RESULTS),
             tx.prepare_cached(sql::SET_TOOL_HEAD_RETURNING),
         )
@@ -55,10 +55,12 @@ impl PostgresStore {
         let existing = requests
             .iter()
             .map(|request| {
-                stored
-                    .iter()
-                    .find(|record| record.call_id == request.call_id)
-                    .cloned()
+                StoredCall::of(
+                    stored
+                        .iter()
+                        .filter(|record| record.call_id == request.call_id)
+                        .cloned(),
+                )
             })
             .collect();
         // The cached latest step still holds only if no write came between it and the lock.
@@ -122,6 +124,7 @@ struct Columns<'a> {
     is_errors: Vec<bool>,
     chains: Vec<&'a [u8]>,
     recorded_ats: Vec<SystemTime>,
+    arguments_digests: Vec<&'a str>,
 }
 
 impl<'a> Columns<'a> {
@@ -135,10 +138,14 @@ impl<'a> Columns<'a> {
             is_errors: records.iter().map(|r| r.is_error).collect(),
             chains: records.iter().map(|r| r.chain.as_slice()).collect(),
             recorded_ats: records.iter().map(|r| r.recorded_at).collect(),
+            arguments_digests: records
+                .iter()
+                .map(|r| r.arguments_digest.as_str())
+                .collect(),
         }
     }
 
-    fn params<'p>(&'p self, tenant: &'p &str, run_id: &'p &str) -> [&'p (dyn ToSql + Sync); 10] {
+    fn params<'p>(&'p self, tenant: &'p &str, run_id: &'p &str) -> [&'p (dyn ToSql + Sync); 11] {
         [
             tenant,
             run_id,
@@ -150,6 +157,7 @@ impl<'a> Columns<'a> {
             &self.is_errors,
             &self.chains,
             &self.recorded_ats,
+            &self.arguments_digests,
         ]
     }
 }

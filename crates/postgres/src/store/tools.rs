@@ -9,7 +9,7 @@ use super::{Locked, PostgresStore};
 use crate::error::{db, is_unique_violation};
 use checkpointd_core::domain::{NewToolResult, RunKey, ToolChain, ToolRecord};
 use checkpointd_core::error::{Error, Result};
-use checkpointd_core::plan::{self, RunHead, ToolPlan};
+use checkpointd_core::plan::{self, RunHead, StoredCall, ToolPlan};
 
 impl PostgresStore {
     pub(super) async fn journal_tool_result(
@@ -35,7 +35,7 @@ impl PostgresStore {
         cached: CachedRun,
     ) -> Result<Option<ToolRecord>> {
         let Ok(ToolPlan::Insert(record, tools)) =
-            plan::plan_tool_result(request, &cached.head, None)
+            plan::plan_tool_result(request, &cached.head, StoredCall::default())
         else {
             return Ok(None);
         };
@@ -96,7 +96,7 @@ async fn tool_under_lock(
     let (ensure, lock, by_call_id, write) = tokio::try_join!(
         tx.prepare_cached(sql::ENSURE_RUN),
         tx.prepare_cached(sql::LOCK_RUN),
-        tx.prepare_cached(sql::TOOL_BY_CALL_ID),
+        tx.prepare_cached(sql::JOURNAL_BY_CALL_ID),
         tx.prepare_cached(sql::WRITE_TOOL),
     )
     .map_err(db)?;
@@ -105,7 +105,7 @@ async fn tool_under_lock(
     let (_, locked, existing) = tokio::try_join!(
         tx.execute(&ensure, &run_params),
         tx.query_opt(&lock, &run_params),
-        tx.query_opt(&by_call_id, &call_params),
+        tx.query(&by_call_id, &call_params),
     )
     .map_err(db)?;
     let Some(locked) = locked else {
@@ -114,7 +114,12 @@ async fn tool_under_lock(
         )));
     };
     let locked = RunRow::decode(&locked, run)?;
-    let existing = existing.as_ref().map(tool_record).transpose()?;
+    let existing = StoredCall::of(
+        existing
+            .iter()
+            .map(tool_record)
+            .collect::<Result<Vec<_>>>()?,
+    );
     // The cached latest step still holds only if no write came between it and this lock.
     let latest_step = cached
         .filter(|cached| cached.updated_at == locked.updated_at)
@@ -166,6 +171,7 @@ struct WriteParams<'a> {
     expected_count: i64,
     expected_head: &'a [u8],
     expected_version: std::time::SystemTime,
+    arguments_digest: &'a str,
 }
 
 /// `expected` is the run row the plan was made from; the statement applies only to it.
@@ -187,11 +193,12 @@ fn write_params<'a>(
         expected_count: signed(expected.head.tools.len),
         expected_head: &expected.head.tools.head,
         expected_version: expected.updated_at,
+        arguments_digest: record.arguments_digest.as_str(),
     }
 }
 
 impl WriteParams<'_> {
-    fn params(&self) -> [&(dyn ToSql + Sync); 14] {
+    fn params(&self) -> [&(dyn ToSql + Sync); 15] {
         [
             &self.tenant,
             &self.run_id,
@@ -207,6 +214,7 @@ impl WriteParams<'_> {
             &self.expected_count,
             &self.expected_head,
             &self.expected_version,
+            &self.arguments_digest,
         ]
     }
 }

@@ -8,8 +8,9 @@ use prost::Message as _;
 use crate::proto;
 use crate::wire::{message_from_wire, message_to_wire, timestamp, tool_to_wire};
 use checkpointd_core::domain::{
-    CallId, Checksum, EntryKind, Epoch, Message, NewCheckpoint, RunKey, SavedCheckpoint, Step,
-    StoredCheckpoint, ToolChain, ToolJournal, ToolRecord, ToolWindow, WindowChains,
+    ArgumentsDigest, CallId, Checksum, EntryKind, Epoch, Message, NewCheckpoint, RunKey,
+    SavedCheckpoint, Step, StoredCheckpoint, ToolChain, ToolJournal, ToolRecord, ToolWindow,
+    WindowChains,
 };
 use checkpointd_storage::store::Snapshot;
 
@@ -110,6 +111,12 @@ pub fn snapshot(
                 seq: wire.seq,
                 recorded_at: system_time(wire.recorded_at)?,
                 chain: [0; 32],
+                // Judged as on the wire: an entry holding anything else is not ours.
+                arguments_digest: ArgumentsDigest::parse(
+                    "arguments_digest",
+                    &wire.arguments_digest,
+                )
+                .ok()?,
             };
             record.chain = chain.push_record(&record);
             Some(record)

@@ -73,7 +73,7 @@ pub fn intent_to_wire(run: &RunKey, record: ToolRecord) -> proto::ToolIntent {
         step: record.step.as_i64(),
         seq: record.seq,
         recorded_at: Some(timestamp(record.recorded_at)),
-        arguments_digest: String::new(),
+        arguments_digest: record.arguments_digest.to_string(),
     }
 }
 

@@ -61,6 +61,16 @@ pub fn to_status(error: Error) -> Status {
             metadata.insert("capability".to_owned(), capability.to_owned());
             message
         }
+        Error::ArgumentsMismatch {
+            ref call_id,
+            ref stored_digest,
+            ref request_digest,
+        } => {
+            metadata.insert("call_id".to_owned(), call_id.clone());
+            metadata.insert("stored_digest".to_owned(), stored_digest.clone());
+            metadata.insert("request_digest".to_owned(), request_digest.clone());
+            error.to_string()
+        }
         Error::Unavailable { context, source } => {
             // The whole chain is both the log's detail and the throttle's cause, as the
             // driver's text alone was before it became a source.
@@ -105,6 +115,25 @@ mod tests {
         assert_eq!(status.code(), Code::Internal);
         assert!(!status.message().contains("relation"));
         assert!(!status.message().contains("42P01"));
+    }
+
+    #[test]
+    fn an_arguments_mismatch_names_the_call_and_both_digests() {
+        let status = to_status(Error::ArgumentsMismatch {
+            call_id: "step-1/search/0".into(),
+            stored_digest: "a".repeat(64),
+            request_digest: "b".repeat(64),
+        });
+        assert_eq!(status.code(), Code::AlreadyExists);
+        let info = status.get_details_error_info().expect("error info");
+        assert_eq!(info.reason, "ARGUMENTS_MISMATCH");
+        let meta = |key: &str| info.metadata.get(key).cloned().unwrap_or_default();
+        assert_eq!(meta("call_id"), "step-1/search/0");
+        assert_eq!(meta("stored_digest"), "a".repeat(64));
+        assert_eq!(meta("request_digest"), "b".repeat(64));
+        for named in ["step-1/search/0", &"a".repeat(64), &"b".repeat(64)] {
+            assert!(status.message().contains(named), "{}", status.message());
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use checkpointd_core::domain::{
     EntryKind, IntentOutcome, JournalAction, NewToolIntent, NewToolResult, RunKey, Step, ToolRecord,
 };
 use checkpointd_core::error::{Error, Result};
-use checkpointd_core::plan::{self, IntentPlan, JournalRewrite, RunHead, ToolPlan};
+use checkpointd_core::plan::{self, IntentPlan, JournalRewrite, RunHead, StoredCall, ToolPlan};
 use checkpointd_core::time::whole_micros;
 
 /// The call's journal entry of one kind, if any.
@@ -42,12 +42,20 @@ pub(super) fn entry_by_call_id(
     .transpose()
 }
 
+/// Both journal entries of a call, each if journalled.
+fn stored_call(conn: &Connection, run: &RunKey, call_id: &str) -> Result<StoredCall> {
+    Ok(StoredCall {
+        result: entry_by_call_id(conn, run, call_id, EntryKind::Result)?,
+        intent: entry_by_call_id(conn, run, call_id, EntryKind::Intent)?,
+    })
+}
+
 /// Writes one journal row, intent or result.
 pub(super) fn insert_entry(tx: &Transaction<'_>, run: &RunKey, record: &ToolRecord) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO tool_results (tenant, run_id, seq, call_id, tool_name, step, is_error,
-                                   chain, recorded_at, intent, output)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                   chain, recorded_at, intent, output, arguments_digest)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )
     .db()?
     .execute(params![
@@ -62,6 +70,7 @@ pub(super) fn insert_entry(tx: &Transaction<'_>, run: &RunKey, record: &ToolReco
         codec::to_micros(record.recorded_at),
         record.kind == EntryKind::Intent,
         record.output,
+        record.arguments_digest.as_str(),
     ])
     .db()?;
     Ok(())
@@ -75,8 +84,8 @@ pub(super) fn record_tool_result(
     let run = &request.run;
     let tx = begin(conn)?;
     let head = read::run_head(&tx, run)?.unwrap_or(RunHead::NEW);
-    let existing = entry_by_call_id(&tx, run, request.call_id.as_str(), EntryKind::Result)?;
-    let (mut record, tools) = match plan::plan_tool_result(request, &head, existing)? {
+    let stored = stored_call(&tx, run, request.call_id.as_str())?;
+    let (mut record, tools) = match plan::plan_tool_result(request, &head, stored)? {
         ToolPlan::Existing(record) => return Ok((record, true)),
         ToolPlan::Insert(record, tools) => (record, tools),
     };
@@ -102,7 +111,7 @@ pub(super) fn record_tool_results(
     let head = read::run_head(&tx, run)?.unwrap_or(RunHead::NEW);
     let existing = requests
         .iter()
-        .map(|request| entry_by_call_id(&tx, run, request.call_id.as_str(), EntryKind::Result))
+        .map(|request| stored_call(&tx, run, request.call_id.as_str()))
         .collect::<Result<Vec<_>>>()?;
     let mut plan = plan::plan_tool_results(requests, &head, existing)?;
     let Some(tools) = plan.tools else {

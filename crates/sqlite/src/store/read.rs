@@ -8,9 +8,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use crate::codec::{self, bytes, decode_metadata, digest, optional_text, text, unsigned};
 use crate::error::DbResultExt;
 use checkpointd_core::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, ListQuery, Message,
-    MessageChain, MessageWindow, Quarantine, RunId, RunInfo, RunKey, Step, StoredCheckpoint,
-    Tenant, ToolChain, ToolRecord, WindowChains, prefix_upper_bound,
+    ArgumentsDigest, CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, ListQuery,
+    Message, MessageChain, MessageWindow, Quarantine, RunId, RunInfo, RunKey, Step,
+    StoredCheckpoint, Tenant, ToolChain, ToolRecord, WindowChains, prefix_upper_bound,
 };
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{ExistingCheckpoint, RunHead};
@@ -318,7 +318,7 @@ fn read_window(
 
 /// The columns of a tool journal row, in the order [`tool_row`] reads them.
 pub(super) const TOOL_COLUMNS: &str =
-    "seq, call_id, tool_name, step, is_error, chain, recorded_at, intent, output";
+    "seq, call_id, tool_name, step, is_error, chain, recorded_at, intent, output, arguments_digest";
 
 /// The run's whole tool journal, ascending by seq.
 pub(super) fn tools(conn: &Connection, run: &RunKey) -> Result<Vec<ToolRecord>> {
@@ -363,6 +363,7 @@ struct ToolRecordFields {
     recorded_at: std::time::SystemTime,
     chain: Digest32,
     kind: EntryKind,
+    arguments_digest: String,
 }
 
 /// Reads a row selected with [`TOOL_COLUMNS`].
@@ -382,6 +383,7 @@ pub(super) fn tool_row(row: &Row<'_>) -> rusqlite::Result<RawTool> {
                 EntryKind::Result
             },
             output: bytes(row, 8)?,
+            arguments_digest: text(row, 9)?,
         },
     })
 }
@@ -407,6 +409,7 @@ impl RawTool {
             seq: fields.seq,
             recorded_at: fields.recorded_at,
             chain: fields.chain,
+            arguments_digest: ArgumentsDigest::stored(fields.arguments_digest),
         })
     }
 }

@@ -16,7 +16,7 @@ use crate::notifications::MemoryNotifications;
 
 use super::{CheckpointHead, CheckpointStore, DeletedCheckpoints, LatestHead, Snapshot, Which};
 use checkpointd_core::domain::{
-    CallId, CheckpointSummary, Checksum, Digest32, EntryKind, Epoch, IntentOutcome, JournalAction,
+    CallId, CheckpointSummary, Checksum, Digest32, Epoch, IntentOutcome, JournalAction,
     JournalScope, ListQuery, Message, MessageChain, MessageWindow, NewCheckpoint, NewToolIntent,
     NewToolResult, Quarantine, RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint,
     Tenant, ToolRecord, WindowChains,
@@ -24,7 +24,7 @@ use checkpointd_core::domain::{
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::notify::quarantine_event;
 use checkpointd_core::plan::{
-    self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, ToolPlan,
+    self, ExistingCheckpoint, PrefixSource, RunHead, SaveContext, SavePlan, StoredCall, ToolPlan,
 };
 
 #[derive(Clone, Debug)]
@@ -91,6 +91,16 @@ impl RunData {
             .filter(|(step, _)| below.is_none_or(|below| **step < below))
             .find(|(_, row)| row.quarantine.is_none())
             .map(|(step, row)| (*step, row))
+    }
+
+    /// What the journal holds for `call_id`.
+    fn call(&self, call_id: &CallId) -> StoredCall {
+        StoredCall::of(
+            self.tools
+                .iter()
+                .filter(|record| &record.call_id == call_id)
+                .cloned(),
+        )
     }
 
     /// Whether a checkpoint lies above `step` (any at all for `None`).
@@ -322,12 +332,7 @@ impl CheckpointStore for MemoryStore {
         self.with_runs(|runs| {
             let empty = RunData::new();
             let run = runs.get(&result.run).unwrap_or(&empty);
-            let existing = run
-                .tools
-                .iter()
-                .find(|record| record.call_id == result.call_id && record.kind == EntryKind::Result)
-                .cloned();
-            match plan::plan_tool_result(result, &run.head, existing)? {
+            match plan::plan_tool_result(result, &run.head, run.call(&result.call_id))? {
                 ToolPlan::Existing(record) => Ok((record, true)),
                 ToolPlan::Insert(record, tools) => {
                     // The run is created only once the request is accepted.
@@ -351,15 +356,9 @@ impl CheckpointStore for MemoryStore {
         self.with_runs(|runs| {
             let empty = RunData::new();
             let run = runs.get(&first.run).unwrap_or(&empty);
-            let stored = |call_id: &CallId| {
-                run.tools
-                    .iter()
-                    .find(|record| &record.call_id == call_id && record.kind == EntryKind::Result)
-                    .cloned()
-            };
             let existing = results
                 .iter()
-                .map(|result| stored(&result.call_id))
+                .map(|result| run.call(&result.call_id))
                 .collect();
             let plan = plan::plan_tool_results(results, &run.head, existing)?;
             if let Some(tools) = plan.tools {

@@ -27,6 +27,7 @@ fn journal(entries: &[(&str, EntryKind, &str)]) -> (Vec<ToolRecord>, ToolChain) 
                 seq: chain.len + 1,
                 recorded_at: SystemTime::UNIX_EPOCH,
                 chain: [0; 32],
+                arguments_digest: Default::default(),
             };
             record.chain = chain.push_record(&record);
             record

@@ -15,7 +15,8 @@ use crate::service::Engine;
 use crate::wire::tool_to_wire;
 use checkpointd_core::domain::check_label;
 use checkpointd_core::domain::{
-    CallId, Epoch, JournalRepair, NewToolIntent, NewToolResult, Repair, RunKey, Step,
+    ArgumentsDigest, CallId, Epoch, JournalRepair, NewToolIntent, NewToolResult, Repair, RunKey,
+    Step,
 };
 use checkpointd_core::error::{Error, Result};
 
@@ -76,6 +77,7 @@ pub(super) fn parse_result_input(
         output: input.output,
         is_error: input.is_error,
         epoch,
+        arguments_digest: ArgumentsDigest::parse("arguments_digest", &input.arguments_digest)?,
     })
 }
 
@@ -97,6 +99,8 @@ pub async fn record_tool_intent(
         tool_name: request.tool_name,
         step: Step::parse(request.step).map_err(to_status)?,
         epoch: Epoch::from_wire(request.epoch),
+        arguments_digest: ArgumentsDigest::parse("arguments_digest", &request.arguments_digest)
+            .map_err(to_status)?,
     };
     let outcome = engine
         .record_tool_intent(&intent)

@@ -21,6 +21,7 @@ pub fn intent(run: &RunKey, call_id: &str) -> NewToolIntent {
         tool_name: "send_email".to_owned(),
         step: Step::new(1),
         epoch: Epoch::new(0),
+        arguments_digest: Default::default(),
     }
 }
 

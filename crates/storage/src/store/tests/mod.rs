@@ -48,6 +48,8 @@ macro_rules! store_behaviours {
             retention::runs_after_pages_across_tenants_and_filters_by_policy,
             retention::checkpoints_after_pages_in_one_tenant_or_across_all,
             journal::intents_and_results_share_one_journal_that_checkpoints_cover,
+            arguments::a_call_journalled_with_other_arguments_is_refused_and_changes_nothing,
+            arguments::an_intent_and_its_result_must_carry_the_same_arguments,
             journal::a_repeated_intent_answers_with_what_the_call_holds,
             journal::a_tool_intent_is_fenced_by_epoch,
             journal::a_repair_rewrites_the_journal_from_a_corrupt_entry_and_records_who,
@@ -78,6 +80,7 @@ macro_rules! store_behaviours {
         )*
     };
 }
+pub mod arguments;
 pub mod covered_tools;
 pub mod deletes;
 pub mod fencing;
