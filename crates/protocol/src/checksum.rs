@@ -155,6 +155,14 @@ pub fn idempotency_key(tenant: &str, run_id: &str, call_id: &str) -> String {
     to_hex(&framer.finish())
 }
 
+/// The arguments digest of a tool call: lower-case hex SHA-256 of its arguments as the client
+/// serialized them (`canonical` bytes; each client documents its serialization). Journalled
+/// with the call, so that a replay is refused when the call being made has other arguments.
+pub fn arguments_digest(canonical: &[u8]) -> String {
+    use sha2::Digest as _;
+    to_hex(&Sha256::digest(canonical).into())
+}
+
 /// What checksum v1 covers besides the two chains.
 #[derive(Clone, Copy, Debug)]
 pub struct CheckpointContent<'a> {

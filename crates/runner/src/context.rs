@@ -3,7 +3,11 @@
 use std::collections::HashMap;
 use std::future::Future;
 
+use serde_json::Value;
+use tonic_types::StatusExt;
+
 use crate::agent_error::AgentError;
+use crate::arguments::{arguments_digest, check_replay};
 use crate::effects::{InDoubtPolicy, in_doubt_action, settle_in_doubt};
 use crate::proto::{InDoubtCall, Message, RecordToolIntentRequest, RecordToolResultRequest};
 use crate::session::{Decision, Session};
@@ -73,17 +77,30 @@ impl<'a> StepContext<'a> {
     ///
     /// The call id is `step-{step}/{name}/{n}` for the n-th call of `name` in this step, so a
     /// re-executed step finds its earlier calls.
-    pub async fn call_tool<F, Fut>(&mut self, name: &str, tool: F) -> Result<Vec<u8>, AgentError>
+    ///
+    /// `arguments` are what the call acts on (the values `tool` captures), as JSON. Their
+    /// digest ([`crate::arguments`]) is journalled with the result, and a journalled result is
+    /// replayed only for a call with the same digest: when the re-executed step calls the tool
+    /// with other arguments, the step fails fatally naming the call and both digests, instead
+    /// of taking another call's result as its own. A result journalled without a digest
+    /// replays as before.
+    pub async fn call_tool<F, Fut>(
+        &mut self,
+        name: &str,
+        arguments: &Value,
+        tool: F,
+    ) -> Result<Vec<u8>, AgentError>
     where
         F: FnOnce() -> Fut + Send,
         Fut: Future<Output = Result<Vec<u8>, AgentError>> + Send,
     {
         let call_id = self.next_call_id(name);
-        if let Some(output) = self.replay(&call_id) {
+        let digest = arguments_digest(arguments);
+        if let Some(output) = self.replay(&call_id, &digest)? {
             return Ok(output);
         }
         let output = tool().await?;
-        self.record_result(name, call_id, output).await
+        self.record_result(name, call_id, digest, output).await
     }
 
     /// Calls a side-effecting tool at most once per call, even across a crash between its
@@ -93,9 +110,14 @@ impl<'a> StepContext<'a> {
     /// `tool` runs with the call's idempotency key, which it must honour (a key seen before
     /// repeats no effect). A call Resume reported in doubt (intent, no result) is settled by
     /// `policy`: re-run with the same key, put to a human, or failed; never re-run silently.
+    ///
+    /// `arguments` are digested and checked as [`Self::call_tool`]'s, against the journalled
+    /// result and intent alike: an in-doubt call is never re-run with other arguments under
+    /// its key.
     pub async fn call_side_effect<F, Fut>(
         &mut self,
         name: &str,
+        arguments: &Value,
         policy: InDoubtPolicy,
         tool: F,
     ) -> Result<Vec<u8>, AgentError>
@@ -104,8 +126,12 @@ impl<'a> StepContext<'a> {
         Fut: Future<Output = Result<Vec<u8>, AgentError>> + Send,
     {
         let call_id = self.next_call_id(name);
-        if let Some(output) = self.replay(&call_id) {
+        let digest = arguments_digest(arguments);
+        if let Some(output) = self.replay(&call_id, &digest)? {
             return Ok(output);
+        }
+        if let Some(intent) = self.session.intents.get(&call_id) {
+            check_replay(&call_id, &intent.arguments_digest, &digest)?;
         }
         let in_doubt = self.session.in_doubt.get(&call_id).cloned();
         let key = match in_doubt {
@@ -120,11 +146,13 @@ impl<'a> StepContext<'a> {
                         tool_name: name.to_owned(),
                         step: self.step as i64,
                         epoch: Some(self.session.epoch),
-                        arguments_digest: String::new(),
+                        arguments_digest: digest.clone(),
                     })
-                    .await?;
+                    .await
+                    .map_err(refused_arguments)?;
                 if let Some(result) = reply.result {
                     // Completed by another incarnation since this one resumed.
+                    check_replay(&call_id, &result.arguments_digest, &digest)?;
                     let output = result.output.clone();
                     self.session.journal_recorded(result);
                     return Ok(output);
@@ -133,6 +161,7 @@ impl<'a> StepContext<'a> {
                     AgentError::Other("RecordToolIntent returned no intent".into())
                 })?;
                 if reply.already_recorded {
+                    check_replay(&call_id, &intent.arguments_digest, &digest)?;
                     // Journalled by an incarnation this one did not see finish: in doubt.
                     self.settle(
                         &InDoubtCall {
@@ -152,7 +181,7 @@ impl<'a> StepContext<'a> {
             }
         };
         let output = tool(key).await?;
-        self.record_result(name, call_id, output).await
+        self.record_result(name, call_id, digest, output).await
     }
 
     /// Applies `policy` to an in-doubt call; the key to re-run it with when the policy allows.
@@ -181,13 +210,26 @@ impl<'a> StepContext<'a> {
         call_id
     }
 
-    /// The journalled output of a call, counted as a replay.
-    fn replay(&mut self, call_id: &str) -> Option<Vec<u8>> {
-        let recorded = self.session.journal.get(call_id)?;
+    /// The journalled output of a call, counted as a replay; a fatal error when it was
+    /// journalled with other arguments than `digest`'s.
+    fn replay(&mut self, call_id: &str, digest: &str) -> Result<Option<Vec<u8>>, AgentError> {
+        let Some(recorded) = self.session.journal.get(call_id) else {
+            return Ok(None);
+        };
+        if let Err(refused) = check_replay(call_id, &recorded.arguments_digest, digest) {
+            tracing::error!(
+                run_id = %self.session.run_id,
+                call_id,
+                stored_digest = %recorded.arguments_digest,
+                digest,
+                "a journalled tool call is replayed with other arguments; failing the step"
+            );
+            return Err(refused);
+        }
         self.session.stats.tools_replayed += 1;
         checkpointd_telemetry::metrics::record_tool_call(true);
         tracing::info!(run_id = %self.session.run_id, call_id, "tool result replayed from the journal");
-        Some(recorded.output.clone())
+        Ok(Some(recorded.output.clone()))
     }
 
     /// Journals a call's result durably and returns the output journalled.
@@ -195,6 +237,7 @@ impl<'a> StepContext<'a> {
         &mut self,
         name: &str,
         call_id: String,
+        digest: String,
         output: Vec<u8>,
     ) -> Result<Vec<u8>, AgentError> {
         let recorded = self
@@ -208,9 +251,10 @@ impl<'a> StepContext<'a> {
                 output,
                 is_error: false,
                 epoch: Some(self.session.epoch),
-                arguments_digest: String::new(),
+                arguments_digest: digest,
             })
-            .await?;
+            .await
+            .map_err(refused_arguments)?;
         self.session.stats.tools_executed += 1;
         checkpointd_telemetry::metrics::record_tool_call(false);
         self.executed_tools = true;
@@ -245,5 +289,17 @@ impl<'a> StepContext<'a> {
                 details: details.to_vec(),
             }),
         }
+    }
+}
+
+/// A journal write the server refused because the call id is journalled with other arguments
+/// (reason `ARGUMENTS_MISMATCH`) is fatal: retrying makes the same call again. Any other
+/// refusal is classified as before.
+fn refused_arguments(status: tonic::Status) -> AgentError {
+    match status.get_details_error_info() {
+        Some(info) if info.reason == "ARGUMENTS_MISMATCH" => {
+            AgentError::Fatal(status.message().to_owned())
+        }
+        _ => AgentError::Rpc(status),
     }
 }

@@ -161,7 +161,7 @@ impl Agent for DemoAgent {
             .await?;
         ctx.push_message("assistant", thought);
         let fact = ctx
-            .call_tool("lookup", || async move {
+            .call_tool("lookup", &json!({ "step": step }), || async move {
                 Ok(format!("fact #{step}").into_bytes())
             })
             .await?;
@@ -194,7 +194,9 @@ impl Agent for DemoAgent {
                 let run_id = ctx.run_id().to_owned();
                 let call = format!("step-{step}/send_email");
                 let crash = self.faults.crash_after_side_effect_at_step == Some(step);
-                ctx.call_side_effect("send_email", self.faults.in_doubt, |key| async move {
+                let arguments = json!({ "to": "ops", "step": step });
+                let policy = self.faults.in_doubt;
+                ctx.call_side_effect("send_email", &arguments, policy, |key| async move {
                     let sent = self.send_email(&run_id, &call, &key)?;
                     if crash {
                         self.events.crashing(&run_id, step);

@@ -5,6 +5,7 @@
 //!
 //! - [`agent`]: the `Agent` trait agents implement, one step at a time.
 //! - [`agent_error`]: why a step failed, the error agents return.
+//! - [`arguments`]: the digest of a tool call's arguments, and the check that a replay matches.
 //! - [`context`]: what a step sees: state, messages, journalled tools, approvals.
 //! - [`effects`]: side-effecting tools: intents, idempotency keys, in-doubt policies.
 //! - [`strategy`]: when to checkpoint (`every_step`, `every_n`, `hybrid`, modifiers).
@@ -25,6 +26,7 @@
 pub mod agent;
 pub mod agent_error;
 pub mod api;
+pub mod arguments;
 pub mod claimed;
 pub mod classify;
 pub mod client;

@@ -2,6 +2,7 @@
 //! resurrection budget and its cooldowns, fatal against transient errors, what the strategies
 //! save, shutdown and fencing. Paused time auto-advances, so waits cost nothing and are exact.
 
+mod arguments;
 mod memory_api;
 
 use std::sync::{Arc, Mutex};
@@ -79,9 +80,11 @@ impl Agent for ScriptedAgent {
         ctx.push_message("assistant", format!("step {step}"));
         if self.tool_steps.contains(&step) {
             let output = ctx
-                .call_tool("lookup", || async move {
-                    Ok(format!("fact {step}").into_bytes())
-                })
+                .call_tool(
+                    "lookup",
+                    &serde_json::json!({ "step": step }),
+                    || async move { Ok(format!("fact {step}").into_bytes()) },
+                )
                 .await?;
             ctx.push_message("tool", output);
         }

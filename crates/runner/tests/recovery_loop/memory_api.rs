@@ -62,6 +62,37 @@ impl MemoryApi {
         self.0.lock().unwrap().passed_over = passed_over;
     }
 
+    /// Journals a result for `call_id` at step 1 as an earlier incarnation would have, with
+    /// `arguments_digest` ("" for one journalled before digests).
+    pub fn journalled_result(&self, call_id: &str, output: &[u8], arguments_digest: &str) {
+        let mut run = self.0.lock().unwrap();
+        let seq = run.journal_len() + 1;
+        run.journal.push(ToolResult {
+            call_id: call_id.to_owned(),
+            tool_name: call_id.split('/').nth(1).unwrap_or_default().to_owned(),
+            step: 1,
+            output: output.to_vec(),
+            seq,
+            arguments_digest: arguments_digest.to_owned(),
+            ..ToolResult::default()
+        });
+    }
+
+    /// Journals an intent for `call_id` at step 1 without a result: in doubt on Resume.
+    pub fn journalled_intent(&self, call_id: &str, arguments_digest: &str) {
+        let mut run = self.0.lock().unwrap();
+        let seq = run.journal_len() + 1;
+        run.intents.push(ToolIntent {
+            idempotency_key: idempotency_key("default", "r", call_id),
+            call_id: call_id.to_owned(),
+            tool_name: call_id.split('/').nth(1).unwrap_or_default().to_owned(),
+            step: 1,
+            seq,
+            recorded_at: None,
+            arguments_digest: arguments_digest.to_owned(),
+        });
+    }
+
     pub fn resumes(&self) -> usize {
         self.0.lock().unwrap().resumes
     }
@@ -231,6 +262,7 @@ impl RunnerApi for MemoryApi {
             output: request.output,
             is_error: request.is_error,
             seq: run.journal_len() + 1,
+            arguments_digest: request.arguments_digest,
             ..ToolResult::default()
         };
         run.journal.push(result.clone());
