@@ -10,6 +10,7 @@ mod client;
 mod health;
 mod journal;
 mod keys;
+mod listing;
 mod maintenance;
 mod output;
 mod payload;

@@ -5,8 +5,8 @@
 use serde_json::json;
 
 use super::client::{CliError, Client};
+use super::listing::list_all;
 use super::output::print_json;
-use super::runs::list_all;
 use checkpointd::proto;
 
 /// Most steps one DeleteCheckpoints takes.

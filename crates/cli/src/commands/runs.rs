@@ -6,14 +6,12 @@ use serde_json::{Value, json};
 
 use super::RunsCommand;
 use super::client::{CliError, Client};
+use super::listing::list_all;
 use super::output::{
     Table, one_line, or_dash, print_fields, print_json, short_checksum, time_json, time_text,
 };
 use super::payload::{show_payload, tool_results_json};
 use checkpointd::proto::{self, CheckpointSummary, CheckpointVerdict};
-
-/// Largest page the server accepts.
-const MAX_PAGE: u32 = 1000;
 
 pub async fn run(client: &Client, command: RunsCommand, json: bool) -> Result<(), CliError> {
     match command {
@@ -236,34 +234,6 @@ async fn show(
         println!("unverified: not checked since saved; --verify recomputes every checksum");
     }
     Ok(())
-}
-
-/// Every checkpoint of the run, ascending by step, across all pages.
-pub(super) async fn list_all(
-    client: &Client,
-    run: &str,
-) -> Result<Vec<CheckpointSummary>, CliError> {
-    let mut checkpoints = Vec::new();
-    let mut page_token = String::new();
-    loop {
-        let request = proto::ListCheckpointsRequest {
-            run_id: run.to_owned(),
-            page_size: MAX_PAGE,
-            page_token,
-            ..Default::default()
-        };
-        let page = client
-            .checkpoints()
-            .list_checkpoints(request)
-            .await
-            .map_err(|status| client.status(status))?
-            .into_inner();
-        checkpoints.extend(page.checkpoints);
-        if page.next_page_token.is_empty() {
-            return Ok(checkpoints);
-        }
-        page_token = page.next_page_token;
-    }
 }
 
 fn summary_json(summary: &CheckpointSummary, status: &str) -> Value {
