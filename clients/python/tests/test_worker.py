@@ -244,9 +244,8 @@ def test_an_in_doubt_email_is_not_retried_for_other_arguments_and_the_task_fails
         assert task.state == tpb.TASK_STATE_FAILED and task.last_error_class == tpb.ERROR_CLASS_FATAL, task
         assert "ARGUMENTS_MISMATCH" in task.last_error and "step-2/send_email/0" in task.last_error
     assert "end=failed_fatal" in out
-    assert [line.split()[-1] for line in (tmp_path / "effects.log").read_text().splitlines()] == [
-        "ops@example.com"
-    ]
+    sent = [json.loads(line)["to"] for line in (tmp_path / "effects.log").read_text().splitlines()]
+    assert sent == ["ops@example.com"]
 
 
 def test_an_operator_cancel_stops_the_running_step_at_the_next_heartbeat(server, tmp_path: Path) -> None:
