@@ -22,7 +22,8 @@ function lookup(step) {
 
 /** One step of the agent; `ctx.step` starts at 1. */
 async function agent(ctx) {
-  const found = await ctx.callTool("lookup", () => lookup(ctx.step));
+  // The arguments after the function are journalled as a digest: a replay must match them.
+  const found = await ctx.callTool("lookup", lookup, ctx.step);
   ctx.addMessage("assistant", `step ${ctx.step}: ${found.fact}`);
   ctx.state.facts = (ctx.state.facts ?? 0) + 1;
   console.log(`step ${ctx.step} done`);
