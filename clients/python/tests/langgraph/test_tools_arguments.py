@@ -17,6 +17,7 @@ from langchain_core.tools import tool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.types import RetryPolicy
 from typing_extensions import TypedDict
 
 from checkpointd import ReplayMismatch, arguments_digest
@@ -110,3 +111,51 @@ def test_a_reused_tool_call_id_with_the_same_arguments_replays(server, tmp_path)
         "sent to ada@example.com"
     ] * 2
     assert sent(outbox) == ["ada@example.com"]
+
+
+class Paid(TypedDict, total=False):
+    paid: str
+
+
+@pytest.mark.parametrize("second_amount", [7, 8], ids=["same_arguments", "other_arguments"])
+def test_a_retried_node_replays_a_plain_function_only_for_its_arguments(
+    server, tmp_path, second_amount
+) -> None:
+    """A node retried after its call: the retry's call has the same id (same step, task and
+    call index); with the same arguments it replays the result, with other ones it raises."""
+    charged: list[int] = []
+    amounts = iter([7, second_amount])
+
+    @exactly_once
+    def charge(amount: int) -> str:
+        charged.append(amount)
+        return f"charged {amount}"
+
+    def pay(state: Paid) -> dict[str, Any]:
+        result = charge(next(amounts))
+        if _first_attempt(tmp_path):
+            raise RuntimeError("flaky right after the charge")
+        return {"paid": result}
+
+    builder = StateGraph(Paid)
+    retry = RetryPolicy(max_attempts=2, initial_interval=0.01, retry_on=RuntimeError)
+    builder.add_node("pay", pay, retry_policy=retry)
+    builder.add_edge(START, "pay")
+    config = {"configurable": {"thread_id": f"retry-{second_amount}"}}
+    with CheckpointdSaver(server.target) as saver:
+        graph = builder.compile(checkpointer=saver)
+        if second_amount == 7:
+            assert graph.invoke({}, config)["paid"] == "charged 7"
+        else:
+            with pytest.raises(ReplayMismatch):
+                graph.invoke({}, config)
+    assert charged == [7]
+
+
+def _first_attempt(root: Path) -> bool:
+    """True once per test: the marker file says an attempt already failed."""
+    marker = root / "failed-once"
+    if marker.exists():
+        return False
+    marker.write_text("1")
+    return True
