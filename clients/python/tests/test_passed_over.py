@@ -9,7 +9,9 @@ import logging
 import pytest
 from agents import CountingAgent
 
-from checkpointd import FatalError, RecoverableAgent
+from checkpointd import FatalError, PassedOver, RecoverableAgent
+from checkpointd._proto import checkpoint_pb2 as pb
+from checkpointd.store import passed_over
 
 
 def warnings_about(caplog: pytest.LogCaptureFixture, run_id: str) -> list[str]:
@@ -55,3 +57,13 @@ async def test_the_recovery_loop_reports_what_it_passed_over(stores, caplog) -> 
     # The run saved past the quarantined step: later reads are quiet again.
     loaded = await stores.store().load_latest("loop")
     assert loaded is not None and loaded.passed_over == []
+
+
+def test_an_older_server_s_skipped_steps_stand_in_for_passed_over() -> None:
+    """A server without `passed_over` names only what it found corrupt on this read."""
+    older = pb.LoadLatestResponse(skipped_steps=[9, 6])
+    assert [p.step for p in passed_over(older)] == [9, 6]
+    newer = pb.ResumeResponse(
+        skipped_steps=[], passed_over=[pb.PassedOverCheckpoint(step=9, label="cp-9", reason="checksum")]
+    )
+    assert passed_over(newer) == [PassedOver(9, "", "cp-9", {}, "checksum")]

@@ -19,7 +19,10 @@ import rot_reader
 from test_fallback import corrupt_newest
 
 from checkpointd import DataLoss
+from checkpointd._proto import checkpoint_pb2 as pb
 from checkpointd.langgraph import FALLBACK_KEY, CheckpointdSaver, CorruptCheckpoints
+from checkpointd.langgraph._fallback import Skipped
+from checkpointd.langgraph._load import passed_over
 
 HERE = Path(__file__).resolve().parent
 
@@ -102,3 +105,16 @@ async def test_a_corrupt_checkpoint_read_by_id_raises_corrupt_checkpoints(server
         assert raised.value.fallback.skipped_langgraph_steps == [2]
         with pytest.raises(CorruptCheckpoints):
             await saver.aget_tuple(config)
+
+
+def test_an_older_server_s_skipped_steps_are_reported_as_passed_over() -> None:
+    """Without `passed_over` (an older server) the saver reports what that read found corrupt,
+    and looks their ids up; with it, the ids and LangGraph steps come with the answer."""
+    older = passed_over(pb.LoadLatestResponse(skipped_steps=[5, 4]))
+    assert older == [Skipped(5), Skipped(4)]
+    newer = pb.LoadLatestResponse(
+        passed_over=[
+            pb.PassedOverCheckpoint(step=5, label="lg-id", metadata={"m.step": "3", "m.source": '"loop"'})
+        ]
+    )
+    assert passed_over(newer) == [Skipped(5, "lg-id", 3)]
