@@ -248,6 +248,20 @@ def test_an_in_doubt_email_is_not_retried_for_other_arguments_and_the_task_fails
     assert sent == ["ops@example.com"]
 
 
+def test_a_task_resumed_past_quarantined_checkpoints_says_so(server, tmp_path: Path) -> None:
+    with Client(server.target) as client:
+        enqueue(client, "worker-rot")
+        every_step = ("--strategy", "every_step", "--exit-after", "1")
+        finish(start_worker(server, tmp_path, *every_step, AGENT_FATAL_AT="5"))
+        for step in (4, 3):
+            server.database.corrupt_state("worker-rot", step)
+        task_id = enqueue(client, "worker-rot")
+        out = finish(start_worker(server, tmp_path, *every_step))
+        assert client.get_task(task_id=task_id).task.state == tpb.TASK_STATE_COMPLETED
+    assert "event passed_over run=worker-rot steps=4,3" in out, out
+    assert "recovered_from_step=2" in out, out
+
+
 def test_an_operator_cancel_stops_the_running_step_at_the_next_heartbeat(server, tmp_path: Path) -> None:
     with Client(server.target) as client:
         task_id = enqueue(client, "worker-cancel")

@@ -179,6 +179,10 @@ class Worker:
                 recovered_from_step=outcome.resumed.recovered_from_step,
                 restarted_from_scratch=str(outcome.resumed.restarted_from_scratch).lower(),
             )
+            if outcome.resumed.passed_over:
+                # As the Rust runner's worker: quarantined checkpoints above the restored one.
+                steps = ",".join(str(p.step) for p in outcome.resumed.passed_over)
+                event("passed_over", run=task.run_id, steps=steps)
         end = await self._report(task, outcome)
         self.report.ends.append((task.task_id, end))
         event("finished", run=task.run_id, task=task.task_id, end=end)
