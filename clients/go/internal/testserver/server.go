@@ -70,12 +70,21 @@ func (s *Server) Addr() string { return fmt.Sprintf("127.0.0.1:%d", s.Port) }
 func (s *Server) Output() string { return s.output.String() }
 
 // Binary is the checkpointd binary the tests run: $CHECKPOINTD_BIN, or the workspace's
-// target/release/checkpointd.
+// target/release/checkpointd (the workspace is the nearest folder above the test's package
+// with a Cargo.lock, so every package finds it, not only the module's root).
 func Binary(t testing.TB) string {
 	t.Helper()
 	bin := os.Getenv("CHECKPOINTD_BIN")
 	if bin == "" {
 		bin = filepath.Join("..", "..", "target", "release", "checkpointd")
+		if dir, err := os.Getwd(); err == nil {
+			for ; filepath.Dir(dir) != dir; dir = filepath.Dir(dir) {
+				if _, err := os.Stat(filepath.Join(dir, "Cargo.lock")); err == nil {
+					bin = filepath.Join(dir, "target", "release", "checkpointd")
+					break
+				}
+			}
+		}
 	}
 	abs, err := filepath.Abs(bin)
 	if err != nil {
