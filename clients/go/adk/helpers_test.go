@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(crashChildEnv) != "" {
 		os.Exit(runCrashChild())
 	}
+	if os.Getenv(runtimeChildEnv) != "" {
+		os.Exit(runRuntimeChildMain())
+	}
 	os.Exit(m.Run())
 }
 
