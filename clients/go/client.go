@@ -32,7 +32,8 @@ type Client struct {
 // Dial makes a client for the server at address: "host:port" (plaintext unless a TLS option
 // is given), "http://host:port" (plaintext) or "https://host:port" (TLS; the system roots
 // unless WithTLS names a CA). Like grpc.NewClient, it does not wait for the connection: the
-// first call makes it.
+// first call makes it, waiting up to the connect timeout (WithConnectTimeout, 5 s by
+// default) for a server that is not up yet.
 func Dial(address string, opts ...Option) (*Client, error) {
 	s := defaultSettings()
 	for _, opt := range opts {
@@ -50,13 +51,15 @@ func Dial(address string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	headers := newCallHeaders(s.token, s.tenant)
+	ready := readiness{address: address, timeout: s.connectTimeout}
 	dialOptions := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
+		grpc.WithConnectParams(reconnectParams),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(s.maxRecvBytes), grpc.MaxCallSendMsgSize(s.maxSendBytes)),
 		grpc.WithChainUnaryInterceptor(append([]grpc.UnaryClientInterceptor{
-			unaryInterceptor(headers, s.defaultTimeout)}, s.unaryIntercept...)...),
+			unaryInterceptor(headers, s.defaultTimeout, ready)}, s.unaryIntercept...)...),
 		grpc.WithChainStreamInterceptor(append([]grpc.StreamClientInterceptor{
-			streamInterceptor(headers)}, s.streamIntercept...)...),
+			streamInterceptor(headers, ready)}, s.streamIntercept...)...),
 	}
 	conn, err := grpc.NewClient(target, append(dialOptions, s.extraDial...)...)
 	if err != nil {

@@ -1,6 +1,6 @@
 // The interceptors every call goes through: the credential and tenant headers (unless the
-// call's context sets them), the default deadline of unary calls, and every error turned into
-// an *Error.
+// call's context sets them), the default deadline of unary calls, the wait for a server that
+// is not reachable yet (readiness.go), and every error turned into an *Error.
 
 package checkpointd
 
@@ -44,7 +44,7 @@ func (h callHeaders) apply(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, pairs...)
 }
 
-func unaryInterceptor(headers callHeaders, defaultTimeout time.Duration) grpc.UnaryClientInterceptor {
+func unaryInterceptor(headers callHeaders, defaultTimeout time.Duration, ready readiness) grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
 		invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		ctx = headers.apply(ctx)
@@ -53,14 +53,29 @@ func unaryInterceptor(headers callHeaders, defaultTimeout time.Duration) grpc.Un
 			ctx, cancel = context.WithTimeout(ctx, defaultTimeout)
 			defer cancel()
 		}
-		return FromError(invoker(ctx, method, req, reply, cc, opts...))
+		timedOut, err := ready.wait(ctx, cc)
+		if err != nil {
+			return err
+		}
+		err = FromError(invoker(ctx, method, req, reply, cc, opts...))
+		if timedOut {
+			return ready.unreachable(err)
+		}
+		return err
 	}
 }
 
-func streamInterceptor(headers callHeaders) grpc.StreamClientInterceptor {
+func streamInterceptor(headers callHeaders, ready readiness) grpc.StreamClientInterceptor {
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string,
 		streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		timedOut, err := ready.wait(ctx, cc)
+		if err != nil {
+			return nil, err
+		}
 		stream, err := streamer(headers.apply(ctx), desc, cc, method, opts...)
+		if err != nil && timedOut {
+			return nil, ready.unreachable(FromError(err))
+		}
 		if err != nil {
 			return nil, FromError(err)
 		}

@@ -25,6 +25,7 @@ type settings struct {
 	token           string
 	tenant          string
 	defaultTimeout  time.Duration
+	connectTimeout  time.Duration
 	maxRecvBytes    int
 	maxSendBytes    int
 	tls             *TLSOptions
@@ -37,6 +38,7 @@ type settings struct {
 func defaultSettings() settings {
 	return settings{
 		defaultTimeout: DefaultTimeout,
+		connectTimeout: DefaultConnectTimeout,
 		maxRecvBytes:   DefaultMaxMessageBytes,
 		maxSendBytes:   DefaultMaxMessageBytes,
 	}

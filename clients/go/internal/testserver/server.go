@@ -49,6 +49,9 @@ type Options struct {
 	Args []string
 	// ProbeOptions dial the readiness probe, e.g. checkpointd.WithTLS for a TLS port.
 	ProbeOptions []checkpointd.Option
+	// Port is the gRPC port to listen on (a free one when zero), e.g. one a client was
+	// pointed at before the server started.
+	Port int
 }
 
 // Server is a running `checkpointd serve`.
@@ -112,7 +115,10 @@ func Start(t testing.TB, opts Options) *Server {
 	default:
 		t.Fatalf("unknown backend %q", backend)
 	}
-	server.Port = FreePort(t)
+	server.Port = opts.Port
+	if server.Port == 0 {
+		server.Port = FreePort(t)
+	}
 	args := append([]string{"serve",
 		"--listen", server.Addr(),
 		"--admin-listen", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
