@@ -51,7 +51,7 @@ func (s *Service) List(ctx context.Context, req *session.ListRequest) (*session.
 		}
 		mu.Unlock()
 		calls = append(calls, func() error {
-			own, err := loadSession(ctx, s.client, runID, false)
+			own, err := loadSession(ctx, s.client, runID)
 			if errors.Is(err, errScopeNotFound) {
 				return nil // deleted since the listing
 			}

@@ -87,7 +87,8 @@ func (s *Service) Create(ctx context.Context, req *session.CreateRequest) (*sess
 }
 
 // Get reads a session with its events, verified against checksum v1 here. After keeps events
-// whose timestamp is at or after it; NumRecentEvents then keeps the newest that many.
+// whose timestamp is at or after it; NumRecentEvents then keeps the newest that many. Only
+// those events are read from the server, page by page when they are many.
 func (s *Service) Get(ctx context.Context, req *session.GetRequest) (*session.GetResponse, error) {
 	if req.AppName == "" || req.UserID == "" || req.SessionID == "" {
 		return nil, fmt.Errorf("adk: app_name, user_id and session_id are required, got %q, %q and %q",
@@ -100,7 +101,7 @@ func (s *Service) Get(ctx context.Context, req *session.GetRequest) (*session.Ge
 	var own *scope
 	var app, user map[string]any
 	err = parallel(
-		func() (err error) { own, err = loadSession(ctx, s.client, runID, true); return },
+		func() (err error) { own, err = loadSession(ctx, s.client, runID); return },
 		func() (err error) { app, err = s.loadApp(ctx, req.AppName); return },
 		func() (err error) { user, err = s.loadUser(ctx, req.AppName, req.UserID); return },
 	)
@@ -114,7 +115,15 @@ func (s *Service) Get(ctx context.Context, req *session.GetRequest) (*session.Ge
 	if err := s.passedOver(ctx, runID, own.passedOver); err != nil {
 		return nil, err
 	}
-	events, err := decodeEvents(own)
+	// Only the window asked for is read (window.go): a session of any size opens.
+	start, err := windowStart(ctx, s.client, own, req.NumRecentEvents, req.After)
+	if err != nil {
+		return nil, err
+	}
+	if own.messages, err = loadEvents(ctx, s.client, own, start); err != nil {
+		return nil, err
+	}
+	events, err := decodeEvents(own, start)
 	if err != nil {
 		return nil, err
 	}
@@ -156,15 +165,16 @@ func (s *Service) Delete(ctx context.Context, req *session.DeleteRequest) error 
 
 // decodeEvents turns a session run's messages back into events (ADK's own JSON, which keeps
 // every field, nanosecond timestamps and nil versus empty maps).
-func decodeEvents(own *scope) ([]*session.Event, error) {
+// The messages start at log offset start.
+func decodeEvents(own *scope, start uint64) ([]*session.Event, error) {
 	events := make([]*session.Event, 0, len(own.messages))
 	for i, message := range own.messages {
 		if message.GetRole() != eventRole {
-			return nil, fmt.Errorf("adk: %s message %d has role %q, not an ADK event", own.runID, i, message.GetRole())
+			return nil, fmt.Errorf("adk: %s message %d has role %q, not an ADK event", own.runID, start+uint64(i), message.GetRole())
 		}
 		event := &session.Event{}
 		if err := json.Unmarshal(message.GetContent(), event); err != nil {
-			return nil, fmt.Errorf("adk: %s message %d is not an ADK event: %w", own.runID, i, err)
+			return nil, fmt.Errorf("adk: %s message %d is not an ADK event: %w", own.runID, start+uint64(i), err)
 		}
 		events = append(events, event)
 	}

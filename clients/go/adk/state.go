@@ -108,7 +108,7 @@ func (c *sharedScopes) put(runID string, latest *scope) {
 
 // load reads a shared scope's latest checkpoint, verified; absent when there is none.
 func (c *sharedScopes) load(ctx context.Context, client *checkpointd.Client, runID string) (*scope, error) {
-	latest, err := loadScope(ctx, client, runID, false)
+	latest, err := loadScope(ctx, client, runID)
 	if errors.Is(err, errScopeNotFound) {
 		latest, err = &scope{runID: runID, step: absent, state: map[string]any{}}, nil
 	}

@@ -48,7 +48,7 @@ type scope struct {
 	chain checkpointd.MessageChain
 	// state is the checkpoint's state: the scope's own keys, unprefixed.
 	state map[string]any
-	// messages are the log's messages, when the load asked for them.
+	// messages are the events a Get read (window.go), until they are decoded.
 	messages []*checkpointv1.Message
 	metadata map[string]string
 	// passedOver is what the load fell back past: quarantined checkpoints newer than step.
@@ -58,15 +58,13 @@ type scope struct {
 // errScopeNotFound is a load of a run that does not exist.
 var errScopeNotFound = errors.New("adk: not found")
 
-// loadScope loads and verifies the latest checkpoint of runID. With withMessages the whole
-// message log comes back and the chain is recomputed over it; without, no message comes back
-// and the chain is the head the checkpoint's (checksummed) metadata records.
-func loadScope(ctx context.Context, client *checkpointd.Client, runID string, withMessages bool) (*scope, error) {
-	request := &checkpointv1.LoadLatestRequest{RunId: runID, Journal: checkpointv1.JournalScope_JOURNAL_SCOPE_NONE}
-	if !withMessages {
-		// The server clamps the offset to the checkpoint's message count: no message returned.
-		request.MessageOffset = math.MaxInt64
-	}
+// loadScope loads and verifies the latest checkpoint of runID without its messages: the chain
+// is the head the checkpoint's (checksummed) metadata records. A session's events are read by
+// loadEvents (window.go), only as many as a Get asks for.
+func loadScope(ctx context.Context, client *checkpointd.Client, runID string) (*scope, error) {
+	// The server clamps the offset to the checkpoint's message count: no message returned.
+	request := &checkpointv1.LoadLatestRequest{RunId: runID, Journal: checkpointv1.JournalScope_JOURNAL_SCOPE_NONE,
+		MessageOffset: math.MaxInt64}
 	response, err := client.Checkpoints.LoadLatest(ctx, request)
 	if err != nil {
 		if isNotFound(err) {
@@ -76,11 +74,9 @@ func loadScope(ctx context.Context, client *checkpointd.Client, runID string, wi
 	}
 	checkpoint := response.GetCheckpoint()
 	recordedHead := checkpoint.GetMetadata()[metaMessagesHead]
-	previous := checkpointd.MessageChain{}
-	if !withMessages {
-		if previous, err = chainFromHex(checkpoint.GetMessagesOffset(), recordedHead); err != nil {
-			return nil, err
-		}
+	previous, err := chainFromHex(checkpoint.GetMessagesOffset(), recordedHead)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := checkpointd.VerifyCheckpoint(checkpoint, nil, nil, previous); err != nil {
 		return nil, fmt.Errorf("adk: load %s: %w", runID, err)
@@ -101,8 +97,8 @@ func loadScope(ctx context.Context, client *checkpointd.Client, runID string, wi
 // loadSession is loadScope for a session's run, with the run's fencing epoch: a session with
 // no event yet has only its step 0, saved before Create's Resume raised the epoch, so there
 // the epoch comes from the run's head (one more call, for empty sessions only).
-func loadSession(ctx context.Context, client *checkpointd.Client, runID string, withMessages bool) (*scope, error) {
-	loaded, err := loadScope(ctx, client, runID, withMessages)
+func loadSession(ctx context.Context, client *checkpointd.Client, runID string) (*scope, error) {
+	loaded, err := loadScope(ctx, client, runID)
 	if err != nil || loaded.step > 0 {
 		return loaded, err
 	}
