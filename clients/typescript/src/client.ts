@@ -14,6 +14,11 @@ import { CheckpointService } from "./gen/checkpoint/v1/checkpoint_pb.js";
 import { TaskService } from "./gen/checkpoint/v1/task_pb.js";
 import { CheckpointdError } from "./errors.js";
 import { createFastGrpcTransport } from "./transport.js";
+import { resolveBaseUrl } from "./address.js";
+import { DEFAULT_CONNECT_TIMEOUT_MS } from "./readiness.js";
+
+export { DEFAULT_CONNECT_TIMEOUT_MS } from "./readiness.js";
+export { resolveBaseUrl } from "./address.js";
 
 /** The deadline of a call that names none, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -42,7 +47,10 @@ export interface CheckpointdTlsOptions {
 }
 
 export interface CheckpointdClientOptions {
-  /** The server's URL, e.g. `http://127.0.0.1:50051` (`https://` for a TLS port). */
+  /**
+   * The server: `http://127.0.0.1:50051`, `https://host:50443` (a TLS port), or `host:port`
+   * (plaintext, or TLS when `tls` is given), as the Python client takes it.
+   */
   baseUrl: string;
   /** A bearer credential (API key or JWT), sent as `authorization: Bearer <token>`. */
   token?: string;
@@ -50,6 +58,12 @@ export interface CheckpointdClientOptions {
   tenant?: string;
   /** Deadline of a call that sets none itself; defaults to {@link DEFAULT_TIMEOUT_MS}. */
   timeoutMs?: number;
+  /**
+   * How long a call waits for a server that is not up yet (connection refused), within its own
+   * deadline, before it fails with UNAVAILABLE; defaults to {@link DEFAULT_CONNECT_TIMEOUT_MS}
+   * (5 s, as the Python client). 0 fails at once.
+   */
+  connectTimeoutMs?: number;
   /** Largest answer message accepted; defaults to {@link DEFAULT_READ_MAX_BYTES}. */
   readMaxBytes?: number;
   /** Largest request message sent; defaults to {@link DEFAULT_WRITE_MAX_BYTES}. */
@@ -120,11 +134,11 @@ export function readPem(source: PemSource, what: string): string | Buffer {
 }
 
 /** `nodeOptions` with the `tls` options merged in; throws on options that cannot work. */
-function sessionOptions(options: CheckpointdClientOptions): GrpcTransportOptions["nodeOptions"] {
+function sessionOptions(options: CheckpointdClientOptions, baseUrl: string): GrpcTransportOptions["nodeOptions"] {
   const tls = options.tls;
   if (tls === undefined) return options.nodeOptions;
-  if (!options.baseUrl.startsWith("https://")) {
-    throw new Error(`checkpointd client: TLS options need an https:// base URL, not ${options.baseUrl}`);
+  if (!baseUrl.startsWith("https://")) {
+    throw new Error(`checkpointd client: TLS options need an https:// base URL, not ${baseUrl}`);
   }
   if ((tls.clientCert === undefined) !== (tls.clientKey === undefined)) {
     throw new Error("checkpointd client: clientCert and clientKey go together (mTLS needs both)");
@@ -139,14 +153,16 @@ function sessionOptions(options: CheckpointdClientOptions): GrpcTransportOptions
 
 /** One gRPC transport (one HTTP/2 connection) that several service clients may share. */
 export function createCheckpointdTransport(options: CheckpointdClientOptions): Transport {
-  const nodeOptions = sessionOptions(options);
+  const baseUrl = resolveBaseUrl(options.baseUrl, options.tls !== undefined);
+  const nodeOptions = sessionOptions(options, baseUrl);
   return createFastGrpcTransport({
-    baseUrl: options.baseUrl,
+    baseUrl,
     defaultTimeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     readMaxBytes: options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES,
     writeMaxBytes: options.writeMaxBytes ?? DEFAULT_WRITE_MAX_BYTES,
     callHeaders: credentialHeaders(options.token, options.tenant),
-    mapError: tlsFailure(options.baseUrl),
+    mapError: tlsFailure(baseUrl),
     interceptors: options.interceptors ?? [],
     ...(nodeOptions === undefined ? {} : { nodeOptions }),
   });

@@ -33,6 +33,7 @@ import { requestHeader, validateResponse, validateTrailer } from "@connectrpc/co
 import { Http2SessionManager, createGrpcTransport } from "@connectrpc/connect-node";
 
 import { fromSignal, withDeadline, type Cancellation } from "./cancellation.js";
+import { ServerReadiness } from "./readiness.js";
 
 /** What the transport needs; the public options are mapped onto this in client.ts. */
 export interface GrpcTransportSettings {
@@ -46,6 +47,8 @@ export interface GrpcTransportSettings {
   mapError: (error: unknown) => unknown;
   /** The caller's own interceptors, run inside the two above. */
   interceptors: Interceptor[];
+  /** How long a call waits for a server that is not up yet (see readiness.ts); 0 for not at all. */
+  connectTimeoutMs: number;
   nodeOptions?: http2.ClientSessionOptions | http2.SecureClientSessionOptions;
 }
 
@@ -83,7 +86,25 @@ export function createFastGrpcTransport(settings: GrpcTransportSettings): Transp
     interceptors,
     sessionManager,
   });
-  return {
+  const readiness = new ServerReadiness(sessionManager, new URL(settings.baseUrl).host, settings.connectTimeoutMs);
+  /**
+   * Runs `call` with the deadline left (Connect's rule: undefined takes the default, zero or
+   * less means none) once the connection is open, waiting for a server still starting first.
+   * An open connection, the usual case, costs one state check and no extra promise.
+   */
+  function whenReady<T>(timeoutMs: number | undefined, signal: AbortSignal | undefined, call: (timeoutMs: number | undefined) => Promise<T>): Promise<T> {
+    const deadline =
+      timeoutMs === undefined ? settings.defaultTimeoutMs : timeoutMs <= 0 ? undefined : timeoutMs;
+    if (settings.connectTimeoutMs <= 0 || readiness.ready()) return call(deadline ?? 0);
+    return readiness.wait(deadline, signal).then(
+      // A deadline spent to the last millisecond still has one: never "none" by rounding.
+      (waited) => call(deadline === undefined ? 0 : Math.max(1, Math.round(deadline - waited))),
+      (error: unknown) => {
+        throw settings.mapError(error);
+      },
+    );
+  }
+  const transport: Transport = {
     unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
       signal: AbortSignal | undefined,
@@ -123,6 +144,12 @@ export function createFastGrpcTransport(settings: GrpcTransportSettings): Transp
     },
     stream: (method, signal, timeoutMs, header, input, contextValues) =>
       streaming.stream(method, signal, timeoutMs, header, input, contextValues),
+  };
+  return {
+    unary: (method, signal, timeoutMs, header, input, contextValues) =>
+      whenReady(timeoutMs, signal, (left) => transport.unary(method, signal, left, header, input, contextValues)),
+    stream: (method, signal, timeoutMs, header, input, contextValues) =>
+      whenReady(timeoutMs, signal, (left) => transport.stream(method, signal, left, header, input, contextValues)),
   };
 }
 

@@ -29,6 +29,8 @@ export interface ServerOptions {
   args?: string[];
   /** TLS for the readiness probe; set, the base URL is `https://127.0.0.1:<port>`. */
   tls?: CheckpointdTlsOptions;
+  /** The gRPC port (a free one when absent), for a client made before the server starts. */
+  port?: number;
 }
 
 export interface TestServer {
@@ -49,7 +51,8 @@ function checkpointdBin(): string {
   return bin;
 }
 
-async function freePort(): Promise<number> {
+/** A loopback port free right now. */
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -98,7 +101,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const dir = mkdtempSync(join(tmpdir(), "checkpointd-ts-"));
   const schema = backend === "postgres" ? postgresSchema() : undefined;
   const database = schema?.url ?? `sqlite://${join(dir, "checkpointd.db")}`;
-  const [port, adminPort] = [await freePort(), await freePort()];
+  const [port, adminPort] = [options.port ?? (await freePort()), await freePort()];
   const child = spawn(
     checkpointdBin(),
     [

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 
 import type { CheckpointdClientOptions } from "../client.js";
+import { resolveBaseUrl } from "../address.js";
 import { DEFAULT_FATAL_PATTERNS, ErrorClassifier } from "../classify.js";
 import { Strategy } from "../strategy.js";
 import { parseDuration } from "./duration.js";
@@ -73,7 +74,8 @@ export function parseWorkerArgs(argv: string[], env: NodeJS.ProcessEnv = process
   const token = values.token ?? env["CHECKPOINTD_TOKEN"];
   const workerId = values["worker-id"] ?? env["CHECKPOINTD_WORKER_ID"];
   const client: CheckpointdClientOptions = {
-    baseUrl: values.server.includes("://") ? values.server : `http://${values.server}`,
+    // host:port is plaintext unless a TLS option is given, as the Python worker's --server.
+    baseUrl: resolveBaseUrl(values.server, caCert !== undefined || clientCert !== undefined || clientKey !== undefined, "--server"),
     ...(tenant === undefined ? {} : { tenant }),
     ...(token === undefined ? {} : { token }),
     ...(caCert === undefined && clientCert === undefined && clientKey === undefined
