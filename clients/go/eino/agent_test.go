@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(agentEnv) != "" {
 		os.Exit(runAgent(context.Background()))
 	}
+	if os.Getenv(statefulEnv) != "" {
+		os.Exit(runStatefulAgent(context.Background()))
+	}
 	os.Exit(m.Run())
 }
 
