@@ -160,8 +160,13 @@ func TestAWorkerOverMutualTLSCompletesATask(t *testing.T) {
 			// Without its client certificate the worker cannot claim: the task stays pending.
 			f.workers = []string{"--ca", certs.CA}
 			other := f.enqueue(&checkpointv1.EnqueueRequest{RunId: "go-worker-mtls-refused"})
+			// Each claim first waits for a connection (the client's connect timeout, 5 s), then
+			// fails with the TLS error: wait for that line rather than for a fixed time.
 			refused := f.startWorker(nil)
-			time.Sleep(2 * time.Second)
+			for deadline := time.Now().Add(checkpointd.DefaultConnectTimeout + 10*time.Second); time.Now().Before(deadline) &&
+				!strings.Contains(refused.output(), "claim failed"); {
+				time.Sleep(100 * time.Millisecond)
+			}
 			refused.kill()
 			mustEqual(t, "state without a client certificate", f.task(other).GetState(), checkpointv1.TaskState_TASK_STATE_PENDING)
 			mustMatch(t, `claim failed`, refused.output())
