@@ -17,7 +17,7 @@ REPO=$PWD
 BIN=$(realpath "${1:-${CHECKPOINTD_BIN:-target/release/checkpointd}}")
 [ -x "$BIN" ] || { echo "no checkpointd binary at $BIN" >&2; exit 1; }
 command -v go >/dev/null 2>&1 || { echo "go is required" >&2; exit 1; }
-export GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export GOTOOLCHAIN=local
 CPD=$REPO/clients/go
 WORK=$(mktemp -d)
 SERVER_PID=
