@@ -1,7 +1,7 @@
-// The README's Go snippets compile: every ```go block of README.md is an excerpt (its lines,
-// trimmed, in a row) of a Go file of this folder or its nested modules, which go vet and go test
-// compile (the example_test.go files and examples/). A snippet that drifts from the code fails
-// here instead of in a user's editor.
+// The README's Go snippets compile: every ```go block of README.md, and of the repository's
+// top-level README.md, is an excerpt (its lines, trimmed, in a row) of a Go file of this folder
+// or its nested modules, which go vet and go test compile (the example_test.go files and
+// examples/). A snippet that drifts from the code fails here instead of in a user's editor.
 
 package checkpointd_test
 
@@ -14,7 +14,13 @@ import (
 )
 
 func TestReadmeGoSnippetsAreExcerptsOfCompiledFiles(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	for _, readme := range []string{"README.md", filepath.Join("..", "..", "README.md")} {
+		t.Run(readme, func(t *testing.T) { checkReadmeGoSnippets(t, readme) })
+	}
+}
+
+func checkReadmeGoSnippets(t *testing.T, path string) {
+	readme, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,11 +38,11 @@ func TestReadmeGoSnippetsAreExcerptsOfCompiledFiles(t *testing.T) {
 	}
 	blocks := goBlocks(string(readme))
 	if len(blocks) == 0 {
-		t.Fatal("README.md has no ```go blocks")
+		t.Fatalf("%s has no ```go blocks", path)
 	}
 	for _, block := range blocks {
 		if !excerptOfAny(trimmedLines(block), sources) {
-			t.Errorf("this README block is not an excerpt of any compiled Go file here:\n%s", block)
+			t.Errorf("this %s block is not an excerpt of any compiled Go file here:\n%s", path, block)
 		}
 	}
 }
