@@ -2,8 +2,8 @@
  * The `CheckpointerTestInitializer` of LangGraph.js's validation suite for CheckpointdSaver: one
  * real `checkpointd serve` for the whole suite (SQLite or Postgres), and each checkpointer on a
  * tenant of its own, so instances never see each other's threads (the suite's isolation rule)
- * without restarting the server. Usable on its own with the suite's CLI
- * (`validate-checkpointer ./dist-test/test/validation/initializer.js`); `run.ts` drives it.
+ * without restarting the server. `run.ts` drives it (the suite's own `validate-checkpointer` CLI
+ * fails before running a test in the pinned 1.1.1, whatever the initializer: see the README).
  */
 
 import { randomUUID } from "node:crypto";
