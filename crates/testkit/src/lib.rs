@@ -1,4 +1,6 @@
-//! Test support shared by checkpointd's crates and its benchmark: a Postgres schema per test,
+//! Test support shared by checkpointd's crates and its benchmark: the test Postgres and Redis
+//! (`TEST_DATABASE_URL` / `TEST_REDIS_URL`, or throwaway instances started from the binaries on
+//! the machine when those are unset), a Postgres schema per test,
 //! `redis-server` processes a test owns (TLS and password optional), Postgres clusters with TLS,
 //! certificates made at test time, an HTTPS server with canned answers, and an in-memory OTLP
 //! collector.
@@ -8,10 +10,12 @@
 
 mod https_server;
 mod otlp_receiver;
+mod pg_binaries;
 mod pg_cluster;
 mod pki;
 mod postgres;
 mod redis;
+mod throwaway;
 mod unique;
 mod wait;
 

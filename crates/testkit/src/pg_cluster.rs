@@ -1,13 +1,14 @@
 //! A Postgres cluster of a test's own, with TLS on: `initdb` into a temporary directory, a
 //! certificate from a [`TestCa`], a free port, trust authentication, started with `pg_ctl` and
-//! stopped (immediately) when dropped. The binaries come from `/usr/lib/postgresql/*/bin`, as
-//! Debian's packages install them; as root the cluster runs as the `postgres` user.
+//! stopped (immediately) when dropped. The binaries are found as [`crate::pg_binaries`] says; as
+//! root the cluster runs as the `postgres` user.
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::pg_binaries::{cluster_owner, postgres_bin};
 use crate::pki::TestCa;
 
 /// Who may connect over what.
@@ -31,13 +32,9 @@ pub struct PgTlsCluster {
 impl PgTlsCluster {
     /// Starts a cluster whose certificate (signed by `ca`) names `localhost` only, so dialling `127.0.0.1` is a host name mismatch.
     pub fn start(ca: &TestCa, hba: PgHba) -> Self {
-        let bin = postgres_bin();
+        let bin = postgres_bin().unwrap_or_else(|message| panic!("{message}"));
         let dir = tempfile::tempdir().expect("temp dir for postgres");
-        let owner = if is_root() {
-            Some(postgres_user())
-        } else {
-            None
-        };
+        let owner = cluster_owner().unwrap_or_else(|message| panic!("{message}"));
         let data = dir.path().join("data");
         let cert = ca.server_cert("postgres-server", &["localhost"]);
         let cert_path = dir.path().join("server.crt");
@@ -139,51 +136,6 @@ impl Drop for PgTlsCluster {
         }
         let _ = command.output();
     }
-}
-
-/// The newest `/usr/lib/postgresql/*/bin` with `initdb` in it.
-fn postgres_bin() -> PathBuf {
-    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .expect("tests need the postgres server binaries in /usr/lib/postgresql (apt-get install postgresql)")
-        .filter_map(|entry| {
-            let entry = entry.ok()?;
-            let version = entry.file_name().to_str()?.parse().ok()?;
-            let bin = entry.path().join("bin");
-            bin.join("initdb").exists().then_some((version, bin))
-        })
-        .collect();
-    versions.sort();
-    versions
-        .pop()
-        .expect("no /usr/lib/postgresql/*/bin/initdb (apt-get install postgresql)")
-        .1
-}
-
-/// Whether this process runs as root, where initdb refuses to run.
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("Uid:"))
-                .and_then(|ids| ids.split_whitespace().next().map(|uid| uid == "0"))
-        })
-        .unwrap_or(false)
-}
-
-/// The `postgres` user's uid and gid, from /etc/passwd.
-fn postgres_user() -> (u32, u32) {
-    let passwd = std::fs::read_to_string("/etc/passwd").expect("read /etc/passwd");
-    passwd
-        .lines()
-        .find_map(|line| {
-            let fields: Vec<&str> = line.split(':').collect();
-            (fields.first() == Some(&"postgres") && fields.len() > 3)
-                .then(|| Some((fields[2].parse().ok()?, fields[3].parse().ok()?)))
-                .flatten()
-        })
-        .expect("running as root: tests need a `postgres` user to run initdb as")
 }
 
 fn free_port() -> u16 {

@@ -5,12 +5,10 @@ use tokio_postgres::NoTls;
 
 use crate::unique::unique_name;
 
-/// The database tests use when `TEST_DATABASE_URL` is unset.
-const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
-
-/// `TEST_DATABASE_URL`, or the local default.
+/// `TEST_DATABASE_URL`, or (when it is unset) a Postgres of this process's own, started on
+/// the first call from the binaries on the machine and removed after the process exits.
 pub fn database_url() -> String {
-    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.to_owned())
+    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| crate::throwaway::database_url())
 }
 
 /// Adds `options=-csearch_path=<schema>` to a Postgres URL, keeping any query it has.
@@ -44,8 +42,8 @@ pub async fn connect_or_panic(url: &str) -> tokio_postgres::Client {
 
 fn panic_without_postgres(url: &str, error: &tokio_postgres::Error) -> ! {
     panic!(
-        "tests need Postgres at {url} (set TEST_DATABASE_URL): {error}. \
-         Start it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
+        "tests need Postgres at {url} (TEST_DATABASE_URL, or unset it to have the tests \
+         start their own): {error}"
     )
 }
 

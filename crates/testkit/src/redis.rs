@@ -1,4 +1,4 @@
-//! Redis for cache tests: the shared server from `TEST_REDIS_URL`, and private `redis-server`
+//! Redis for cache tests: the shared server from `TEST_REDIS_URL` (or this process's own), and private `redis-server`
 //! processes a test can kill and restart.
 
 use std::net::TcpListener;
@@ -11,9 +11,10 @@ use crate::pki::CertFiles;
 use crate::unique::unique_name;
 use crate::wait::wait_until;
 
-/// `TEST_REDIS_URL`, or the local default.
+/// `TEST_REDIS_URL`, or (when it is unset) a Redis of this process's own, started on the
+/// first call from the `redis-server` on the `PATH` and removed after the process exits.
 pub fn redis_url() -> String {
-    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
+    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| crate::throwaway::redis_url())
 }
 
 /// A raw connection, bypassing checkpointd; panics with a hint when Redis is not there.
@@ -24,8 +25,8 @@ pub async fn redis_connection(url: &str) -> MultiplexedConnection {
         .await
         .unwrap_or_else(|error| {
             panic!(
-                "tests need Redis at {url} (set TEST_REDIS_URL): {error}. Start it with: \
-                 redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no"
+                "tests need Redis at {url} (TEST_REDIS_URL, or unset it to have the tests start \
+                 their own): {error}"
             )
         })
 }

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::support::PgSchema;
+use crate::support::{PgSchema, redis_url};
 
 #[tokio::test]
 async fn passwords_in_urls_never_appear_in_the_log_or_metrics() {
@@ -20,8 +20,9 @@ async fn passwords_in_urls_never_appear_in_the_log_or_metrics() {
             .replacen("postgres@", "postgres:pg-s3cret-userinfo@", 1)
     );
     assert!(database.contains("pg-s3cret-userinfo@"), "{database}");
-    // The shared Redis has no password: authenticating fails, and that failure is logged.
-    let redis = "redis://:redis-s3cret@127.0.0.1:6379";
+    // The test Redis has no password: authenticating fails, and that failure is logged.
+    let redis = redis_url().replacen("redis://", "redis://:redis-s3cret@", 1);
+    assert!(redis.contains(":redis-s3cret@"), "{redis}");
     let mut child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
         .args([
             "serve",
@@ -30,7 +31,7 @@ async fn passwords_in_urls_never_appear_in_the_log_or_metrics() {
             "--admin-listen",
             "127.0.0.1:0",
         ])
-        .args(["--database", &database, "--redis", redis])
+        .args(["--database", &database, "--redis", &redis])
         .env("RUST_LOG", "info,checkpointd=debug")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

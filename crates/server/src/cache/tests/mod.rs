@@ -15,8 +15,9 @@ use crate::config::CacheSettings;
 use checkpointd_core::domain::{RunKey, Step};
 use checkpointd_storage::store::tests::{Damage, TestBackend};
 use checkpointd_storage::store::{CheckpointStore, RetentionStore};
+use checkpointd_testkit::redis_url;
 
-/// The Redis cache around another backend's store, on the Redis at `TEST_REDIS_URL` under a
+/// The Redis cache around another backend's store, on the testkit's Redis (`TEST_REDIS_URL`, or its own) under a
 /// key prefix of its own. Without Redis it fails: a cache that is never reached would let the
 /// suite pass without testing the cache at all.
 ///
@@ -28,10 +29,6 @@ pub(crate) struct Cached<B, const SETTLED: bool> {
     store: Arc<dyn CheckpointStore>,
     redis: redis::Client,
     prefix: String,
-}
-
-fn redis_url() -> String {
-    std::env::var("TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
 }
 
 impl<B: TestBackend, const SETTLED: bool> TestBackend for Cached<B, SETTLED> {

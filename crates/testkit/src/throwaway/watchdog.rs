@@ -1,0 +1,42 @@
+//! The process that removes this test process's databases once it has exited: a shell that
+//! waits for end of file on its stdin, whose only writer is the test process. The kernel closes
+//! that pipe however the test process ends (return, panic, abort, SIGKILL), so no exit hook has
+//! to run.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{ChildStdin, Command, Stdio};
+
+/// Stops Redis (pid from its pid file) and Postgres (if it was started: its data directory has a
+/// `postmaster.pid`, and `pg_bin` says where `pg_ctl` is), then deletes the directory.
+const SCRIPT: &str = r#"
+read -r _ignored
+if [ -f "$1/redis.pid" ]; then kill -9 "$(cat "$1/redis.pid")" 2>/dev/null; fi
+if [ -f "$1/postgres/postmaster.pid" ]; then
+  "$(cat "$1/pg_bin")/pg_ctl" -D "$1/postgres" -m immediate -w stop >/dev/null 2>&1
+fi
+rm -rf "$1"
+"#;
+
+/// Starts the watchdog for `dir` and returns the write end of its stdin, to be held until this
+/// process exits. It runs as `owner` (who owns `dir` and the instances), in a process group of
+/// its own, so a Ctrl-C that stops `cargo test` does not stop it before it has cleaned up.
+pub(super) fn spawn(dir: &Path, owner: Option<(u32, u32)>) -> Result<ChildStdin, String> {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", SCRIPT, "checkpointd-test-watchdog"])
+        .arg(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    if let Some((uid, gid)) = owner {
+        command.uid(uid).gid(gid);
+    }
+    // The pipe's write end is close-on-exec (std makes every descriptor so), so no process this
+    // test starts later keeps the watchdog waiting.
+    let mut child = command
+        .spawn()
+        .map_err(|error| format!("start the test databases' watchdog (sh): {error}"))?;
+    Ok(child.stdin.take().expect("stdin was piped"))
+}
