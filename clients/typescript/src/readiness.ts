@@ -88,12 +88,21 @@ export class ServerReadiness {
     for (;;) {
       if (signal?.aborted) throw new ConnectError("the operation was aborted", Code.Canceled);
       const left = bound - (performance.now() - started);
+      // A connection attempt may hang (packets dropped): the wait's bound and the caller's
+      // signal end it, whichever comes first.
       let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
       const outcome = await Promise.race([
         this.sessions.connect(),
         new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), Math.max(left, 0)))),
+        new Promise<"aborted">((resolve) => {
+          onAbort = () => resolve("aborted");
+          signal?.addEventListener("abort", onAbort, { once: true });
+        }),
       ]);
       clearTimeout(timer);
+      if (onAbort !== undefined) signal?.removeEventListener("abort", onAbort);
+      if (outcome === "aborted") throw new ConnectError("the operation was aborted", Code.Canceled);
       if (outcome === "timeout") throw serverUnreachable(this.address, bound);
       if (outcome !== "error") return performance.now() - started;
       const error = this.sessions.error();

@@ -125,7 +125,7 @@ describe("a server still starting", () => {
     assert.ok(waited >= 4_500 && waited < 8_000, `waited ${waited} ms`);
   });
 
-  test("a shorter call deadline bounds the wait; connectTimeoutMs 0 does not wait", async () => {
+  test("a shorter call deadline bounds the wait, the caller's signal ends it; connectTimeoutMs 0 does not wait", async () => {
     const address = `127.0.0.1:${await freePort()}`;
     const client = createCheckpointClient({ baseUrl: address, timeoutMs: 1_000 });
     let started = performance.now();
@@ -133,6 +133,12 @@ describe("a server still starting", () => {
     assert.equal(bounded.code, Code.Unavailable);
     assert.match(bounded.message, /not reachable within 1s/);
     assert.ok(performance.now() - started < 3_000);
+    const aborted = new AbortController();
+    setTimeout(() => aborted.abort(), 300);
+    started = performance.now();
+    const cancelled = await refusal(client.getRun({ runId: "nobody" }, { signal: aborted.signal }));
+    assert.equal(cancelled.code, Code.Canceled, cancelled.message);
+    assert.ok(performance.now() - started < 1_000);
     const impatient = createCheckpointClient({ baseUrl: address, connectTimeoutMs: 0 });
     started = performance.now();
     const refused = await refusal(impatient.getRun({ runId: "nobody" }));
