@@ -5,6 +5,7 @@
 //! Each case runs this binary again as a child (its `child_...` test, which does nothing unless
 //! [`CHILD`] is set), since what is proven is what happens after a process exits.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -123,4 +124,45 @@ async fn an_aborted_process_leaves_nothing_behind() {
     let (output, report) = run_child("abort");
     assert!(!output.status.success(), "{output:?}");
     assert_all_removed(&report).await;
+}
+
+/// Set (to anything) to run [`child_without_redis_server_asks_for_a_redis`].
+const CHILD_WITHOUT_REDIS: &str = "CHECKPOINTD_TESTKIT_CHILD_WITHOUT_REDIS";
+
+#[test]
+fn child_without_redis_server_asks_for_a_redis() {
+    if std::env::var_os(CHILD_WITHOUT_REDIS).is_none() {
+        return;
+    }
+    redis_url();
+}
+
+#[tokio::test]
+async fn without_redis_server_on_the_path_a_test_fails_naming_the_package() {
+    // A temp dir of the child's own, to see that it leaves nothing there either. Open to all:
+    // as root, the watchdog runs as the `postgres` user and must reach into it.
+    let tmp = tempfile::tempdir().expect("a temp dir for the child");
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o777))
+        .expect("chmod the child's temp dir");
+    let output = Command::new(std::env::current_exe().expect("this test binary"))
+        .args(["--exact", "child_without_redis_server_asks_for_a_redis"])
+        .env(CHILD_WITHOUT_REDIS, "1")
+        .env("PATH", "/nonexistent")
+        .env("TMPDIR", tmp.path())
+        .env_remove("TEST_REDIS_URL")
+        .output()
+        .expect("run the child");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("apt-get install redis-server"),
+        "the failure names the package: {stdout}"
+    );
+    wait_until("the child's temp dir is empty again", || {
+        let empty = std::fs::read_dir(tmp.path())
+            .map(|mut entries| entries.next().is_none())
+            .unwrap_or(false);
+        async move { empty }
+    })
+    .await;
 }

@@ -22,10 +22,13 @@ rm -rf "$1"
 /// process exits. It runs as `owner` (who owns `dir` and the instances), in a process group of
 /// its own, so a Ctrl-C that stops `cargo test` does not stop it before it has cleaned up.
 pub(super) fn spawn(dir: &Path, owner: Option<(u32, u32)>) -> Result<ChildStdin, String> {
-    let mut command = Command::new("sh");
+    // By path, so a test run with a bare PATH still gets its watchdog.
+    let mut command = Command::new("/bin/sh");
     command
         .args(["-c", SCRIPT, "checkpointd-test-watchdog"])
         .arg(dir)
+        // Its own PATH for `cat`, `rm` and `kill`: the test's may be anything.
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
