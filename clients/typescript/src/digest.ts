@@ -23,8 +23,11 @@
 
 import { createHash } from "node:crypto";
 
-/** Code point order of two strings (Python's `str` order), not UTF-16 code unit order. */
-function codePointCompare(a: string, b: string): number {
+/**
+ * Code point order of two strings (Python's `str` order), not UTF-16 code unit order: the key
+ * order of every canonical JSON here (this digest, and the LangGraph metadata codec's).
+ */
+export function codePointCompare(a: string, b: string): number {
   const x = [...a];
   const y = [...b];
   for (let i = 0; i < Math.min(x.length, y.length); i++) {

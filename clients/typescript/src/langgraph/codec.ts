@@ -11,6 +11,8 @@
  *   compact JSON header || value bytes`.
  */
 
+import { codePointCompare } from "../digest.js";
+
 /** Metadata map key prefix of LangGraph's own metadata entries. */
 export const META_PREFIX = "m.";
 /** Metadata key of the message-log chain digest `d_n` at the checkpoint, hex. */
@@ -53,17 +55,6 @@ function pyNumber(value: number): string {
   }
   const sign = exponent < 0 ? "-" : "+";
   return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, "0")}`;
-}
-
-/** Code point order of two strings (Python's `str` order), not UTF-16 code unit order. */
-function codePointCompare(a: string, b: string): number {
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = (x[i] as string).codePointAt(0)! - (y[i] as string).codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
