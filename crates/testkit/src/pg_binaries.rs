@@ -36,6 +36,21 @@ pub(crate) fn postgres_bin() -> Result<PathBuf, String> {
     })
 }
 
+/// `initdb`'s arguments for a test cluster in `data`: superuser `postgres`, trust, UTF-8, and no
+/// fsync of the new files (a test cluster is thrown away), the same for every cluster here.
+pub(crate) fn initdb_args(data: &str) -> [&str; 8] {
+    [
+        "-D",
+        data,
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "-E",
+        "UTF8",
+        "--no-sync",
+    ]
+}
+
 /// The uid and gid to run Postgres as: `None` (this process's own) unless this process is
 /// root, where `initdb` and `postgres` refuse to run, so the `postgres` user runs them.
 pub(crate) fn cluster_owner() -> Result<Option<(u32, u32)>, String> {

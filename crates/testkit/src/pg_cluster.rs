@@ -8,7 +8,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::pg_binaries::{cluster_owner, postgres_bin};
+use crate::pg_binaries::{cluster_owner, initdb_args, postgres_bin};
 use crate::pki::TestCa;
 
 /// Who may connect over what.
@@ -54,19 +54,7 @@ impl PgTlsCluster {
             owner,
             _dir: dir,
         };
-        cluster.run(
-            "initdb",
-            &[
-                "-D",
-                path_str(&cluster.data),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "-E",
-                "UTF8",
-                "--no-sync",
-            ],
-        );
+        cluster.run("initdb", &initdb_args(path_str(&cluster.data)));
         let conf = format!(
             "\nport = {}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{}'\n\
              ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\nfsync = off\n",

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::{PORT_ATTEMPTS, Services, free_port};
-use crate::pg_binaries::postgres_bin;
+use crate::pg_binaries::{initdb_args, postgres_bin};
 
 /// Durability off: nothing here must survive a crash of the machine, and fsyncs are most of
 /// what makes a test database slow.
@@ -23,19 +23,7 @@ pub(super) fn start(services: &Services) -> Result<String, String> {
         .map_err(|error| format!("write pg_bin: {error}"))?;
     let data = services.dir.join("postgres");
     let run = |program: &str, args: &[&str]| run(&bin, program, args, services.owner);
-    run(
-        "initdb",
-        &[
-            "-D",
-            path_str(&data)?,
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "-E",
-            "UTF8",
-            "--no-sync",
-        ],
-    )?;
+    run("initdb", &initdb_args(path_str(&data)?))?;
     let sockets = format!("unix_socket_directories = '{}'\n", path_str(&services.dir)?);
     std::fs::OpenOptions::new()
         .append(true)
