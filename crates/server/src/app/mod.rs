@@ -251,6 +251,11 @@ impl App {
         if !healthy {
             tracing::warn!("store unreachable at startup; health is NOT_SERVING");
         }
+        if let Some(cache) = &cache {
+            // Likewise the cache's: a probe right after start sees a status, never NOT_FOUND.
+            let up = *cache.status().borrow();
+            grpc::health::publish_cache(&health, up).await;
+        }
         let tasks = TaskService::new(
             queue.clone(),
             settings.retry_defaults,

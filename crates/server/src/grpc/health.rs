@@ -69,20 +69,24 @@ pub async fn watch_cache(
     stop: CancellationToken,
 ) {
     loop {
-        let status = if *cache_up.borrow_and_update() {
-            ServingStatus::Serving
-        } else {
-            ServingStatus::NotServing
-        };
-        reporter
-            .set_service_status(super::CACHE_SERVICE_NAME, status)
-            .await;
+        let up = *cache_up.borrow_and_update();
+        publish_cache(&reporter, up).await;
         tokio::select! {
             changed = cache_up.changed() => if changed.is_err() { break },
             () = stop.cancelled() => break,
         }
     }
+    publish_cache(&reporter, false).await;
+}
+
+/// Publishes the cache's reachability as the status of [`super::CACHE_SERVICE_NAME`].
+pub async fn publish_cache(reporter: &HealthReporter, up: bool) {
+    let status = if up {
+        ServingStatus::Serving
+    } else {
+        ServingStatus::NotServing
+    };
     reporter
-        .set_service_status(super::CACHE_SERVICE_NAME, ServingStatus::NotServing)
+        .set_service_status(super::CACHE_SERVICE_NAME, status)
         .await;
 }
