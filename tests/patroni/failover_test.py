@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,7 +21,7 @@ from pathlib import Path
 from checkpointd import CheckpointdError, Client, v1
 
 from cluster import Cluster, record_pid, remove_tree
-from load import Enqueuer, Record, Saver, failures_between, first_ack_after, longest_gap
+from load import Ack, Enqueuer, Record, Saver, failures_between, first_ack_after, longest_gap
 
 # Codes a client may see while the database moves: the server cannot reach a primary
 # (UNAVAILABLE) or a transaction was cut off (ABORTED). Anything else (INTERNAL above all) is a
@@ -42,6 +43,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--keep", action="store_true", help="keep the work directory after the run")
     p.add_argument("--savers", type=int, default=4, help="clients saving continuously, one run each")
     p.add_argument("--phase", type=float, default=6.0, help="seconds of load before and after each fault")
+    p.add_argument(
+        "--plant",
+        choices=["duplicate", "lost-save"],
+        help="plant a fault after the load, to show the assertions catch it: a second copy of one "
+        "email in the spool, or an acknowledgement of a save the server never stored",
+    )
     return p.parse_args()
 
 
@@ -215,6 +222,7 @@ class Run:
         tasks_done = self.wait_tasks(enqueuer)
         tasks_settled = time.monotonic()
         self.check(self.server.poll() is None, "checkpointd serve exited after the load")
+        self.plant(savers)
         self.check(self.worker is not None and self.worker.poll() is None, "the worker exited")
         self.verify_saves(savers)
         duplicates = self.verify_emails(enqueuer)
@@ -245,9 +253,11 @@ class Run:
             "switchover_stall_s": longest_gap(records, switched_at, load_end),
             "switchover_errors": dict(failures_between(all_records, switched_at, switch_end)),
             "errors_total": dict(errors),
+            "saves_committed_before_retry": sum(r.committed_before_retry for r in records),
             "tasks_enqueued": len(enqueuer.tasks),
             "tasks_done": tasks_done,
             "duplicates": duplicates,
+            "worker": self.worker_figures(),
             "server_pid": f"{server_pid} (same, alive)" if self.server.poll() is None else "EXITED",
             "leaders": f"{old.name} -> {new.name} -> {candidate.name}",
             "rejoin_s": rejoined_at - killed_at,
@@ -255,6 +265,30 @@ class Run:
             "verify_s": time.monotonic() - tasks_settled,
             "wall_s": time.monotonic() - started,
         }
+
+    def plant(self, savers: list[Saver]) -> None:
+        """The sensitivity check (--plant): the run must then fail, naming the planted fault."""
+        if self.args.plant == "duplicate":
+            first = self.spool.read_text().splitlines()[0]
+            with open(self.spool, "a") as spool:
+                spool.write(first + "\n")
+        elif self.args.plant == "lost-save":
+            acks = savers[0].record.acks
+            last = acks[-1]
+            acks.append(Ack(last.step + 1000, last.checksum, last.started, last.acked))
+
+    def worker_figures(self) -> str:
+        """How the worker rode through the failovers, from its log: in-process resurrections,
+        failed claims, task outcomes it could not report (those tasks wait for their lease to
+        expire and are claimed again) and claims in all."""
+        text = re.sub(r"\x1b\[[0-9;]*m", "", (self.workdir / "worker.log").read_text(errors="replace"))
+        count = {
+            "claims": len(re.findall(r"^event claimed ", text, re.M)),
+            "resurrections": text.count("transient error; resurrecting"),
+            "claim_failures": text.count("claim failed; retrying"),
+            "outcome_report_failures": text.count("reporting the task outcome failed"),
+        }
+        return " ".join(f"{k}={v}" for k, v in count.items())
 
     def wait_tasks(self, enqueuer: Enqueuer) -> int:
         """Waits (bounded) for every enqueued task to complete; a failed, dead or cancelled one

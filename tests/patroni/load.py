@@ -40,6 +40,9 @@ class Record:
 
     acks: list[Ack] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    # Retries answered `already_existed`: the failed attempt had committed after all (its answer
+    # was lost with the connection). The idempotent retry is what makes that case harmless.
+    committed_before_retry: int = 0
 
     def fail(self, error: CheckpointdError) -> None:
         self.failures.append(Failure(time.monotonic(), error.code.name, error.reason, error.message))
@@ -84,6 +87,7 @@ class Saver(threading.Thread):
                         time.sleep(RETRY_PAUSE)
                         continue
                     self.record.acks.append(Ack(step, saved.checksum, started, time.monotonic()))
+                    self.record.committed_before_retry += saved.already_existed
                     step += 1
                     break
 
