@@ -16,6 +16,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from checkpointd import CheckpointdError, Client, v1
@@ -313,38 +314,44 @@ class Run:
         return done
 
     def verify_saves(self, savers: list[Saver]) -> None:
-        """Every acknowledged step loads with the checksum its Save returned and its whole
-        message log; LoadLatest is at or past the last acknowledged step."""
+        """Every acknowledged step loads with the checksum its Save returned, the message log
+        length it had and its own message; LoadLatest is at or past the last acknowledged step.
+        One thread per run: thousands of loads, and CI time is the budget."""
+        with ThreadPoolExecutor(len(savers)) as pool:
+            list(pool.map(self.verify_run, savers))
+
+    def verify_run(self, saver: Saver) -> None:
+        acks = saver.record.acks
+        self.check(bool(acks), f"{saver.run_id}: no save acknowledged at all")
+        if not acks:
+            return
+        steps = [ack.step for ack in acks]
+        self.check(steps == list(range(1, len(steps) + 1)), f"{saver.run_id}: acked steps not 1..n")
         with Client(self.target) as client:
-            for saver in savers:
-                acks = saver.record.acks
-                self.check(bool(acks), f"{saver.run_id}: no save acknowledged at all")
-                if not acks:
+            latest = client.load_latest(run_id=saver.run_id, timeout=10).checkpoint
+            self.check(
+                latest.step >= acks[-1].step,
+                f"{saver.run_id}: LoadLatest step {latest.step} < last acknowledged {acks[-1].step}",
+            )
+            for ack in acks:
+                try:
+                    # From the step's own message on: the server still verifies the whole
+                    # checkpoint (contract 9) and reports the log's length, and the
+                    # verification costs O(steps) rather than O(steps^2).
+                    got = client.load_at_step(
+                        run_id=saver.run_id, step=ack.step, message_offset=ack.step - 1, timeout=10
+                    ).checkpoint
+                except CheckpointdError as error:
+                    self.problems.append(f"{saver.run_id} step {ack.step}: acknowledged, now {error}")
                     continue
-                latest = client.load_latest(run_id=saver.run_id, timeout=10).checkpoint
+                own = [m.content for m in got.messages]
                 self.check(
-                    latest.step >= acks[-1].step,
-                    f"{saver.run_id}: LoadLatest step {latest.step} < last acknowledged {acks[-1].step}",
+                    got.checksum == ack.checksum
+                    and got.message_count == ack.step
+                    and own == [f"message {ack.step}".encode()],
+                    f"{saver.run_id} step {ack.step}: checksum {got.checksum[:12]} (acked "
+                    f"{ack.checksum[:12]}), {got.message_count} messages (want {ack.step})",
                 )
-                for ack in acks:
-                    try:
-                        # From the step's own message on: the server still verifies the whole
-                        # checkpoint (contract 9) and reports the log's length, and the
-                        # verification costs O(steps) rather than O(steps^2).
-                        got = client.load_at_step(
-                            run_id=saver.run_id, step=ack.step, message_offset=ack.step - 1, timeout=10
-                        ).checkpoint
-                    except CheckpointdError as error:
-                        self.problems.append(f"{saver.run_id} step {ack.step}: acknowledged, now {error}")
-                        continue
-                    own = [m.content for m in got.messages]
-                    self.check(
-                        got.checksum == ack.checksum
-                        and got.message_count == ack.step
-                        and own == [f"message {ack.step}".encode()],
-                        f"{saver.run_id} step {ack.step}: checksum {got.checksum[:12]} (acked "
-                        f"{ack.checksum[:12]}), {got.message_count} messages (want {ack.step})",
-                    )
 
     def verify_emails(self, enqueuer: Enqueuer) -> int:
         """The demo agent appends `RUN step-K/send_email` per email it sends: no line twice, none
