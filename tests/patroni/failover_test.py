@@ -229,6 +229,14 @@ class Run:
         duplicates = self.verify_emails(enqueuer)
 
         all_records = [*records, enqueuer.record]
+        # The timeline, relative to the kill, for reading a run afterwards (--keep).
+        with open(self.workdir / "timeline.tsv", "w") as timeline:
+            marks = [("kill", killed_at), ("promoted", promoted_at), ("switchover", switched_at)]
+            rows = [(t, f"mark\t{name}") for name, t in marks]
+            rows += [(f.at, f"error\t{f.code}\t{f.message}") for r in all_records for f in r.failures]
+            rows += [(a.acked, "ack") for r in records for a in r.acks if a.acked >= killed_at - 1]
+            for t, what in sorted(rows):
+                timeline.write(f"{t - killed_at:.3f}\t{what}\n")
         failover_end = failover_first
         switch_end = switched_done + longest_gap(records, switched_at, load_end)
         errors = Counter(f.code for r in all_records for f in r.failures)
