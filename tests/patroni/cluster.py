@@ -8,6 +8,7 @@ import os
 import pwd
 import shutil
 import signal
+import socket
 import string
 import subprocess
 import time
@@ -65,7 +66,27 @@ class Cluster:
 
     # -- start and stop ------------------------------------------------------------------------
 
+    def ports(self) -> list[int]:
+        nodes = [port for node in self.nodes for port in (node.pg_port, node.rest_port)]
+        return [self.etcd_port, self.etcd_port + 1, *nodes]
+
+    def check_ports_free(self) -> None:
+        """Fails at once, naming the port, when one is taken (a previous run's leftover, or
+        another service): otherwise a node would join someone else's cluster or fail late."""
+        for port in self.ports():
+            with socket.socket() as probe:
+                # As the servers themselves bind: a previous run's connections in TIME_WAIT do
+                # not count, a listener does.
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    probe.bind(("127.0.0.1", port))
+                except OSError as error:
+                    raise RuntimeError(
+                        f"port {port} is taken ({error}); the test needs {self.ports()}"
+                    ) from error
+
     def start(self, timeout: float = 90.0) -> None:
+        self.check_ports_free()
         self._start_etcd()
         postgres = pwd.getpwnam("postgres")
         # initdb refuses to run as root, and the data directories must belong to the server's

@@ -394,6 +394,7 @@ def main() -> int:
         figures = run.execute()
     except BaseException:
         print(run.cluster.dump_logs(), file=sys.stderr)
+        run.problems.append("the run stopped with an exception (above)")
         raise
     finally:
         run.stop()
