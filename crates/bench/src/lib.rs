@@ -236,6 +236,7 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
     stores.dedup();
     let options = StoreOptions {
         pool_size: args.pool_size.unwrap_or(StoreOptions::default().pool_size),
+        ..StoreOptions::default()
     };
 
     // Found before anything is measured, so a missing binary fails the run at once.

@@ -5,6 +5,7 @@
 //! message written here.
 
 use std::error::Error as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use deadpool_postgres::PoolError;
 use tokio_postgres::error::SqlState;
@@ -28,12 +29,42 @@ pub(crate) fn db(error: tokio_postgres::Error) -> Error {
         "23505" => Error::Conflict(
             "a concurrent write to the same run got there first; retry the request".to_owned(),
         ),
+        // A named prepared statement missing (26000) or its name already taken (42P05) on the
+        // server connection: a transaction-mode pooler is handing out connections under
+        // `--postgres-statements prepared`. Retryable (the next transaction may land where the
+        // statement is), and an operator's to fix, so loud in the log and never INTERNAL.
+        "26000" | "42P05" => {
+            let code = code.to_owned();
+            behind_a_transaction_pooler(&code, error)
+        }
         // Serialization failures and deadlocks are transient by definition.
         "40001" | "40P01" => Error::unavailable_from("transient conflict in postgres", error),
         // The SQLSTATE in the context: the driver's own text names only the severity.
         _ if is_unavailable(code) => Error::unavailable_from(format!("postgres {code}"), error),
         _ => Error::internal_from(format!("postgres {code}"), error),
     }
+}
+
+/// What a caller sees when prepared statements are lost between transactions; the first time,
+/// one error line tells the operator which setting to change.
+fn behind_a_transaction_pooler(code: &str, error: tokio_postgres::Error) -> Error {
+    static LOGGED: AtomicBool = AtomicBool::new(false);
+    if !LOGGED.swap(true, Ordering::Relaxed) {
+        tracing::error!(
+            sqlstate = code,
+            setting = "--postgres-statements unnamed (CHECKPOINTD_POSTGRES_STATEMENTS=unnamed)",
+            "postgres lost a prepared statement between transactions: the database is reached \
+             through a transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor); restart with \
+             --postgres-statements unnamed"
+        );
+    }
+    Error::unavailable_from(
+        format!(
+            "postgres {code}: the database is behind a transaction-mode pooler this server is \
+             not configured for (--postgres-statements unnamed); retry later"
+        ),
+        error,
+    )
 }
 
 /// SQLSTATEs that mean "the database cannot serve us right now", so clients should retry.
@@ -100,6 +131,26 @@ mod tests {
         for code in ["42P01", "22P02", "23502", "XX000", "25P02"] {
             assert!(!is_unavailable(code), "{code}");
         }
+    }
+
+    #[test]
+    fn lost_prepared_statements_are_unavailable_and_name_the_setting() {
+        let error = behind_a_transaction_pooler("26000", tokio_postgres_error());
+        let Error::Unavailable {
+            context: message, ..
+        } = &error
+        else {
+            panic!("{error:?}");
+        };
+        assert!(
+            message.contains("--postgres-statements unnamed"),
+            "{message}"
+        );
+    }
+
+    /// Any driver error, as the source the mapping wraps.
+    fn tokio_postgres_error() -> tokio_postgres::Error {
+        "not a url".parse::<tokio_postgres::Config>().unwrap_err()
     }
 
     #[test]

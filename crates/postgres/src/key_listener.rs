@@ -9,6 +9,11 @@
 //! lost, so caches drop everything instead. Channels are per database, not per schema: stores
 //! on other schemas of the same database hear each other's key ids, which costs them only a
 //! needless cache miss.
+//!
+//! Behind a transaction-mode pooler a `LISTEN` would be run on a server connection the pooler
+//! then lends to other clients, and hear nothing: there the listener uses its own URL
+//! (`--postgres-listen-url`, direct or session-pooled), or, without one, tells watchers to
+//! resync every [`RESYNC_INTERVAL`].
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -32,18 +37,28 @@ const KEEPALIVE_IDLE: Duration = Duration::from_secs(15);
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 const KEEPALIVE_RETRIES: u32 = 3;
 
+/// How often caches resync when there is no `LISTEN` to tell them of changes: the longest a
+/// revoked key stays usable in another server process behind a transaction-mode pooler
+/// without `--postgres-listen-url`.
+pub(crate) const RESYNC_INTERVAL: Duration = Duration::from_secs(5);
+
 /// The store's side of the feed: what its own writes publish, and the listener it starts for
 /// its first watcher, stopped when the store is dropped.
 pub(crate) struct KeyFeed {
     changes: Arc<KeyChanges>,
-    config: tokio_postgres::Config,
-    connector: MakeRustlsConnect,
+    /// Where other processes' changes come from; `None`: a resync every [`RESYNC_INTERVAL`].
+    listen: Option<(tokio_postgres::Config, MakeRustlsConnect)>,
     /// Dropped with the store, which ends the listener.
     stop: OnceLock<oneshot::Sender<()>>,
 }
 
 impl KeyFeed {
-    pub(crate) fn new(mut config: tokio_postgres::Config, connector: MakeRustlsConnect) -> Self {
+    /// A feed that `LISTEN`s on its own session connection to `config`, which must reach a
+    /// server process it keeps (directly or through a session-mode pooler).
+    pub(crate) fn listening(
+        mut config: tokio_postgres::Config,
+        connector: MakeRustlsConnect,
+    ) -> Self {
         config
             .keepalives(true)
             .keepalives_idle(KEEPALIVE_IDLE)
@@ -51,8 +66,18 @@ impl KeyFeed {
             .keepalives_retries(KEEPALIVE_RETRIES);
         Self {
             changes: Arc::new(KeyChanges::new()),
-            config,
-            connector,
+            listen: Some((config, connector)),
+            stop: OnceLock::new(),
+        }
+    }
+
+    /// A feed with no session to `LISTEN` on (behind a transaction-mode pooler): watchers
+    /// are told to resync every [`RESYNC_INTERVAL`], so a change made by another process
+    /// reaches them that late at most.
+    pub(crate) fn polling() -> Self {
+        Self {
+            changes: Arc::new(KeyChanges::new()),
+            listen: None,
             stop: OnceLock::new(),
         }
     }
@@ -69,16 +94,42 @@ impl KeyFeed {
         if tokio::runtime::Handle::try_current().is_ok() {
             self.stop.get_or_init(|| {
                 let (stop, stopped) = oneshot::channel();
-                tokio::spawn(listen(
-                    self.config.clone(),
-                    self.connector.clone(),
-                    self.changes.clone(),
-                    stopped,
-                ));
+                match &self.listen {
+                    Some((config, connector)) => tokio::spawn(listen(
+                        config.clone(),
+                        connector.clone(),
+                        self.changes.clone(),
+                        stopped,
+                    )),
+                    None => {
+                        tokio::spawn(resync_every(RESYNC_INTERVAL, self.changes.clone(), stopped))
+                    }
+                };
                 stop
             });
         }
         watch
+    }
+}
+
+/// Publishes a resync every `interval` until `stopped`: the stand-in for `LISTEN` where no
+/// session can hold one.
+async fn resync_every(
+    interval: Duration,
+    changes: Arc<KeyChanges>,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    tracing::info!(
+        every = ?interval,
+        "no postgres session for the api key listener (--postgres-statements unnamed without \
+         --postgres-listen-url): key caches resync on a timer"
+    );
+    let mut ticks = tokio::time::interval(interval);
+    loop {
+        tokio::select! {
+            _ = &mut stopped => return,
+            _ = ticks.tick() => changes.publish(KeyChange::Resync),
+        }
     }
 }
 

@@ -21,8 +21,10 @@ impl ApiKeyStore for PostgresStore {
     async fn create_key(&self, key: &ApiKey) -> Result<()> {
         let client = self.client().await?;
         // One statement: the notification goes out if and only if the insert commits.
-        let inserted = client
+        let inserted = self
+            .statements
             .query(
+                &client,
                 &format!(
                     "WITH created AS (INSERT INTO api_keys (id, secret_hash, tenant, role, name, \
                      created_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
@@ -50,8 +52,10 @@ impl ApiKeyStore for PostgresStore {
 
     async fn find_key(&self, id: &str) -> Result<Option<ApiKey>> {
         let client = self.client().await?;
-        let row = client
+        let row = self
+            .statements
             .query_opt(
+                &client,
                 &format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1"),
                 &[&id],
             )
@@ -62,8 +66,10 @@ impl ApiKeyStore for PostgresStore {
 
     async fn list_keys(&self) -> Result<Vec<ApiKey>> {
         let client = self.client().await?;
-        let rows = client
+        let rows = self
+            .statements
             .query(
+                &client,
                 &format!("SELECT {COLUMNS} FROM api_keys ORDER BY created_at, id"),
                 &[],
             )
@@ -75,8 +81,10 @@ impl ApiKeyStore for PostgresStore {
     async fn revoke_key(&self, id: &str, at: SystemTime) -> Result<bool> {
         let client = self.client().await?;
         // One statement: every listening server hears of the revocation when it commits.
-        let found = client
+        let found = self
+            .statements
             .query(
+                &client,
                 &format!(
                     "WITH revoked AS (UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) \
                      WHERE id = $1 RETURNING id) SELECT pg_notify('{CHANNEL}', id) FROM revoked"
@@ -123,6 +131,11 @@ mod tests {
 
     checkpointd_storage::key_behaviours!(postgres, async {
         let schema = TestSchema::create().await;
+        let store = schema.store().await;
+        (Arc::new(store) as Arc<dyn ApiKeyStore>, schema)
+    });
+    checkpointd_storage::key_behaviours!(postgres_behind_a_transaction_pooler, async {
+        let schema = TestSchema::behind_transaction_pooler().await;
         let store = schema.store().await;
         (Arc::new(store) as Arc<dyn ApiKeyStore>, schema)
     });

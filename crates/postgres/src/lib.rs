@@ -8,6 +8,8 @@
 //!   every server process of each key created or revoked.
 //! - `notifications`: webhook endpoints, the outbox and deliveries on the same pool; the
 //!   queue writes a transition's event in the transition's transaction.
+//! - `statements`: the one way queries are sent, prepared and cached or (behind a
+//!   transaction-mode pooler) unnamed.
 //! - `error`: driver errors classified by SQLSTATE; [`tls`]: `sslmode` and certificates from
 //!   the database URL; `testing` (feature `testing`): a schema per test.
 
@@ -15,7 +17,9 @@ mod error;
 mod key_listener;
 mod keys;
 mod notifications;
+mod pooler_probe;
 mod queue;
+mod statements;
 mod store;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

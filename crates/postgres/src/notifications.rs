@@ -10,6 +10,7 @@ use tokio_postgres::Row;
 
 use crate::PostgresStore;
 use crate::error::db;
+use crate::statements::{Conn, Statements};
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::time::whole_micros;
@@ -21,9 +22,14 @@ use checkpointd_storage::notifications::{
 
 /// Writes `event` and one pending delivery per endpoint its tenant has, in one statement on
 /// `client` (the transition's transaction); returns the event with its sequence.
-pub(crate) async fn record_event(client: &impl GenericClient, event: &Event) -> Result<Event> {
-    let statement = client
-        .prepare_cached(
+pub(crate) async fn record_event<C: Conn>(
+    statements: &Statements,
+    client: &C,
+    event: &Event,
+) -> Result<Event> {
+    let statement = statements
+        .prepare(
+            client,
             "WITH event AS (
                  INSERT INTO notification_events (tenant, id, type, task_id, run_id, payload,
                                                   created_at)
@@ -38,9 +44,9 @@ pub(crate) async fn record_event(client: &impl GenericClient, event: &Event) -> 
         .await
         .map_err(db)?;
     let created_at = whole_micros(event.created_at);
-    let row = client
+    let row = statement
         .query_one(
-            &statement,
+            client,
             &[
                 &event.tenant.as_str(),
                 &event.id,
@@ -115,8 +121,10 @@ fn limit(limit: usize) -> i64 {
 impl NotificationStore for PostgresStore {
     async fn create_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<()> {
         let client = self.client().await?;
-        let inserted = client
+        let inserted = self
+            .statements
             .execute(
+                &client,
                 "INSERT INTO webhook_endpoints (tenant, id, url, description, salt, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                 &[
@@ -141,8 +149,9 @@ impl NotificationStore for PostgresStore {
 
     async fn list_endpoints(&self, tenant: &Tenant) -> Result<Vec<WebhookEndpoint>> {
         let client = self.client().await?;
-        client
+        self.statements
             .query(
+                &client,
                 &format!(
                     "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant = $1 \
                      ORDER BY created_at, id"
@@ -159,8 +168,10 @@ impl NotificationStore for PostgresStore {
     async fn delete_endpoint(&self, tenant: &Tenant, id: &str) -> Result<bool> {
         let client = self.client().await?;
         // One statement, so the endpoint and its deliveries go together.
-        let row = client
+        let row = self
+            .statements
             .query_one(
+                &client,
                 "WITH gone AS (DELETE FROM webhook_endpoints WHERE tenant = $1 AND id = $2
                                 RETURNING id),
                       undelivered AS (DELETE FROM webhook_deliveries
@@ -175,7 +186,7 @@ impl NotificationStore for PostgresStore {
 
     async fn append_event(&self, event: &Event) -> Result<Event> {
         let client = self.client().await?;
-        record_event(&client, event).await
+        record_event(&self.statements, &client, event).await
     }
 
     async fn take_due(
@@ -187,8 +198,10 @@ impl NotificationStore for PostgresStore {
         let client = self.client().await?;
         // One statement: concurrent senders skip each other's rows, and the lease is set as
         // they are taken.
-        let rows = client
+        let rows = self
+            .statements
             .query(
+                &client,
                 "WITH taken AS (
                      UPDATE webhook_deliveries SET next_attempt_at = $2
                       WHERE (event_id, endpoint_id) IN (
@@ -242,8 +255,10 @@ impl NotificationStore for PostgresStore {
             settled.delivered_at.map(whole_micros),
         );
         // A settled delivery stays as it is; one that is gone answers no row.
-        let row = client
+        let row = self
+            .statements
             .query_one(
+                &client,
                 "WITH settled AS (
                      UPDATE webhook_deliveries SET attempts = attempts + 1, state = $3,
                             next_attempt_at = coalesce($4, next_attempt_at), last_error = $5,
@@ -273,8 +288,9 @@ impl NotificationStore for PostgresStore {
     ) -> Result<Vec<Delivery>> {
         let client = self.client().await?;
         let status = filter.status.map_or("true", status_condition);
-        client
+        self.statements
             .query(
+                &client,
                 &format!(
                     "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries
                       WHERE tenant = $1 AND ($2::text IS NULL OR endpoint_id = $2) AND {status}
@@ -291,8 +307,9 @@ impl NotificationStore for PostgresStore {
 
     async fn events_after(&self, tenant: &Tenant, after: u64, batch: usize) -> Result<Vec<Event>> {
         let client = self.client().await?;
-        client
+        self.statements
             .query(
+                &client,
                 &format!(
                     "SELECT {EVENT_COLUMNS} FROM notification_events
                       WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3"
@@ -312,8 +329,10 @@ impl NotificationStore for PostgresStore {
 
     async fn delivery_depth(&self) -> Result<Vec<(DeliveryStatus, u64)>> {
         let client = self.client().await?;
-        let row = client
+        let row = self
+            .statements
             .query_one(
+                &client,
                 "SELECT count(*) FILTER (WHERE state = 'pending' AND attempts = 0) AS pending,
                         count(*) FILTER (WHERE state = 'pending' AND attempts > 0) AS failing,
                         count(*) FILTER (WHERE state = 'delivered') AS delivered,
@@ -339,16 +358,20 @@ impl NotificationStore for PostgresStore {
         // Two statements, not one: a statement's CTEs share one snapshot, so the events'
         // NOT EXISTS would still see the deliveries deleted beside it.
         let tx = client.transaction().await.map_err(db)?;
-        let deliveries = tx
+        let deliveries = self
+            .statements
             .execute(
+                &tx,
                 "DELETE FROM webhook_deliveries
                   WHERE state IN ('delivered', 'given_up') AND created_at < $1",
                 &[&before],
             )
             .await
             .map_err(db)?;
-        let events = tx
+        let events = self
+            .statements
             .execute(
+                &tx,
                 "DELETE FROM notification_events ev WHERE created_at < $1 AND NOT EXISTS
                    (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id)",
                 &[&before],
@@ -380,8 +403,27 @@ mod tests {
             schema,
         )
     });
+    checkpointd_storage::notification_behaviours!(postgres_behind_a_transaction_pooler, async {
+        let schema = TestSchema::behind_transaction_pooler().await;
+        let store = Arc::new(schema.store().await);
+        let queue = Arc::new(PostgresQueue::new(store.clone()));
+        (
+            queue as Arc<dyn TaskQueue>,
+            store as Arc<dyn NotificationStore>,
+            schema,
+        )
+    });
     checkpointd_storage::outbox_behaviours!(postgres_outbox, async {
         let schema = TestSchema::create().await;
+        let store = Arc::new(schema.store().await);
+        (
+            store.clone() as Arc<dyn checkpointd_storage::store::CheckpointStore>,
+            store as Arc<dyn NotificationStore>,
+            schema,
+        )
+    });
+    checkpointd_storage::outbox_behaviours!(postgres_outbox_behind_a_transaction_pooler, async {
+        let schema = TestSchema::behind_transaction_pooler().await;
         let store = Arc::new(schema.store().await);
         (
             store.clone() as Arc<dyn checkpointd_storage::store::CheckpointStore>,

@@ -1,5 +1,6 @@
-//! For tests in any crate: the testkit's Postgres schema per test, with the store opened on it,
-//! and the Postgres store as a [`TestBackend`] of the behaviour suite.
+//! For tests in any crate: the testkit's Postgres schema per test (or database per test behind
+//! PgBouncer in transaction mode), with the store opened on it, and the Postgres store as a
+//! [`TestBackend`] of the behaviour suite, directly and behind the pooler.
 //!
 //! Tests using it run on a multi-threaded runtime, so connection tasks keep running while a
 //! schema's Drop blocks a thread: on one thread, a connection still holding a lock (say, a
@@ -10,50 +11,124 @@ use std::sync::Arc;
 use checkpointd_core::domain::{RunKey, Step};
 use checkpointd_storage::store::tests::{DAMAGED_DIGEST, DAMAGED_STATE, Damage, TestBackend};
 use checkpointd_storage::store::{CheckpointStore, RetentionStore};
-use checkpointd_testkit::PgSchema;
+use checkpointd_testkit::{PgSchema, PooledDatabase};
 
-use checkpointd_storage::store::StoreOptions;
+use checkpointd_storage::store::{PostgresStatements, StoreOptions};
 
 use crate::PostgresStore;
 
 pub use checkpointd_testkit::connect_or_panic as raw_client;
 
-/// A schema created for one test, dropped when the test ends (even by panic).
-pub struct TestSchema(PgSchema);
+/// A schema created for one test (or a database, behind the transaction pooler), dropped when
+/// the test ends (even by panic).
+pub struct TestSchema(Place);
+
+enum Place {
+    Schema(PgSchema),
+    Pooled(PooledDatabase),
+}
 
 impl TestSchema {
     pub async fn create() -> Self {
-        Self(PgSchema::create().await)
+        Self(Place::Schema(PgSchema::create().await))
     }
 
+    /// A database of its own behind PgBouncer in transaction mode, whose store sends
+    /// `--postgres-statements unnamed`; panics when `TEST_PGBOUNCER_*_URL` are unset.
+    pub async fn behind_transaction_pooler() -> Self {
+        Self(Place::Pooled(PooledDatabase::create().await))
+    }
+
+    /// Where the store connects.
     pub fn url(&self) -> String {
-        self.0.url()
+        match &self.0 {
+            Place::Schema(schema) => schema.url(),
+            Place::Pooled(database) => database.transaction_url(),
+        }
+    }
+
+    /// Where a test's own SQL goes: the store's URL, or behind a transaction pooler the
+    /// session pooler, which keeps the named statements a raw client prepares.
+    pub fn raw_url(&self) -> String {
+        match &self.0 {
+            Place::Schema(schema) => schema.url(),
+            Place::Pooled(database) => database.session_url(),
+        }
+    }
+
+    /// The store options a test's store gets here.
+    ///
+    /// Behind the transaction pooler: unnamed statements, and the key listener on the session
+    /// pooler, as docs/deploy.md sets a deployment up.
+    pub fn options(&self, pool_size: usize) -> StoreOptions {
+        let (statements, listen_url) = match &self.0 {
+            Place::Schema(_) => (PostgresStatements::Prepared, None),
+            Place::Pooled(database) => (PostgresStatements::Unnamed, Some(database.session_url())),
+        };
+        StoreOptions {
+            pool_size,
+            statements,
+            listen_url,
+        }
     }
 
     /// A store connected to this schema, migrated on connect.
     pub async fn store(&self) -> PostgresStore {
-        PostgresStore::connect(&self.url(), &StoreOptions { pool_size: 4 })
+        PostgresStore::connect(&self.url(), &self.options(4))
             .await
             .unwrap_or_else(|error| panic!("connect to {}: {error}", self.url()))
     }
 
     /// Runs statements inside the schema, bypassing the store.
     pub async fn sql(&self, statement: &str) {
-        self.0.execute(statement).await;
+        raw_client(&self.raw_url())
+            .await
+            .batch_execute(statement)
+            .await
+            .unwrap_or_else(|error| panic!("raw sql failed: {error}: {statement}"));
     }
 }
 
-/// A schema of its own in the Postgres at `TEST_DATABASE_URL`.
-pub struct PostgresBackend {
-    store: Arc<PostgresStore>,
-    schema: TestSchema,
+/// How a [`PostgresBackend`] reaches Postgres.
+pub trait Route: Send + Sync + 'static {
+    fn schema() -> impl std::future::Future<Output = TestSchema> + Send;
 }
 
-impl TestBackend for PostgresBackend {
+/// Straight to `TEST_DATABASE_URL`, named statements prepared once per connection.
+pub struct Direct;
+
+impl Route for Direct {
+    async fn schema() -> TestSchema {
+        TestSchema::create().await
+    }
+}
+
+/// Through PgBouncer in transaction mode, with unnamed statements.
+pub struct TransactionPooler;
+
+impl Route for TransactionPooler {
+    async fn schema() -> TestSchema {
+        TestSchema::behind_transaction_pooler().await
+    }
+}
+
+/// A schema of its own in the Postgres at `TEST_DATABASE_URL` (or a database behind the
+/// transaction pooler).
+pub struct PostgresBackend<R: Route = Direct> {
+    store: Arc<PostgresStore>,
+    schema: TestSchema,
+    route: std::marker::PhantomData<R>,
+}
+
+impl<R: Route> TestBackend for PostgresBackend<R> {
     async fn create() -> Self {
-        let schema = TestSchema::create().await;
+        let schema = R::schema().await;
         let store = Arc::new(schema.store().await);
-        Self { store, schema }
+        Self {
+            store,
+            schema,
+            route: std::marker::PhantomData,
+        }
     }
 
     fn store(&self) -> Arc<dyn CheckpointStore> {
@@ -65,7 +140,7 @@ impl TestBackend for PostgresBackend {
     }
 
     async fn damage_state(&self, run: &RunKey, step: Step) {
-        let changed = raw_client(&self.schema.url())
+        let changed = raw_client(&self.schema.raw_url())
             .await
             .execute(
                 "UPDATE checkpoints SET state = $4 WHERE tenant = $1 AND run_id = $2 AND step = $3",
@@ -82,7 +157,7 @@ impl TestBackend for PostgresBackend {
     }
 
     async fn damage_tool_output(&self, run: &RunKey, seq: u64) {
-        let changed = raw_client(&self.schema.url())
+        let changed = raw_client(&self.schema.raw_url())
             .await
             .execute(
                 "UPDATE tool_results SET output = $4 WHERE tenant = $1 AND run_id = $2 AND seq = $3",
@@ -104,7 +179,7 @@ impl TestBackend for PostgresBackend {
             Damage::MessageContent(seq) => ("UPDATE messages SET content", seq, DAMAGED_STATE),
             Damage::MessageChain(seq) => ("UPDATE messages SET chain", seq, &DAMAGED_DIGEST),
         };
-        let changed = raw_client(&self.schema.url())
+        let changed = raw_client(&self.schema.raw_url())
             .await
             .execute(
                 &format!("{sql} = $4 WHERE tenant = $1 AND run_id = $2 AND seq = $3"),

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use checkpointd_core::secret::SecretString;
+use checkpointd_core::secret::{ExposeSecret, SecretString};
 use checkpointd_storage::store::StoreOptions;
 
 mod answers;
@@ -138,6 +138,11 @@ impl ServeConfig {
             tls: TlsSettings::from_values(settings.tls.clone())?,
             store: StoreOptions {
                 pool_size: settings.pool_size,
+                statements: settings.postgres_statements,
+                listen_url: settings
+                    .postgres_listen_url
+                    .as_ref()
+                    .map(|url| url.expose_secret().to_owned()),
             },
             log_format: settings.log_format,
             cache: CacheSettings::from_values(settings.cache.clone()),

@@ -315,10 +315,46 @@ pub struct CheckpointRef {
 pub struct StoreOptions {
     /// Connections in the Postgres pool.
     pub pool_size: usize,
+    /// How Postgres statements are sent: see [`PostgresStatements`].
+    pub statements: PostgresStatements,
+    /// A direct (session) URL for the Postgres key-change `LISTEN`, for when `--database`
+    /// goes through a transaction pooler, which cannot hold a `LISTEN`.
+    pub listen_url: Option<String>,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        Self { pool_size: 16 }
+        Self {
+            pool_size: 16,
+            statements: PostgresStatements::default(),
+            listen_url: None,
+        }
+    }
+}
+
+/// How the Postgres store sends its statements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PostgresStatements {
+    /// Named statements, prepared once per connection and reused: the fastest, and right for a
+    /// direct connection or a session-mode pooler.
+    #[default]
+    Prepared,
+    /// Unnamed statements (parse, bind and execute in one round trip), none outliving its
+    /// transaction: for a transaction-mode pooler (PgBouncer, RDS Proxy, Supavisor), which
+    /// hands each transaction whichever server connection is free.
+    Unnamed,
+}
+
+impl std::str::FromStr for PostgresStatements {
+    type Err = String;
+
+    fn from_str(raw: &str) -> Result<Self, Self::Err> {
+        match raw {
+            "prepared" => Ok(Self::Prepared),
+            "unnamed" => Ok(Self::Unnamed),
+            other => Err(format!(
+                "invalid postgres statements {other:?}: use prepared or unnamed"
+            )),
+        }
     }
 }

@@ -101,6 +101,25 @@ fn drop_statement(name: &str) -> String {
     format!("SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS {name} CASCADE")
 }
 
+/// Runs `statement` at `url` from a Drop, which cannot await: on a private runtime on a plain
+/// thread, which works whether or not a runtime is running here. Failures are swallowed.
+pub(crate) fn execute_detached(url: String, statement: String) {
+    let _ = std::thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return;
+        };
+        runtime.block_on(async {
+            if let Ok(client) = connect(&url).await {
+                let _ = client.batch_execute(&statement).await;
+            }
+        });
+    })
+    .join();
+}
+
 impl Drop for PgSchema {
     fn drop(&mut self) {
         if !self.armed {
@@ -108,23 +127,9 @@ impl Drop for PgSchema {
         }
         let base = self.base.clone();
         let statement = drop_statement(&self.name);
-        // Drop cannot await; a private runtime on a plain thread works whether or not a runtime
-        // is running here. On a current-thread test runtime, connections the test left open are
-        // not polled meanwhile, which is why the lock timeout above bounds the wait.
-        let _ = std::thread::spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
-                return;
-            };
-            runtime.block_on(async {
-                if let Ok(client) = connect(&base).await {
-                    let _ = client.batch_execute(&statement).await;
-                }
-            });
-        })
-        .join();
+        // On a current-thread test runtime, connections the test left open are not polled
+        // meanwhile, which is why the lock timeout above bounds the wait.
+        execute_detached(base, statement);
     }
 }
 

@@ -61,9 +61,15 @@ pub async fn keys(args: KeysArgs) -> Outcome {
     let url = args
         .database
         .ok_or("pass --database (or CHECKPOINTD_DATABASE): the database the server uses")?;
-    let keys = database::open(&url, &StoreOptions { pool_size: 2 })
-        .await?
-        .keys;
+    let keys = database::open(
+        &url,
+        &StoreOptions {
+            pool_size: 2,
+            ..Default::default()
+        },
+    )
+    .await?
+    .keys;
     match args.command {
         KeysCommand::Create { tenant, role, name } => {
             let role: Role = role.parse()?;

@@ -51,7 +51,14 @@ pub struct ScrubArgs {
 type Outcome = Result<(), Box<dyn std::error::Error>>;
 
 async fn open(url: &str) -> Result<Opened, Box<dyn std::error::Error>> {
-    Ok(database::open(url, &StoreOptions { pool_size: 2 }).await?)
+    Ok(database::open(
+        url,
+        &StoreOptions {
+            pool_size: 2,
+            ..Default::default()
+        },
+    )
+    .await?)
 }
 
 /// Plans every run and, unless `--dry-run`, deletes what its policy lets go.

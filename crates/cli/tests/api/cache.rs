@@ -363,7 +363,10 @@ async fn checkpointd_serve_cached_with_pages(
             },
             ..Default::default()
         },
-        store: checkpointd_storage::store::StoreOptions { pool_size: 4 },
+        store: checkpointd_storage::store::StoreOptions {
+            pool_size: 4,
+            ..Default::default()
+        },
         database: url.into(),
         ..checkpointd::config::ServeConfig::default()
     })

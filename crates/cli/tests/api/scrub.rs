@@ -136,10 +136,16 @@ crate::for_each_durable_backend!(
 
 /// Fills a fresh schema with `runs * steps` checkpoints of 8 KB each, saved concurrently.
 async fn fill(schema: &PgSchema, runs: u64, steps: u64) {
-    let store = database::open(&schema.url(), &StoreOptions { pool_size: 8 })
-        .await
-        .unwrap()
-        .store;
+    let store = database::open(
+        &schema.url(),
+        &StoreOptions {
+            pool_size: 8,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap()
+    .store;
     let mut writers = tokio::task::JoinSet::new();
     for run in 0..runs {
         let store: Arc<dyn CheckpointStore> = store.clone();

@@ -14,10 +14,16 @@ use crate::support::requests::save;
 use crate::support::{cache_keys, connect, serve_cached, unique_prefix};
 
 async fn open(url: &str) -> Result<(), String> {
-    database::open(url, &StoreOptions { pool_size: 1 })
-        .await
-        .map(drop)
-        .map_err(|error| error.to_string())
+    database::open(
+        url,
+        &StoreOptions {
+            pool_size: 1,
+            ..Default::default()
+        },
+    )
+    .await
+    .map(drop)
+    .map_err(|error| error.to_string())
 }
 
 #[tokio::test]

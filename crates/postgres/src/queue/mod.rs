@@ -23,6 +23,7 @@ use self::task_row::{TaskParams, decode, signed};
 use crate::PostgresStore;
 use crate::error::db;
 use crate::notifications::record_event;
+use crate::statements::{Prepared, Statements};
 use checkpointd_core::domain::{Attempt, Tenant};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::notify::task_event;
@@ -76,13 +77,13 @@ impl TaskQueue for PostgresQueue {
         let params = TaskParams::new(tenant, &task)?;
         let client = self.client().await?;
         let (insert, by_key) = tokio::try_join!(
-            client.prepare_cached(sql::INSERT_TASK),
-            client.prepare_cached(sql::TASK_BY_KEY),
+            self.db.statements.prepare(&client, sql::INSERT_TASK),
+            self.db.statements.prepare(&client, sql::TASK_BY_KEY),
         )
         .map_err(db)?;
         for _ in 0..ENQUEUE_ROUNDS {
-            if let Some(row) = client
-                .query_opt(&insert, &params.insert())
+            if let Some(row) = insert
+                .query_opt(&client, &params.insert())
                 .await
                 .map_err(db)?
             {
@@ -91,8 +92,8 @@ impl TaskQueue for PostgresQueue {
             // ON CONFLICT DO NOTHING waited for any in-flight insert of the key to commit, so
             // this read (a new statement, a new snapshot) sees the row that holds it.
             let key = task.idempotency_key.as_deref();
-            if let Some(row) = client
-                .query_opt(&by_key, &[&tenant.as_str(), &key])
+            if let Some(row) = by_key
+                .query_opt(&client, &[&tenant.as_str(), &key])
                 .await
                 .map_err(db)?
             {
@@ -121,10 +122,15 @@ impl TaskQueue for PostgresQueue {
         let now = whole_micros(now);
         let batch = i64::from(batch.get());
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::CLAIM).await.map_err(db)?;
-        client
+        let statement = self
+            .db
+            .statements
+            .prepare(&client, sql::CLAIM)
+            .await
+            .map_err(db)?;
+        statement
             .query(
-                &statement,
+                &client,
                 &[&tenant.as_str(), &now, &batch, &worker, &expires],
             )
             .await
@@ -143,7 +149,8 @@ impl TaskQueue for PostgresQueue {
     ) -> Result<Task> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
-        let outcome = transition_locked(&tx, tenant, id, transition, now).await;
+        let outcome =
+            transition_locked(&self.db.statements, &tx, tenant, id, transition, now).await;
         finish(tx, outcome).await
     }
 
@@ -153,15 +160,20 @@ impl TaskQueue for PostgresQueue {
         }
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
-        let outcome = reap_locked(&tx, now, limit).await;
+        let outcome = reap_locked(&self.db.statements, &tx, now, limit).await;
         finish(tx, outcome).await
     }
 
     async fn get(&self, tenant: &Tenant, id: &TaskId) -> Result<Option<Task>> {
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::TASK).await.map_err(db)?;
-        client
-            .query_opt(&statement, &[&tenant.as_str(), &id.as_str()])
+        let statement = self
+            .db
+            .statements
+            .prepare(&client, sql::TASK)
+            .await
+            .map_err(db)?;
+        statement
+            .query_opt(&client, &[&tenant.as_str(), &id.as_str()])
             .await
             .map_err(db)?
             .as_ref()
@@ -184,19 +196,26 @@ impl TaskQueue for PostgresQueue {
         let client = self.client().await?;
         let rows = match state {
             None => {
-                let statement = client.prepare_cached(sql::LIST_TASKS).await.map_err(db)?;
-                client
-                    .query(&statement, &[&tenant.as_str(), &after, &limit])
+                let statement = self
+                    .db
+                    .statements
+                    .prepare(&client, sql::LIST_TASKS)
+                    .await
+                    .map_err(db)?;
+                statement
+                    .query(&client, &[&tenant.as_str(), &after, &limit])
                     .await
             }
             Some(state) => {
-                let statement = client
-                    .prepare_cached(sql::LIST_TASKS_IN_STATE)
+                let statement = self
+                    .db
+                    .statements
+                    .prepare(&client, sql::LIST_TASKS_IN_STATE)
                     .await
                     .map_err(db)?;
-                client
+                statement
                     .query(
-                        &statement,
+                        &client,
                         &[&tenant.as_str(), &after, &limit, &state.as_str()],
                     )
                     .await
@@ -207,11 +226,13 @@ impl TaskQueue for PostgresQueue {
 
     async fn depth(&self) -> Result<Vec<(TaskState, u64)>> {
         let client = self.client().await?;
-        let statement = client
-            .prepare_cached("SELECT state, count(*) FROM tasks GROUP BY state")
+        let statement = self
+            .db
+            .statements
+            .prepare(&client, "SELECT state, count(*) FROM tasks GROUP BY state")
             .await
             .map_err(db)?;
-        let rows = client.query(&statement, &[]).await.map_err(db)?;
+        let rows = statement.query(&client, &[]).await.map_err(db)?;
         rows.iter()
             .map(|row| {
                 let state: &str = row.try_get(0).map_err(db)?;
@@ -225,6 +246,7 @@ impl TaskQueue for PostgresQueue {
 /// Reads the task under a row lock, applies the transition and writes the outcome back fenced
 /// on the attempt it read. Any error leaves the caller to roll back, so nothing changes.
 async fn transition_locked(
+    statements: &Statements,
     tx: &Transaction<'_>,
     tenant: &Tenant,
     id: &TaskId,
@@ -232,12 +254,12 @@ async fn transition_locked(
     now: SystemTime,
 ) -> Result<Task> {
     let (lock, store) = tokio::try_join!(
-        tx.prepare_cached(sql::LOCK_TASK),
-        tx.prepare_cached(sql::STORE_TASK),
+        statements.prepare(tx, sql::LOCK_TASK),
+        statements.prepare(tx, sql::STORE_TASK),
     )
     .map_err(db)?;
-    let row = tx
-        .query_opt(&lock, &[&tenant.as_str(), &id.as_str()])
+    let row = lock
+        .query_opt(tx, &[&tenant.as_str(), &id.as_str()])
         .await
         .map_err(db)?
         .ok_or_else(|| Error::task_not_found(id))?;
@@ -246,7 +268,7 @@ async fn transition_locked(
     let stored = store_locked(tx, &store, tenant, task.attempt, &next).await?;
     // The event is committed with the transition or not at all (contract 12).
     if let Some(event) = task_event(tenant, &task, &stored, now) {
-        record_event(tx, &event).await?;
+        record_event(statements, tx, &event).await?;
     }
     Ok(stored)
 }
@@ -254,15 +276,20 @@ async fn transition_locked(
 /// Locks up to `limit` reapable tasks of every tenant (skipping rows another writer holds),
 /// buries each by the rules and writes it back. Reaping is rare and off the hot path, so a
 /// round trip per task buys keeping the decision in Rust.
-async fn reap_locked(tx: &Transaction<'_>, now: SystemTime, limit: usize) -> Result<u64> {
+async fn reap_locked(
+    statements: &Statements,
+    tx: &Transaction<'_>,
+    now: SystemTime,
+    limit: usize,
+) -> Result<u64> {
     let (lock, store) = tokio::try_join!(
-        tx.prepare_cached(sql::LOCK_REAPABLE),
-        tx.prepare_cached(sql::STORE_TASK),
+        statements.prepare(tx, sql::LOCK_REAPABLE),
+        statements.prepare(tx, sql::STORE_TASK),
     )
     .map_err(db)?;
-    let stale = tx
+    let stale = lock
         .query(
-            &lock,
+            tx,
             &[
                 &whole_micros(now),
                 &i64::try_from(limit).unwrap_or(i64::MAX),
@@ -281,7 +308,7 @@ async fn reap_locked(tx: &Transaction<'_>, now: SystemTime, limit: usize) -> Res
         let buried =
             store_locked(tx, &store, tenant, task.attempt, &rules::reap(task, now)).await?;
         if let Some(event) = task_event(tenant, task, &buried, now) {
-            record_event(tx, &event).await?;
+            record_event(statements, tx, &event).await?;
         }
     }
     Ok(doomed.len() as u64)
@@ -292,15 +319,15 @@ async fn reap_locked(tx: &Transaction<'_>, now: SystemTime, limit: usize) -> Res
 /// on its own (contract 5: zero rows updated means the lease was lost).
 async fn store_locked(
     tx: &Transaction<'_>,
-    store: &tokio_postgres::Statement,
+    store: &Prepared,
     tenant: &Tenant,
     fence: Attempt,
     task: &Task,
 ) -> Result<Task> {
     let params = TaskParams::new(tenant, task)?;
     let fence_param = signed(fence)?;
-    let row = tx
-        .query_opt(store, &params.update(&fence_param))
+    let row = store
+        .query_opt(tx, &params.update(&fence_param))
         .await
         .map_err(db)?
         .ok_or_else(|| {

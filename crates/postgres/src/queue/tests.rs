@@ -1,4 +1,5 @@
-//! The Postgres side of the queue suite: its [`TestBackend`], on a schema of its own per test,
+//! The Postgres side of the queue suite: its [`TestBackend`], on a schema of its own per test
+//! (or a database behind PgBouncer in transaction mode),
 //! and what only Postgres shows: the columns as the table holds them.
 
 use std::sync::Arc;
@@ -9,21 +10,23 @@ use async_trait::async_trait;
 use super::PostgresQueue;
 use super::sql::INSERT_TASK;
 use super::task_row::TaskParams;
-use crate::testing::{TestSchema, raw_client};
+use crate::testing::{Direct, Route, TestSchema, raw_client};
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::time::whole_micros;
 use checkpointd_storage::queue::tests::{TestBackend, write_column_samples};
 use checkpointd_storage::queue::{Task, TaskQueue};
 
-pub(crate) struct PostgresBackend {
+pub(crate) struct PostgresBackend<R: Route = Direct> {
     schema: TestSchema,
+    route: std::marker::PhantomData<R>,
 }
 
 #[async_trait]
-impl TestBackend for PostgresBackend {
+impl<R: Route> TestBackend for PostgresBackend<R> {
     async fn fresh() -> Self {
         let backend = Self {
-            schema: TestSchema::create().await,
+            schema: R::schema().await,
+            route: std::marker::PhantomData,
         };
         // Connecting applies the migrations, so `put` finds the table.
         backend.open().await;
@@ -35,7 +38,7 @@ impl TestBackend for PostgresBackend {
     }
 
     async fn put(&self, tenant: &Tenant, task: &Task) {
-        let client = raw_client(&self.schema.url()).await;
+        let client = raw_client(&self.schema.raw_url()).await;
         client
             .execute(
                 "DELETE FROM tasks WHERE tenant = $1 AND id = $2",
@@ -65,7 +68,7 @@ type RawColumns = (
 
 /// The columns a transition writes, read straight from the table.
 async fn raw_columns(backend: &PostgresBackend, task: &Task) -> RawColumns {
-    let row = raw_client(&backend.schema.url())
+    let row = raw_client(&backend.schema.raw_url())
         .await
         .query_one(
             "SELECT state, lease_expires_at, next_attempt_at, last_error_class, approval_decision
@@ -95,4 +98,11 @@ async fn times_are_stored_as_timestamptz_and_decisions_as_booleans() {
 
 mod suite {
     checkpointd_storage::queue_behaviours!(super::PostgresBackend);
+}
+
+/// The same suite through PgBouncer in transaction mode, with unnamed statements.
+mod behind_a_transaction_pooler {
+    use crate::testing::TransactionPooler;
+
+    checkpointd_storage::queue_behaviours!(super::PostgresBackend<TransactionPooler>);
 }

@@ -23,10 +23,10 @@
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use deadpool_postgres::Pool;
 use tokio::sync::{Semaphore, oneshot};
 use tokio_postgres::types::ToSql;
 
+use super::Connections;
 use super::rows::signed;
 use super::save::{PlannedWrite, Written, write_alone};
 use super::sql;
@@ -76,7 +76,7 @@ impl SaveBatcher {
 
     /// Applies `write` if its run row is unchanged, alone or with others; answers after the
     /// commit.
-    pub async fn submit(&self, pool: &Pool, write: PlannedWrite<'_>) -> Outcome {
+    pub async fn submit(&self, pool: &Connections, write: PlannedWrite<'_>) -> Outcome {
         #[cfg(test)]
         self.submitted
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -156,7 +156,7 @@ fn received(outcome: Result<Outcome, oneshot::error::RecvError>) -> Outcome {
 }
 
 /// Writes a batch and answers every Save in it.
-async fn write_batch(pool: &Pool, mut batch: Vec<Pending>) {
+async fn write_batch(pool: &Connections, mut batch: Vec<Pending>) {
     if batch.len() == 1
         && let Some(Pending { write, answer }) = batch.pop()
     {
@@ -209,7 +209,10 @@ enum Failure {
 }
 
 /// The whole batch in one `sql::WRITE_CHECKPOINTS` statement; the outcomes in batch order.
-async fn write_together(pool: &Pool, batch: &[Pending]) -> Result<Vec<Option<Written>>, Failure> {
+async fn write_together(
+    pool: &Connections,
+    batch: &[Pending],
+) -> Result<Vec<Option<Written>>, Failure> {
     let failed = |error: tokio_postgres::Error| {
         if error.as_db_error().is_some() {
             Failure::Refused(error)
@@ -221,13 +224,14 @@ async fn write_together(pool: &Pool, batch: &[Pending]) -> Result<Vec<Option<Wri
         .get()
         .await
         .map_err(|error| Failure::Failed(pool_error(error)))?;
-    let statement = client
-        .prepare_cached(sql::WRITE_CHECKPOINTS)
+    let statement = pool
+        .statements
+        .prepare(&client, sql::WRITE_CHECKPOINTS)
         .await
         .map_err(failed)?;
     let columns = BatchColumns::new(batch);
-    let rows = client
-        .query(&statement, &columns.params())
+    let rows = statement
+        .query(&client, &columns.params())
         .await
         .map_err(failed)?;
     let mut outcomes = vec![None; batch.len()];
@@ -356,7 +360,7 @@ impl<'a> BatchColumns<'a> {
 /// Writes `writes` as one batch, as a turn's holder would; the outcomes in the same order.
 #[cfg(test)]
 pub(super) async fn write_as_batch(
-    pool: &Pool,
+    pool: &Connections,
     writes: Vec<PlannedWrite<'static>>,
 ) -> Vec<Outcome> {
     let mut batch = Vec::new();

@@ -7,6 +7,7 @@ use super::PostgresStore;
 use super::rows::{RunRow, signed, tool_record, unsigned, whole_micros};
 use super::sql;
 use crate::error::db;
+use crate::statements::Statements;
 use checkpointd_core::domain::ToolRecord;
 use checkpointd_core::domain::{
     EntryKind, IntentOutcome, JournalAction, NewToolIntent, RunKey, Step,
@@ -22,15 +23,20 @@ impl PostgresStore {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
         let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
-        tx.execute(sql::ENSURE_RUN, &run_params).await.map_err(db)?;
-        let locked = tx
-            .query_opt(sql::LOCK_RUN, &run_params)
+        self.statements
+            .execute(&tx, sql::ENSURE_RUN, &run_params)
+            .await
+            .map_err(db)?;
+        let locked = self
+            .statements
+            .query_opt(&tx, sql::LOCK_RUN, &run_params)
             .await
             .map_err(db)?
             .ok_or_else(|| Error::unavailable(format!("run {run} was deleted meanwhile")))?;
         let head = RunRow::decode(&locked, run)?.head;
-        let entries = tx
-            .query(sql::JOURNAL_BY_CALL_ID, &[&tenant, &run_id, &call_id])
+        let entries = self
+            .statements
+            .query(&tx, sql::JOURNAL_BY_CALL_ID, &[&tenant, &run_id, &call_id])
             .await
             .map_err(db)?
             .iter()
@@ -58,8 +64,8 @@ impl PostgresStore {
             recorded_at: whole_micros(record.recorded_at),
             ..record
         };
-        insert_entry(&tx, run, &record).await?;
-        set_tool_head(&tx, run, tools.len, &tools.head).await?;
+        insert_entry(&self.statements, &tx, run, &record).await?;
+        set_tool_head(&self.statements, &tx, run, tools.len, &tools.head).await?;
         tx.commit().await.map_err(db)?;
         self.cache.forget(run);
         Ok(IntentOutcome {
@@ -75,7 +81,12 @@ impl PostgresStore {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
         let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
-        let Some(locked) = tx.query_opt(sql::LOCK_RUN, &run_params).await.map_err(db)? else {
+        let Some(locked) = self
+            .statements
+            .query_opt(&tx, sql::LOCK_RUN, &run_params)
+            .await
+            .map_err(db)?
+        else {
             return Err(Error::run_not_found(&run.run_id));
         };
         let head = RunRow::decode(&locked, run)?.head;
@@ -84,7 +95,8 @@ impl PostgresStore {
             return Err(error);
         }
         let from = signed(rewrite.from_seq);
-        tx.execute(sql::TRUNCATE_JOURNAL, &[&tenant, &run_id, &from])
+        self.statements
+            .execute(&tx, sql::TRUNCATE_JOURNAL, &[&tenant, &run_id, &from])
             .await
             .map_err(db)?;
         for record in &rewrite.entries {
@@ -92,15 +104,24 @@ impl PostgresStore {
                 recorded_at: whole_micros(record.recorded_at),
                 ..record.clone()
             };
-            insert_entry(&tx, run, &record).await?;
+            insert_entry(&self.statements, &tx, run, &record).await?;
         }
-        set_tool_head(&tx, run, rewrite.head.len, &rewrite.head.head).await?;
+        set_tool_head(
+            &self.statements,
+            &tx,
+            run,
+            rewrite.head.len,
+            &rewrite.head.head,
+        )
+        .await?;
         let mut quarantined = Vec::new();
         if let Some(covering) = rewrite.quarantine_from {
             let covering = signed(covering);
             let reason = rewrite.quarantine_reason();
-            for row in tx
+            for row in self
+                .statements
                 .query(
+                    &tx,
                     sql::QUARANTINE_COVERING,
                     &[
                         &tenant,
@@ -118,20 +139,22 @@ impl PostgresStore {
         }
         quarantined.sort();
         let action = &rewrite.action;
-        tx.execute(
-            sql::INSERT_JOURNAL_ACTION,
-            &[
-                &tenant,
-                &run_id,
-                &action.call_id,
-                &action.action,
-                &action.actor,
-                &action.detail,
-                &action.acted_at,
-            ],
-        )
-        .await
-        .map_err(db)?;
+        self.statements
+            .execute(
+                &tx,
+                sql::INSERT_JOURNAL_ACTION,
+                &[
+                    &tenant,
+                    &run_id,
+                    &action.call_id,
+                    &action.action,
+                    &action.actor,
+                    &action.detail,
+                    &action.acted_at,
+                ],
+            )
+            .await
+            .map_err(db)?;
         tx.commit().await.map_err(db)?;
         self.cache.forget(run);
         Ok(quarantined)
@@ -139,8 +162,10 @@ impl PostgresStore {
 
     pub(super) async fn read_journal_actions(&self, run: &RunKey) -> Result<Vec<JournalAction>> {
         let client = self.client().await?;
-        let rows = client
+        let rows = self
+            .statements
             .query(
+                &client,
                 sql::JOURNAL_ACTIONS,
                 &[&run.tenant.as_str(), &run.run_id.as_str()],
             )
@@ -160,48 +185,54 @@ impl PostgresStore {
 }
 
 async fn insert_entry(
+    statements: &Statements,
     tx: &deadpool_postgres::Transaction<'_>,
     run: &RunKey,
     record: &ToolRecord,
 ) -> Result<()> {
-    tx.execute(
-        sql::INSERT_JOURNAL_ENTRY,
-        &[
-            &run.tenant.as_str(),
-            &run.run_id.as_str(),
-            &signed(record.seq),
-            &record.call_id.as_str(),
-            &record.tool_name,
-            &record.step.as_i64(),
-            &record.output,
-            &record.is_error,
-            &record.chain.as_slice(),
-            &record.recorded_at,
-            &(record.kind == EntryKind::Intent),
-            &record.arguments_digest.as_str(),
-        ],
-    )
-    .await
-    .map_err(db)?;
+    statements
+        .execute(
+            tx,
+            sql::INSERT_JOURNAL_ENTRY,
+            &[
+                &run.tenant.as_str(),
+                &run.run_id.as_str(),
+                &signed(record.seq),
+                &record.call_id.as_str(),
+                &record.tool_name,
+                &record.step.as_i64(),
+                &record.output,
+                &record.is_error,
+                &record.chain.as_slice(),
+                &record.recorded_at,
+                &(record.kind == EntryKind::Intent),
+                &record.arguments_digest.as_str(),
+            ],
+        )
+        .await
+        .map_err(db)?;
     Ok(())
 }
 
 async fn set_tool_head(
+    statements: &Statements,
     tx: &deadpool_postgres::Transaction<'_>,
     run: &RunKey,
     len: u64,
     head: &[u8; 32],
 ) -> Result<()> {
-    tx.execute(
-        sql::SET_TOOL_HEAD,
-        &[
-            &run.tenant.as_str(),
-            &run.run_id.as_str(),
-            &signed(len),
-            &head.as_slice(),
-        ],
-    )
-    .await
-    .map_err(db)?;
+    statements
+        .execute(
+            tx,
+            sql::SET_TOOL_HEAD,
+            &[
+                &run.tenant.as_str(),
+                &run.run_id.as_str(),
+                &signed(len),
+                &head.as_slice(),
+            ],
+        )
+        .await
+        .map_err(db)?;
     Ok(())
 }

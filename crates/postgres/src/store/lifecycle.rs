@@ -12,6 +12,7 @@ use super::sql;
 use super::{Locked, PostgresStore};
 use crate::error::db;
 use crate::notifications::record_event;
+use crate::statements::Statements;
 use checkpointd_core::domain::{Epoch, MessageChain, RunKey, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::notify::quarantine_event;
@@ -23,9 +24,13 @@ impl PostgresStore {
     /// get two different epochs.
     pub(super) async fn bump_epoch(&self, run: &RunKey) -> Result<Epoch> {
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::BEGIN_RESUME).await.map_err(db)?;
-        let row = client
-            .query_one(&statement, &[&run.tenant.as_str(), &run.run_id.as_str()])
+        let statement = self
+            .statements
+            .prepare(&client, sql::BEGIN_RESUME)
+            .await
+            .map_err(db)?;
+        let row = statement
+            .query_one(&client, &[&run.tenant.as_str(), &run.run_id.as_str()])
             .await
             .map_err(db)?;
         let RunRow { head, updated_at } = RunRow::decode(&row, run)?;
@@ -50,7 +55,7 @@ impl PostgresStore {
     ) -> Result<()> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
-        let outcome = rewind_under_lock(&tx, run, epoch, chain).await;
+        let outcome = rewind_under_lock(&self.statements, &tx, run, epoch, chain).await;
         self.finish(tx, run, outcome).await
     }
 
@@ -64,11 +69,15 @@ impl PostgresStore {
         // transaction: only a first quarantine (one row updated) is told.
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
-        let statement = tx.prepare_cached(sql::QUARANTINE).await.map_err(db)?;
+        let statement = self
+            .statements
+            .prepare(&tx, sql::QUARANTINE)
+            .await
+            .map_err(db)?;
         let now = SystemTime::now();
-        let quarantined = tx
+        let quarantined = statement
             .execute(
-                &statement,
+                &tx,
                 &[
                     &run.tenant.as_str(),
                     &run.run_id.as_str(),
@@ -81,7 +90,7 @@ impl PostgresStore {
             .map_err(db)?;
         if quarantined > 0 {
             let event = quarantine_event(run, step, reason, now);
-            record_event(&tx, &event).await?;
+            record_event(&self.statements, &tx, &event).await?;
         }
         tx.commit().await.map_err(db)
     }
@@ -92,7 +101,7 @@ impl PostgresStore {
         self.cache.forget(run);
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
-        let outcome = delete_under_lock(&tx, run).await;
+        let outcome = delete_under_lock(&self.statements, &tx, run).await;
         let deleted = self.finish(tx, run, outcome).await;
         // Again after the commit: a write that finished meanwhile may have cached the run.
         self.cache.forget(run);
@@ -111,20 +120,21 @@ impl PostgresStore {
     ) -> Result<DeletedCheckpoints> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
-        let outcome = delete_listed_under_lock(&tx, run, epoch, steps).await;
+        let outcome = delete_listed_under_lock(&self.statements, &tx, run, epoch, steps).await;
         self.finish(tx, run, outcome).await
     }
 }
 
 async fn delete_listed_under_lock(
+    statements: &Statements,
     tx: &Transaction<'_>,
     run: &RunKey,
     epoch: Option<Epoch>,
     steps: &[Step],
 ) -> Result<Locked<DeletedCheckpoints>> {
     let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
-    let lock = tx.prepare_cached(sql::LOCK_RUN).await.map_err(db)?;
-    let Some(locked) = tx.query_opt(&lock, &[&tenant, &run_id]).await.map_err(db)? else {
+    let lock = statements.prepare(tx, sql::LOCK_RUN).await.map_err(db)?;
+    let Some(locked) = lock.query_opt(tx, &[&tenant, &run_id]).await.map_err(db)? else {
         return Ok(Locked::Release(
             Err(Error::run_not_found(&run.run_id)),
             None,
@@ -140,16 +150,16 @@ async fn delete_listed_under_lock(
     listed.sort_unstable();
     listed.dedup();
     let (delete, pinned) = tokio::try_join!(
-        tx.prepare_cached(sql::DELETE_LISTED_CHECKPOINTS),
-        tx.prepare_cached(sql::PINNED_LISTED_STEPS),
+        statements.prepare(tx, sql::DELETE_LISTED_CHECKPOINTS),
+        statements.prepare(tx, sql::PINNED_LISTED_STEPS),
     )
     .map_err(db)?;
-    let deleted = tx
-        .execute(&delete, &[&tenant, &run_id, &listed])
+    let deleted = delete
+        .execute(tx, &[&tenant, &run_id, &listed])
         .await
         .map_err(db)?;
-    let pinned = tx
-        .query(&pinned, &[&tenant, &run_id, &listed])
+    let pinned = pinned
+        .query(tx, &[&tenant, &run_id, &listed])
         .await
         .map_err(db)?
         .iter()
@@ -159,8 +169,11 @@ async fn delete_listed_under_lock(
     if deleted == 0 {
         return Ok(Locked::Release(Ok(outcome), None));
     }
-    let bump = tx.prepare_cached(sql::BUMP_RUN_VERSION).await.map_err(db)?;
-    let bumped = tx.query_one(&bump, &[&tenant, &run_id]).await.map_err(db)?;
+    let bump = statements
+        .prepare(tx, sql::BUMP_RUN_VERSION)
+        .await
+        .map_err(db)?;
+    let bumped = bump.query_one(tx, &[&tenant, &run_id]).await.map_err(db)?;
     Ok(Locked::Commit(
         outcome,
         Some(CachedRun {
@@ -173,6 +186,7 @@ async fn delete_listed_under_lock(
 }
 
 async fn rewind_under_lock(
+    statements: &Statements,
     tx: &Transaction<'_>,
     run: &RunKey,
     epoch: Epoch,
@@ -180,13 +194,13 @@ async fn rewind_under_lock(
 ) -> Result<Locked<()>> {
     let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
     let (lock, truncate, set_head, latest_step) = tokio::try_join!(
-        tx.prepare_cached(sql::LOCK_RUN),
-        tx.prepare_cached(sql::TRUNCATE_MESSAGES),
-        tx.prepare_cached(sql::SET_MESSAGE_HEAD),
-        tx.prepare_cached(sql::LATEST_STEP),
+        statements.prepare(tx, sql::LOCK_RUN),
+        statements.prepare(tx, sql::TRUNCATE_MESSAGES),
+        statements.prepare(tx, sql::SET_MESSAGE_HEAD),
+        statements.prepare(tx, sql::LATEST_STEP),
     )
     .map_err(db)?;
-    let Some(locked) = tx.query_opt(&lock, &[&tenant, &run_id]).await.map_err(db)? else {
+    let Some(locked) = lock.query_opt(tx, &[&tenant, &run_id]).await.map_err(db)? else {
         return Ok(Locked::Release(
             Err(Error::run_not_found(&run.run_id)),
             None,
@@ -204,9 +218,9 @@ async fn rewind_under_lock(
     // Statements after the lock see every committed write, so no message appended by an
     // earlier lock holder survives past `len`.
     let (_, updated, latest) = tokio::try_join!(
-        tx.execute(&truncate, &truncate_params),
-        tx.query_one(&set_head, &head_params),
-        tx.query_opt(&latest_step, &run_params),
+        truncate.execute(tx, &truncate_params),
+        set_head.query_one(tx, &head_params),
+        latest_step.query_opt(tx, &run_params),
     )
     .map_err(db)?;
     Ok(Locked::Commit(
@@ -222,25 +236,29 @@ async fn rewind_under_lock(
     ))
 }
 
-async fn delete_under_lock(tx: &Transaction<'_>, run: &RunKey) -> Result<Locked<u64>> {
+async fn delete_under_lock(
+    statements: &Statements,
+    tx: &Transaction<'_>,
+    run: &RunKey,
+) -> Result<Locked<u64>> {
     let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
     let (runs, checkpoints, messages, tools, pins, actions) = tokio::try_join!(
-        tx.prepare_cached(sql::DELETE_RUN),
-        tx.prepare_cached(sql::DELETE_CHECKPOINTS),
-        tx.prepare_cached(sql::DELETE_MESSAGES),
-        tx.prepare_cached(sql::DELETE_TOOLS),
-        tx.prepare_cached(sql::DELETE_PINS),
-        tx.prepare_cached(sql::DELETE_JOURNAL_ACTIONS),
+        statements.prepare(tx, sql::DELETE_RUN),
+        statements.prepare(tx, sql::DELETE_CHECKPOINTS),
+        statements.prepare(tx, sql::DELETE_MESSAGES),
+        statements.prepare(tx, sql::DELETE_TOOLS),
+        statements.prepare(tx, sql::DELETE_PINS),
+        statements.prepare(tx, sql::DELETE_JOURNAL_ACTIONS),
     )
     .map_err(db)?;
     let params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
     let (runs, checkpoints, messages, tools, _, _) = tokio::try_join!(
-        tx.execute(&runs, &params),
-        tx.execute(&checkpoints, &params),
-        tx.execute(&messages, &params),
-        tx.execute(&tools, &params),
-        tx.execute(&pins, &params),
-        tx.execute(&actions, &params),
+        runs.execute(tx, &params),
+        checkpoints.execute(tx, &params),
+        messages.execute(tx, &params),
+        tools.execute(tx, &params),
+        pins.execute(tx, &params),
+        actions.execute(tx, &params),
     )
     .map_err(db)?;
     if runs + checkpoints + messages + tools == 0 {

@@ -29,10 +29,13 @@ mod tools;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, QueueMode, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    Manager, ManagerConfig, Pool, PoolError, QueueMode, RecyclingMethod, Runtime,
+};
 
 use crate::key_listener::KeyFeed;
-use crate::{error, tls};
+use crate::statements::Statements;
+use crate::{error, pooler_probe, tls};
 use batch::SaveBatcher;
 use checkpointd_core::domain::{
     CheckpointSummary, Epoch, IntentOutcome, JournalAction, ListQuery, MessageChain, NewCheckpoint,
@@ -43,10 +46,11 @@ use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::JournalRewrite;
 use checkpointd_core::secret::redact_url;
 use checkpointd_storage::store::{
-    CheckpointRef, CheckpointStore, DeletedCheckpoints, LatestHead, RetentionFacts, RetentionStore,
-    Snapshot, StoreOptions, Which,
+    CheckpointRef, CheckpointStore, DeletedCheckpoints, LatestHead, PostgresStatements,
+    RetentionFacts, RetentionStore, Snapshot, StoreOptions, Which,
 };
 use head_cache::HeadCache;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How long opening a connection may take. Short, so that a call made while Postgres is
 /// unreachable fails with `Unavailable` in about this long instead of hanging.
@@ -59,7 +63,9 @@ const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
 
 pub struct PostgresStore {
-    pool: Pool,
+    pool: Connections,
+    /// Every statement goes through here: prepared and cached, or unnamed behind a pooler.
+    pub(crate) statements: Statements,
     cache: HeadCache,
     batcher: SaveBatcher,
     /// Key changes, for the server's cache of verified keys.
@@ -72,30 +78,24 @@ impl PostgresStore {
     /// Fails with `Unavailable` when the database cannot be reached, so a misconfigured or
     /// absent database stops startup with a clear message.
     pub async fn connect(url: &str, options: &StoreOptions) -> Result<Self> {
-        let invalid = |error: &dyn std::fmt::Display| {
-            Error::InvalidArgument(format!("invalid postgres url {}: {error}", redact_url(url)))
+        let (config, connector) = client_config(url)?;
+        let key_feed = match (&options.listen_url, options.statements) {
+            (Some(listen_url), _) => {
+                let (config, connector) = client_config(listen_url)?;
+                KeyFeed::listening(config, connector)
+            }
+            (None, PostgresStatements::Prepared) => {
+                KeyFeed::listening(config.clone(), connector.clone())
+            }
+            // A transaction-mode pooler would run the LISTEN on a server connection it then
+            // lends to others, and deliver nothing: caches resync on a timer instead.
+            (None, PostgresStatements::Unnamed) => KeyFeed::polling(),
         };
-        let (rest, tls) = tls::split(url).map_err(|error| invalid(&error))?;
-        let (ssl_mode, connector) = tls::connector(&tls).map_err(|error| invalid(&error))?;
-        let mut config: tokio_postgres::Config = rest.parse().map_err(|error| invalid(&error))?;
-        config.ssl_mode(ssl_mode);
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
-        // An established connection to a server that stopped answering (a dead host, a dropped
-        // route) would otherwise retransmit for many minutes; this fails it, and the pool
-        // replaces it, once sent data stays unacknowledged this long.
-        if config.get_tcp_user_timeout().is_none() {
-            config.tcp_user_timeout(TCP_USER_TIMEOUT);
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("checkpointd");
-        }
+        let probe = (config.clone(), connector.clone());
         // Fast recycling only checks that the connection task is alive: a connection that lost
         // its server is closed by then, and skipping a per-checkout ping saves a round trip on
         // every call. Dead connections are dropped and replaced, so the pool heals by itself
         // once Postgres is back.
-        let key_feed = KeyFeed::new(config.clone(), connector.clone());
         let manager = Manager::from_config(
             config,
             connector,
@@ -121,10 +121,18 @@ impl PostgresStore {
                 error,
             )
         })?;
+        if options.statements == PostgresStatements::Prepared {
+            pooler_probe::refuse_transaction_pooler(&probe.0, probe.1, &redact_url(url)).await?;
+        }
         migrate::run(&mut client).await?;
         drop(client);
+        let statements = Statements::new(options.statements);
         Ok(Self {
-            pool,
+            pool: Connections {
+                pool,
+                statements: statements.clone(),
+            },
+            statements,
             cache: HeadCache::default(),
             batcher: SaveBatcher::new(),
             key_feed,
@@ -169,6 +177,44 @@ impl PostgresStore {
                 Err(failure)
             }
         }
+    }
+}
+
+/// The driver's settings and TLS connector for `url`, with this crate's timeouts and name.
+fn client_config(url: &str) -> Result<(tokio_postgres::Config, MakeRustlsConnect)> {
+    let invalid = |error: &dyn std::fmt::Display| {
+        Error::InvalidArgument(format!("invalid postgres url {}: {error}", redact_url(url)))
+    };
+    let (rest, tls) = tls::split(url).map_err(|error| invalid(&error))?;
+    let (ssl_mode, connector) = tls::connector(&tls).map_err(|error| invalid(&error))?;
+    let mut config: tokio_postgres::Config = rest.parse().map_err(|error| invalid(&error))?;
+    config.ssl_mode(ssl_mode);
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    // An established connection to a server that stopped answering (a dead host, a dropped
+    // route) would otherwise retransmit for many minutes; this fails it, and the pool
+    // replaces it, once sent data stays unacknowledged this long.
+    if config.get_tcp_user_timeout().is_none() {
+        config.tcp_user_timeout(TCP_USER_TIMEOUT);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("checkpointd");
+    }
+    Ok((config, connector))
+}
+
+/// The pool with the statement layer, which travel together to whatever sends statements (the
+/// group commit takes both).
+#[derive(Clone)]
+pub(crate) struct Connections {
+    pool: Pool,
+    statements: Statements,
+}
+
+impl Connections {
+    pub(crate) async fn get(&self) -> std::result::Result<deadpool_postgres::Client, PoolError> {
+        self.pool.get().await
     }
 }
 

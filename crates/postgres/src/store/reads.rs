@@ -47,8 +47,8 @@ impl PostgresStore {
             .get(run)
             .is_some_and(|cached| cached.head.messages.len == 0 && cached.head.tools.len == 0);
         if bare_likely {
-            let statement = client.prepare_cached(bare).await.map_err(db)?;
-            let Some(row) = client.query_opt(&statement, &params).await.map_err(db)? else {
+            let statement = self.statements.prepare(&client, bare).await.map_err(db)?;
+            let Some(row) = statement.query_opt(&client, &params).await.map_err(db)? else {
                 return Ok(None);
             };
             if let Some(snapshot) = bare_snapshot(&row, run) {
@@ -65,16 +65,20 @@ impl PostgresStore {
         let params: [&(dyn ToSql + Sync); 6] = [
             params[0], params[1], params[2], &offset, &max_bytes, &journal,
         ];
-        let statement = client.prepare_cached(full).await.map_err(db)?;
-        let row = client.query_opt(&statement, &params).await.map_err(db)?;
+        let statement = self.statements.prepare(&client, full).await.map_err(db)?;
+        let row = statement.query_opt(&client, &params).await.map_err(db)?;
         row.map(|row| snapshot(&row, run)).transpose()
     }
 
     pub(super) async fn tool_journal(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::TOOLS).await.map_err(db)?;
-        client
-            .query(&statement, &[&run.tenant.as_str(), &run.run_id.as_str()])
+        let statement = self
+            .statements
+            .prepare(&client, sql::TOOLS)
+            .await
+            .map_err(db)?;
+        statement
+            .query(&client, &[&run.tenant.as_str(), &run.run_id.as_str()])
             .await
             .map_err(db)?
             .iter()
@@ -84,9 +88,13 @@ impl PostgresStore {
 
     pub(super) async fn checkpoint_steps(&self, run: &RunKey) -> Result<Vec<Step>> {
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::STEPS).await.map_err(db)?;
-        Ok(client
-            .query(&statement, &[&run.tenant.as_str(), &run.run_id.as_str()])
+        let statement = self
+            .statements
+            .prepare(&client, sql::STEPS)
+            .await
+            .map_err(db)?;
+        Ok(statement
+            .query(&client, &[&run.tenant.as_str(), &run.run_id.as_str()])
             .await
             .map_err(db)?
             .iter()
@@ -117,9 +125,9 @@ impl PostgresStore {
             params.extend([&keys as &(dyn ToSql + Sync), &values]);
         }
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql).await.map_err(db)?;
-        Ok(client
-            .query(&statement, &params)
+        let statement = self.statements.prepare(&client, sql).await.map_err(db)?;
+        Ok(statement
+            .query(&client, &params)
             .await
             .map_err(db)?
             .iter()
@@ -129,10 +137,14 @@ impl PostgresStore {
 
     pub(super) async fn step_of_label(&self, run: &RunKey, label: &str) -> Result<Option<Step>> {
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::LABEL_STEP).await.map_err(db)?;
-        Ok(client
+        let statement = self
+            .statements
+            .prepare(&client, sql::LABEL_STEP)
+            .await
+            .map_err(db)?;
+        Ok(statement
             .query_opt(
-                &statement,
+                &client,
                 &[&run.tenant.as_str(), &run.run_id.as_str(), &label],
             )
             .await
@@ -142,9 +154,13 @@ impl PostgresStore {
 
     pub(super) async fn read_run_info(&self, run: &RunKey) -> Result<Option<RunInfo>> {
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::RUN_INFO_ONE).await.map_err(db)?;
-        client
-            .query_opt(&statement, &[&run.tenant.as_str(), &run.run_id.as_str()])
+        let statement = self
+            .statements
+            .prepare(&client, sql::RUN_INFO_ONE)
+            .await
+            .map_err(db)?;
+        statement
+            .query_opt(&client, &[&run.tenant.as_str(), &run.run_id.as_str()])
             .await
             .map_err(db)?
             .map(|row| run_info(&row))
@@ -165,24 +181,23 @@ impl PostgresStore {
         let client = self.client().await?;
         let rows = match &bound {
             Some(bound) => {
-                let statement = client
-                    .prepare_cached(sql::RUN_INFO_PAGE_BOUNDED)
+                let statement = self
+                    .statements
+                    .prepare(&client, sql::RUN_INFO_PAGE_BOUNDED)
                     .await
                     .map_err(db)?;
-                client
-                    .query(
-                        &statement,
-                        &[&tenant.as_str(), &prefix, &after, &limit, bound],
-                    )
+                statement
+                    .query(&client, &[&tenant.as_str(), &prefix, &after, &limit, bound])
                     .await
             }
             None => {
-                let statement = client
-                    .prepare_cached(sql::RUN_INFO_PAGE)
+                let statement = self
+                    .statements
+                    .prepare(&client, sql::RUN_INFO_PAGE)
                     .await
                     .map_err(db)?;
-                client
-                    .query(&statement, &[&tenant.as_str(), &prefix, &after, &limit])
+                statement
+                    .query(&client, &[&tenant.as_str(), &prefix, &after, &limit])
                     .await
             }
         }
@@ -192,9 +207,13 @@ impl PostgresStore {
 
     pub(super) async fn read_latest_head(&self, run: &RunKey) -> Result<Option<LatestHead>> {
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::LATEST_HEAD).await.map_err(db)?;
-        let Some(row) = client
-            .query_opt(&statement, &[&run.tenant.as_str(), &run.run_id.as_str()])
+        let statement = self
+            .statements
+            .prepare(&client, sql::LATEST_HEAD)
+            .await
+            .map_err(db)?;
+        let Some(row) = statement
+            .query_opt(&client, &[&run.tenant.as_str(), &run.run_id.as_str()])
             .await
             .map_err(db)?
         else {
@@ -218,9 +237,13 @@ impl PostgresStore {
 
     pub(super) async fn exists(&self, run: &RunKey) -> Result<bool> {
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql::RUN_EXISTS).await.map_err(db)?;
-        Ok(client
-            .query_one(&statement, &[&run.tenant.as_str(), &run.run_id.as_str()])
+        let statement = self
+            .statements
+            .prepare(&client, sql::RUN_EXISTS)
+            .await
+            .map_err(db)?;
+        Ok(statement
+            .query_one(&client, &[&run.tenant.as_str(), &run.run_id.as_str()])
             .await
             .map_err(db)?
             .get(0))

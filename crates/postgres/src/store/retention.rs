@@ -94,8 +94,9 @@ fn run_key(tenant: &str, run_id: &str) -> Result<RunKey> {
 impl PostgresStore {
     pub(super) async fn store_retention(&self, run: &RunKey, policy: Option<&str>) -> Result<()> {
         let client = self.client().await?;
-        client
+        self.statements
             .execute(
+                &client,
                 SET_RETENTION,
                 &[&run.tenant.as_str(), &run.run_id.as_str(), &policy],
             )
@@ -113,21 +114,24 @@ impl PostgresStore {
         let client = self.client().await?;
         let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
         let Some(step) = step else {
-            let row = client
-                .query_opt(PIN_LATEST, &[&tenant, &run_id, &source])
+            let row = self
+                .statements
+                .query_opt(&client, PIN_LATEST, &[&tenant, &run_id, &source])
                 .await
                 .map_err(db)?;
             return Ok(row.map(|row| Step::new(unsigned(row.get(0)))));
         };
         let at = step.as_i64();
-        let inserted = client
-            .execute(PIN_STEP, &[&tenant, &run_id, &at, &source])
+        let inserted = self
+            .statements
+            .execute(&client, PIN_STEP, &[&tenant, &run_id, &at, &source])
             .await
             .map_err(db)?;
         // Zero rows is either "already pinned by this source" or "no such checkpoint".
         if inserted == 0
-            && client
-                .query_opt(STEP_EXISTS, &[&tenant, &run_id, &at])
+            && self
+                .statements
+                .query_opt(&client, STEP_EXISTS, &[&tenant, &run_id, &at])
                 .await
                 .map_err(db)?
                 .is_none()
@@ -145,8 +149,9 @@ impl PostgresStore {
     ) -> Result<u64> {
         let client = self.client().await?;
         let step = step.map(Step::as_i64);
-        client
+        self.statements
             .execute(
+                &client,
                 UNPIN,
                 &[&run.tenant.as_str(), &run.run_id.as_str(), &source, &step],
             )
@@ -169,10 +174,19 @@ impl PostgresStore {
             .map_err(db)?;
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 2] =
             [&run.tenant.as_str(), &run.run_id.as_str()];
-        let Some(head) = tx.query_opt(RUN_RETENTION, &params).await.map_err(db)? else {
+        let Some(head) = self
+            .statements
+            .query_opt(&tx, RUN_RETENTION, &params)
+            .await
+            .map_err(db)?
+        else {
             return Ok(None);
         };
-        let rows = tx.query(CHECKPOINT_FACTS, &params).await.map_err(db)?;
+        let rows = self
+            .statements
+            .query(&tx, CHECKPOINT_FACTS, &params)
+            .await
+            .map_err(db)?;
         tx.commit().await.map_err(db)?;
         let checkpoints = rows
             .iter()
@@ -199,8 +213,10 @@ impl PostgresStore {
         let client = self.client().await?;
         let (tenant, run_id) =
             after.map_or(("", ""), |run| (run.tenant.as_str(), run.run_id.as_str()));
-        let rows = client
+        let rows = self
+            .statements
             .query(
+                &client,
                 RUNS_AFTER,
                 &[&tenant, &run_id, &limit(count), &with_policy_only],
             )
@@ -221,8 +237,9 @@ impl PostgresStore {
         let tx = client.transaction().await.map_err(db)?;
         let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
         // Locking the run row serialises the delete with Resume's epoch bump and with Saves.
-        let locked = tx
-            .query_opt(LOCK_EPOCH, &[&tenant, &run_id])
+        let locked = self
+            .statements
+            .query_opt(&tx, LOCK_EPOCH, &[&tenant, &run_id])
             .await
             .map_err(db)?;
         let current = locked.map(|row| Epoch::new(unsigned(row.get(0))));
@@ -231,8 +248,9 @@ impl PostgresStore {
             return Err(moved);
         }
         let steps: Vec<i64> = steps.iter().map(|step| step.as_i64()).collect();
-        let deleted = tx
-            .execute(PRUNE, &[&tenant, &run_id, &steps])
+        let deleted = self
+            .statements
+            .execute(&tx, PRUNE, &[&tenant, &run_id, &steps])
             .await
             .map_err(db)?;
         tx.commit().await.map_err(db)?;
@@ -248,24 +266,33 @@ impl PostgresStore {
         let client = self.client().await?;
         let count = limit(count);
         let rows = match (tenant, after) {
-            (None, None) => client.query(CHECKPOINTS_FIRST, &[&count]).await,
+            (None, None) => {
+                self.statements
+                    .query(&client, CHECKPOINTS_FIRST, &[&count])
+                    .await
+            }
             (None, Some(at)) => {
                 let step = at.step.as_i64();
                 let (t, r) = (at.run.tenant.as_str(), at.run.run_id.as_str());
-                client
-                    .query(CHECKPOINTS_AFTER, &[&t, &r, &step, &count])
+                self.statements
+                    .query(&client, CHECKPOINTS_AFTER, &[&t, &r, &step, &count])
                     .await
             }
             (Some(tenant), None) => {
-                client
-                    .query(TENANT_CHECKPOINTS_FIRST, &[&tenant.as_str(), &count])
+                self.statements
+                    .query(
+                        &client,
+                        TENANT_CHECKPOINTS_FIRST,
+                        &[&tenant.as_str(), &count],
+                    )
                     .await
             }
             (Some(tenant), Some(at)) => {
                 let step = at.step.as_i64();
                 let r = at.run.run_id.as_str();
-                client
+                self.statements
                     .query(
+                        &client,
                         TENANT_CHECKPOINTS_AFTER,
                         &[&tenant.as_str(), &r, &step, &count],
                     )

@@ -12,14 +12,15 @@
 use std::borrow::Cow;
 use std::time::SystemTime;
 
-use deadpool_postgres::Pool;
 use tokio_postgres::types::ToSql;
 
+use super::Connections;
 use super::head_cache::CachedRun;
 use super::rows::{RunRow, digest, digest_or_zero, signed, unsigned};
 use super::sql;
 use super::{Locked, PostgresStore};
 use crate::error::{db, is_unique_violation, pool as pool_error};
+use crate::statements::Statements;
 use checkpointd_core::domain::{Checksum, Epoch, NewCheckpoint, SavedCheckpoint, Step};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{
@@ -75,21 +76,26 @@ pub(super) struct Written {
 
 /// Applies one planned write alone, in autocommit. `Ok(None)`: nothing was applied, because the
 /// run row moved on or a checkpoint already sits at the step.
-pub(super) async fn write_alone(pool: &Pool, write: &PlannedWrite<'_>) -> Result<Option<Written>> {
+pub(super) async fn write_alone(
+    pool: &Connections,
+    write: &PlannedWrite<'_>,
+) -> Result<Option<Written>> {
     let client = pool.get().await.map_err(pool_error)?;
     let params = WriteParams::new(write);
     let written = if write.rows.is_empty() {
-        let statement = client
-            .prepare_cached(sql::WRITE_CHECKPOINT_BARE)
+        let statement = pool
+            .statements
+            .prepare(&client, sql::WRITE_CHECKPOINT_BARE)
             .await
             .map_err(db)?;
-        client.query_opt(&statement, &params.bare_params()).await
+        statement.query_opt(&client, &params.bare_params()).await
     } else {
-        let statement = client
-            .prepare_cached(sql::WRITE_CHECKPOINT)
+        let statement = pool
+            .statements
+            .prepare(&client, sql::WRITE_CHECKPOINT)
             .await
             .map_err(db)?;
-        client.query_opt(&statement, &params.params()).await
+        statement.query_opt(&client, &params.params()).await
     };
     match written {
         Ok(Some(row)) => Ok(Some(Written {
@@ -299,13 +305,14 @@ impl PostgresStore {
         request: &NewCheckpoint,
     ) -> Result<SavedCheckpoint> {
         let tx = client.transaction().await.map_err(db)?;
-        let outcome = save_under_lock(&tx, request).await;
+        let outcome = save_under_lock(&self.statements, &tx, request).await;
         self.finish(tx, &request.run, outcome).await
     }
 }
 
 /// Everything between BEGIN and COMMIT of a locked save; `finish` commits or rolls back.
 async fn save_under_lock(
+    statements: &Statements,
     tx: &deadpool_postgres::Transaction<'_>,
     request: &NewCheckpoint,
 ) -> Result<Locked<SavedCheckpoint>> {
@@ -317,11 +324,11 @@ async fn save_under_lock(
     // The entry whose chain a shorter tool_count covers; 0 matches no row.
     let tool_seq = signed(request.tool_count.unwrap_or(0));
     let (ensure, lock, read, delete, write) = tokio::try_join!(
-        tx.prepare_cached(sql::ENSURE_RUN),
-        tx.prepare_cached(sql::LOCK_RUN),
-        tx.prepare_cached(sql::SAVE_CONTEXT),
-        tx.prepare_cached(sql::DELETE_CHECKPOINT),
-        tx.prepare_cached(sql::WRITE_CHECKPOINT),
+        statements.prepare(tx, sql::ENSURE_RUN),
+        statements.prepare(tx, sql::LOCK_RUN),
+        statements.prepare(tx, sql::SAVE_CONTEXT),
+        statements.prepare(tx, sql::DELETE_CHECKPOINT),
+        statements.prepare(tx, sql::WRITE_CHECKPOINT),
     )
     .map_err(db)?;
     let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
@@ -335,9 +342,9 @@ async fn save_under_lock(
     ];
     // One round trip: the statements run in order, so the context is read under the lock.
     let (_, locked, context) = tokio::try_join!(
-        tx.execute(&ensure, &run_params),
-        tx.query_opt(&lock, &run_params),
-        tx.query_one(&read, &read_params),
+        ensure.execute(tx, &run_params),
+        lock.query_opt(tx, &run_params),
+        read.query_one(tx, &read_params),
     )
     .map_err(db)?;
     let Some(locked) = locked else {
@@ -423,13 +430,13 @@ async fn save_under_lock(
         if replace {
             let step_params: [&(dyn ToSql + Sync); 3] = [&tenant, &run_id, &step];
             let (_, written) = tokio::try_join!(
-                tx.execute(&delete, &step_params),
-                tx.query_opt(&write, &params),
+                delete.execute(tx, &step_params),
+                write.query_opt(tx, &params),
             )
             .map_err(db)?;
             written
         } else {
-            tx.query_opt(&write, &params).await.map_err(db)?
+            write.query_opt(tx, &params).await.map_err(db)?
         }
     };
     let written =

@@ -29,20 +29,20 @@ impl PostgresStore {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db)?;
         let (ensure, lock, by_call_ids, insert, set_head) = tokio::try_join!(
-            tx.prepare_cached(sql::ENSURE_RUN),
-            tx.prepare_cached(sql::LOCK_RUN),
-            tx.prepare_cached(sql::ENTRIES_BY_CALL_IDS),
-            tx.prepare_cached(sql::INSERT_RESULTS),
-            tx.prepare_cached(sql::SET_TOOL_HEAD_RETURNING),
+            self.statements.prepare(&tx, sql::ENSURE_RUN),
+            self.statements.prepare(&tx, sql::LOCK_RUN),
+            self.statements.prepare(&tx, sql::ENTRIES_BY_CALL_IDS),
+            self.statements.prepare(&tx, sql::INSERT_RESULTS),
+            self.statements.prepare(&tx, sql::SET_TOOL_HEAD_RETURNING),
         )
         .map_err(db)?;
         let call_ids: Vec<&str> = requests.iter().map(|r| r.call_id.as_str()).collect();
         let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
         let call_params: [&(dyn ToSql + Sync); 3] = [&tenant, &run_id, &call_ids];
         let (_, locked, stored) = tokio::try_join!(
-            tx.execute(&ensure, &run_params),
-            tx.query_opt(&lock, &run_params),
-            tx.query(&by_call_ids, &call_params),
+            ensure.execute(&tx, &run_params),
+            lock.query_opt(&tx, &run_params),
+            by_call_ids.query(&tx, &call_params),
         )
         .map_err(db)?;
         let Some(locked) = locked else {
@@ -94,8 +94,8 @@ impl PostgresStore {
         let insert_params = columns.params(&tenant, &run_id);
         let head_params: [&(dyn ToSql + Sync); 4] = [&tenant, &run_id, &count, &head];
         let (_, written) = tokio::try_join!(
-            tx.execute(&insert, &insert_params),
-            tx.query_one(&set_head, &head_params),
+            insert.execute(&tx, &insert_params),
+            set_head.query_one(&tx, &head_params),
         )
         .map_err(db)?;
         tx.commit().await.map_err(db)?;

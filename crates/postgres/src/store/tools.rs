@@ -7,6 +7,7 @@ use super::rows::{RunRow, signed, tool_record, whole_micros};
 use super::sql;
 use super::{Locked, PostgresStore};
 use crate::error::{db, is_unique_violation};
+use crate::statements::Statements;
 use checkpointd_core::domain::{NewToolResult, RunKey, ToolChain, ToolRecord};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::plan::{self, RunHead, StoredCall, ToolPlan};
@@ -43,10 +44,14 @@ impl PostgresStore {
             recorded_at: whole_micros(record.recorded_at),
             ..record
         };
-        let statement = client.prepare_cached(sql::WRITE_TOOL).await.map_err(db)?;
-        let row = match client
+        let statement = self
+            .statements
+            .prepare(client, sql::WRITE_TOOL)
+            .await
+            .map_err(db)?;
+        let row = match statement
             .query_opt(
-                &statement,
+                client,
                 &write_params(&request.run, &record, tools, &cached).params(),
             )
             .await
@@ -79,13 +84,14 @@ impl PostgresStore {
         cached: Option<CachedRun>,
     ) -> Result<(ToolRecord, bool)> {
         let tx = client.transaction().await.map_err(db)?;
-        let outcome = tool_under_lock(&tx, request, cached).await;
+        let outcome = tool_under_lock(&self.statements, &tx, request, cached).await;
         self.finish(tx, &request.run, outcome).await
     }
 }
 
 /// Everything between BEGIN and COMMIT of a locked RecordToolResult.
 async fn tool_under_lock(
+    statements: &Statements,
     tx: &deadpool_postgres::Transaction<'_>,
     request: &NewToolResult,
     cached: Option<CachedRun>,
@@ -94,18 +100,18 @@ async fn tool_under_lock(
     let (tenant, run_id) = (run.tenant.as_str(), run.run_id.as_str());
     let call_id = request.call_id.as_str();
     let (ensure, lock, by_call_id, write) = tokio::try_join!(
-        tx.prepare_cached(sql::ENSURE_RUN),
-        tx.prepare_cached(sql::LOCK_RUN),
-        tx.prepare_cached(sql::JOURNAL_BY_CALL_ID),
-        tx.prepare_cached(sql::WRITE_TOOL),
+        statements.prepare(tx, sql::ENSURE_RUN),
+        statements.prepare(tx, sql::LOCK_RUN),
+        statements.prepare(tx, sql::JOURNAL_BY_CALL_ID),
+        statements.prepare(tx, sql::WRITE_TOOL),
     )
     .map_err(db)?;
     let run_params: [&(dyn ToSql + Sync); 2] = [&tenant, &run_id];
     let call_params: [&(dyn ToSql + Sync); 3] = [&tenant, &run_id, &call_id];
     let (_, locked, existing) = tokio::try_join!(
-        tx.execute(&ensure, &run_params),
-        tx.query_opt(&lock, &run_params),
-        tx.query(&by_call_id, &call_params),
+        ensure.execute(tx, &run_params),
+        lock.query_opt(tx, &run_params),
+        by_call_id.query(tx, &call_params),
     )
     .map_err(db)?;
     let Some(locked) = locked else {
@@ -140,8 +146,8 @@ async fn tool_under_lock(
         recorded_at: whole_micros(record.recorded_at),
         ..record
     };
-    let written = tx
-        .query_opt(&write, &write_params(run, &record, tools, &truth).params())
+    let written = write
+        .query_opt(tx, &write_params(run, &record, tools, &truth).params())
         .await
         .map_err(db)?
         .ok_or_else(|| Error::internal(format!("run {run} changed under its row lock")))?;

@@ -21,6 +21,12 @@ use super::queue::QueueArgs;
 use super::retention::RetentionArgs;
 use super::tls::TlsArgs;
 use super::{LogFormat, parse_duration, parse_log_format};
+use checkpointd_storage::store::PostgresStatements;
+
+/// `prepared` or `unnamed`, as `--postgres-statements` takes it.
+fn parse_postgres_statements(raw: &str) -> Result<PostgresStatements, String> {
+    raw.parse()
+}
 
 settings! {
     /// The settings of `checkpointd serve`; each flag also reads a `CHECKPOINTD_*` variable.
@@ -41,6 +47,17 @@ settings! {
         /// Postgres connection pool size.
         #[arg(long, env = "CHECKPOINTD_POOL_SIZE")]
         pub pool_size: usize = "16";
+        /// How Postgres statements are sent: `prepared` (named, prepared once per connection)
+        /// or `unnamed` (none outlives its transaction), which a transaction-mode pooler such as
+        /// PgBouncer, RDS Proxy or Supavisor needs.
+        #[arg(long, env = "CHECKPOINTD_POSTGRES_STATEMENTS")]
+        pub postgres_statements: PostgresStatements = "prepared",
+            parsed by parse_postgres_statements;
+        /// A direct (or session-pooled) Postgres URL for the API key change `LISTEN`, when
+        /// `--database` goes through a transaction-mode pooler. Unset there: key caches resync
+        /// every few seconds instead.
+        #[arg(long, env = "CHECKPOINTD_POSTGRES_LISTEN_URL", hide_env_values = true)]
+        pub postgres_listen_url: SecretString = unset, parsed by parse_secret;
         /// Log format: `text` or `json`.
         #[arg(long, env = "CHECKPOINTD_LOG_FORMAT")]
         pub log_format: LogFormat = "text", parsed by parse_log_format;

@@ -121,7 +121,10 @@ pub async fn serve_cached(url: &str, cache: CacheSettings) -> (TestApp, Arc<Cach
 fn test_config(url: &str) -> ServeConfig {
     ServeConfig {
         database: url.into(),
-        store: StoreOptions { pool_size: 4 },
+        store: StoreOptions {
+            pool_size: 4,
+            ..Default::default()
+        },
         ..ServeConfig::default()
     }
 }

@@ -10,7 +10,10 @@ use checkpointd_storage::store::{CheckpointStore, StoreOptions};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_migrating_at_once_both_succeed() {
     let schema = TestSchema::create().await;
-    let options = StoreOptions { pool_size: 2 };
+    let options = StoreOptions {
+        pool_size: 2,
+        ..Default::default()
+    };
     let url = schema.url();
     let (first, second) = tokio::join!(
         PostgresStore::connect(&url, &options),

@@ -1,11 +1,12 @@
 //! What only the Postgres store shows, each test in a schema of its own (they fail loudly
 //! without Postgres): migrations, group commit, several instances on one database, SQLSTATE
-//! mapping and rows damaged in SQL. The checkpoint-store behaviours every backend shares run
+//! mapping, rows damaged in SQL and PgBouncer in front. The checkpoint-store behaviours every backend shares run
 //! in [`checkpointd_storage::store::tests`]. This file holds the fixtures.
 
 mod batches;
 mod instances;
 mod lifecycle;
+mod pooler;
 mod suite;
 
 pub(crate) use crate::testing::{TestSchema, raw_client};
