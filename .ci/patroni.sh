@@ -9,11 +9,12 @@
 # PYTHON is an interpreter with the checkpointd package installed (default: $CHECKPOINTD_PYTHON,
 # else /work/venv/bin/python). Must run as root: the Postgres nodes run as the postgres user.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
-BINARY=${1:?usage: .ci/patroni.sh BINARY [PYTHON]}
+# Paths are resolved where the caller stands, before the cd to the repository.
+BINARY=$(realpath "${1:?usage: .ci/patroni.sh BINARY [PYTHON]}")
 PYTHON=${2:-${CHECKPOINTD_PYTHON:-/work/venv/bin/python}}
-BINARY=$(realpath "$BINARY")
+case "$PYTHON" in */*) PYTHON=$(realpath -s "$PYTHON") ;; esac
+cd "$(dirname "$0")/.."
 [ -x "$BINARY" ] || { echo "patroni.sh: $BINARY is not an executable" >&2; exit 2; }
 "$PYTHON" -c 'import checkpointd' || { echo "patroni.sh: $PYTHON lacks the checkpointd package" >&2; exit 2; }
 
