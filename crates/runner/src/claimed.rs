@@ -89,55 +89,80 @@ impl ClaimedTask {
 
     /// The agent finished; `result` becomes the task's output.
     pub async fn complete(self, result: Vec<u8>) -> TaskEnd {
-        let reply = self
-            .api
-            .complete(CompleteRequest {
-                task_id: self.task.task_id.clone(),
-                attempt: self.task.attempt,
-                result,
-            })
-            .await;
+        let request = CompleteRequest {
+            task_id: self.task.task_id.clone(),
+            attempt: self.task.attempt,
+            result,
+        };
+        let reply = report(|| self.api.complete(request.clone())).await;
         settle(reply, TaskEnd::Completed)
     }
 
     /// Parks the task in `input_required` until a human decides `action`.
     pub async fn request_approval(self, action: String, details: Vec<u8>) -> TaskEnd {
-        let reply = self
-            .api
-            .request_approval(RequestApprovalRequest {
-                task_id: self.task.task_id.clone(),
-                attempt: self.task.attempt,
-                action: action.clone(),
-                details,
-            })
-            .await;
+        let request = RequestApprovalRequest {
+            task_id: self.task.task_id.clone(),
+            attempt: self.task.attempt,
+            action: action.clone(),
+            details,
+        };
+        let reply = report(|| self.api.request_approval(request.clone())).await;
         settle(reply, TaskEnd::AwaitingApproval(action))
     }
 
     /// Hands the task back with no attempt charged (graceful shutdown).
     pub async fn release(self) -> TaskEnd {
-        let reply = self
-            .api
-            .release(ReleaseRequest {
-                task_id: self.task.task_id.clone(),
-                attempt: self.task.attempt,
-            })
-            .await;
+        let request = ReleaseRequest {
+            task_id: self.task.task_id.clone(),
+            attempt: self.task.attempt,
+        };
+        let reply = report(|| self.api.release(request.clone())).await;
         settle(reply, TaskEnd::Released)
     }
 
     /// Reports a failure; the queue retries a transient one and parks a fatal one.
     pub async fn fail(self, class: ErrorClass, error: String) -> TaskEnd {
-        let reply = self
-            .api
-            .fail(FailRequest {
-                task_id: self.task.task_id.clone(),
-                attempt: self.task.attempt,
-                error: error.clone(),
-                error_class: class.to_wire() as i32,
-            })
-            .await;
+        let request = FailRequest {
+            task_id: self.task.task_id.clone(),
+            attempt: self.task.attempt,
+            error: error.clone(),
+            error_class: class.to_wire() as i32,
+        };
+        let reply = report(|| self.api.fail(request.clone())).await;
         settle(reply, TaskEnd::Failed(class, error))
+    }
+}
+
+/// How long an outcome report is retried while the server answers UNAVAILABLE (a database
+/// failover, a restarting server): longer than a failover takes, so the task does not wait a
+/// whole lease to be reclaimed. A retry past the lease is harmless: the server fences it.
+const REPORT_RETRY_FOR: Duration = Duration::from_secs(60);
+/// The first pause between retries; it doubles up to [`REPORT_RETRY_MAX_PAUSE`].
+const REPORT_RETRY_PAUSE: Duration = Duration::from_millis(100);
+const REPORT_RETRY_MAX_PAUSE: Duration = Duration::from_secs(2);
+
+/// Sends an outcome report, again while the server answers UNAVAILABLE, for at most
+/// [`REPORT_RETRY_FOR`]. Every transition is fenced on the attempt, so a report that landed
+/// before its answer was lost is refused on retry (FAILED_PRECONDITION), never applied twice.
+async fn report<F, Fut>(send: F) -> Result<(), Status>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<(), Status>>,
+{
+    let give_up = tokio::time::Instant::now() + REPORT_RETRY_FOR;
+    let mut pause = REPORT_RETRY_PAUSE;
+    loop {
+        match send().await {
+            Err(status)
+                if status.code() == Code::Unavailable
+                    && tokio::time::Instant::now() + pause < give_up =>
+            {
+                tracing::warn!(message = status.message(), retry_in = ?pause, "the server is unavailable; reporting the task outcome again");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(REPORT_RETRY_MAX_PAUSE);
+            }
+            reply => return reply,
+        }
     }
 }
 

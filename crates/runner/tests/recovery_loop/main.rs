@@ -416,3 +416,32 @@ async fn a_fenced_save_ends_the_attempt_as_lease_lost_without_reporting_to_the_q
     assert_eq!(api.resumes(), 1, "a fenced worker does not resurrect");
     assert_eq!(api.transitions(), Vec::new());
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_outcome_answered_unavailable_is_reported_again_until_the_server_is_back() {
+    // Ten refusals span about 12 s of backoff: a failover's length, well inside the retry bound.
+    let api = Arc::new(MemoryApi::unavailable_for(10));
+    let agent = ScriptedAgent::new(3);
+
+    let outcome = drive(&api, &agent, policy("every_step", 3)).await;
+
+    assert_eq!(outcome.end, TaskEnd::Completed);
+    assert_eq!(api.transitions(), vec![Transition::Completed]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_outcome_the_server_never_takes_is_given_up_on_and_left_to_the_lease() {
+    let api = Arc::new(MemoryApi::unavailable_for(usize::MAX));
+    let agent = ScriptedAgent::new(3);
+
+    let outcome = drive(&api, &agent, policy("every_step", 3)).await;
+
+    // The worker moves on after the retry bound; the task is reclaimed when its lease expires.
+    assert_eq!(outcome.end, TaskEnd::Completed);
+    assert_eq!(api.transitions(), Vec::new());
+    assert!(
+        (Duration::from_secs(55)..Duration::from_secs(65)).contains(&outcome.elapsed),
+        "gave up after {:?}",
+        outcome.elapsed
+    );
+}

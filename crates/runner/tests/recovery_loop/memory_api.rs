@@ -42,6 +42,9 @@ struct Run {
     refuse_saves: Option<Code>,
     /// What every Resume reports as passed over (quarantined above the restored checkpoint).
     passed_over: Vec<PassedOverCheckpoint>,
+    /// This many queue transitions are answered UNAVAILABLE before they are recorded, as
+    /// during a database failover.
+    unavailable_transitions: usize,
 }
 
 /// See the module documentation.
@@ -118,8 +121,21 @@ impl MemoryApi {
         self.0.lock().unwrap().transitions.clone()
     }
 
+    /// The next `count` queue transitions are answered UNAVAILABLE, as during a failover.
+    pub fn unavailable_for(count: usize) -> Self {
+        let api = Self::default();
+        api.0.lock().unwrap().unavailable_transitions = count;
+        api
+    }
+
+    /// Transitions answered UNAVAILABLE so far are not counted; only those recorded are.
     fn transition(&self, transition: Transition) -> Result<(), Status> {
-        self.0.lock().unwrap().transitions.push(transition);
+        let mut run = self.0.lock().unwrap();
+        if run.unavailable_transitions > 0 {
+            run.unavailable_transitions -= 1;
+            return Err(Status::unavailable("storage is unavailable; retry later"));
+        }
+        run.transitions.push(transition);
         Ok(())
     }
 }
