@@ -39,6 +39,7 @@ mod notifications;
 mod operator_cli;
 mod operator_path;
 mod passed_over;
+mod pooler;
 mod protocol_evolution;
 mod queue;
 mod recovery;

@@ -10,6 +10,8 @@ pub struct ServerProcess {
     pub addr: SocketAddr,
     /// The admin HTTP port (`/metrics`, `/healthz`).
     pub admin_addr: SocketAddr,
+    /// Its log (stderr) lines so far, when started by [`ServerProcess::start_capturing_log`].
+    log: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
 }
 
 impl ServerProcess {
@@ -19,6 +21,29 @@ impl ServerProcess {
 
     /// Starts with extra environment variables, e.g. telemetry export intervals.
     pub fn start_with_env(database_url: &str, extra_args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::spawn(database_url, extra_args, env, false)
+    }
+
+    /// Starts with its log (warnings and errors) collected for [`ServerProcess::log_lines`]
+    /// instead of passed through.
+    pub fn start_capturing_log(database_url: &str, extra_args: &[&str]) -> Self {
+        Self::spawn(database_url, extra_args, &[], true)
+    }
+
+    /// The log lines so far (empty unless started by [`ServerProcess::start_capturing_log`]).
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log
+            .as_ref()
+            .map(|log| log.lock().unwrap().clone())
+            .unwrap_or_default()
+    }
+
+    fn spawn(
+        database_url: &str,
+        extra_args: &[&str],
+        env: &[(&str, &str)],
+        capture_log: bool,
+    ) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
             .args([
                 "serve",
@@ -33,9 +58,25 @@ impl ServerProcess {
             .env("RUST_LOG", "warn")
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(if capture_log {
+                Stdio::piped()
+            } else {
+                Stdio::inherit()
+            })
             .spawn()
             .expect("spawn checkpointd");
+        let log = child.stderr.take().map(|stderr| {
+            let lines = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let sink = lines.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    // Still shown, as an inherited stderr would be, for a failing test's output.
+                    eprintln!("{line}");
+                    sink.lock().unwrap().push(line);
+                }
+            });
+            lines
+        });
         let stdout = child.stdout.take().unwrap();
         let mut stdout = BufReader::new(stdout);
         // The admin address comes first, then the gRPC one.
@@ -56,6 +97,7 @@ impl ServerProcess {
             child,
             addr,
             admin_addr,
+            log,
         }
     }
 
