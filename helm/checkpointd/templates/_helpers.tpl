@@ -65,7 +65,8 @@ app.kubernetes.io/component: worker
 {{- end }}
 {{- end }}
 
-{{/* Secret-backed environment: CHECKPOINTD_DATABASE and, when there is one, CHECKPOINTD_REDIS. */}}
+{{/* Secret-backed environment: CHECKPOINTD_DATABASE and, when there are, CHECKPOINTD_REDIS and
+CHECKPOINTD_POSTGRES_LISTEN_URL. */}}
 {{- define "checkpointd.secretEnv" -}}
 - name: CHECKPOINTD_DATABASE
   valueFrom:
@@ -87,6 +88,22 @@ app.kubernetes.io/component: worker
     secretKeyRef:
       name: {{ include "checkpointd.fullname" . }}
       key: redis-url
+{{- end }}
+{{- if .Values.existingSecret.name }}
+{{- if .Values.existingSecret.listenUrlKey }}
+- name: CHECKPOINTD_POSTGRES_LISTEN_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.existingSecret.name }}
+      key: {{ .Values.existingSecret.listenUrlKey }}
+      optional: true
+{{- end }}
+{{- else if .Values.database.listenUrl }}
+- name: CHECKPOINTD_POSTGRES_LISTEN_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "checkpointd.fullname" . }}
+      key: listen-url
 {{- end }}
 {{- end }}
 
