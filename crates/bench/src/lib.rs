@@ -27,6 +27,7 @@ mod identity;
 mod languages;
 mod overhead;
 mod payload;
+mod pooler;
 mod queue;
 mod recovery;
 mod report;
@@ -78,6 +79,9 @@ pub enum Scenario {
     History,
     /// Bytes and latency per Save along a 1,000-message conversation.
     Conversation,
+    /// Save and LoadLatest p50 and many-client throughput through PgBouncer in transaction mode
+    /// against direct (not in the default set: it needs PgBouncer, see `--pgbouncer`).
+    Pooler,
     /// Save and LoadLatest p50 of the Rust, Python, TypeScript and Go clients against one server
     /// (not in the default set: it needs the Python package, the TypeScript test build and Go).
     Languages,
@@ -99,6 +103,13 @@ pub struct BenchArgs {
         default_value = "postgres://postgres@127.0.0.1:5432/test"
     )]
     pub postgres: String,
+    /// Pooler scenario: PgBouncer in transaction mode in front of the `--postgres` server.
+    #[arg(
+        long,
+        env = "TEST_PGBOUNCER_TRANSACTION_URL",
+        default_value = "postgres://postgres@127.0.0.1:6432/test"
+    )]
+    pub pgbouncer: String,
     /// Scenarios to run.
     #[arg(
         long,
@@ -327,6 +338,15 @@ async fn run_bench(args: BenchArgs) -> Result<(), BoxError> {
                 languages::run_languages(&schemas, &options, &external, effort)
                     .await
                     .map(|results| languages::print(&results, effort))
+            }
+            Scenario::Pooler => {
+                let target = pooler::PoolerTarget {
+                    postgres: &args.postgres,
+                    pgbouncer: &args.pgbouncer,
+                };
+                pooler::run_pooler(target, &options, effort, args.concurrency.max(2))
+                    .await
+                    .map(|result| pooler::print(&result))
             }
             Scenario::Conversation => {
                 scaling::run_conversation(&schemas, &scratch, &options, scaling_effort)
