@@ -11,7 +11,6 @@ use checkpointd::database;
 use checkpointd_core::domain::{
     ApiKey, NewApiKey, Role, Tenant, TenantScope, check_binding, check_label,
 };
-use checkpointd_storage::store::StoreOptions;
 
 /// `checkpointd keys`
 #[derive(Debug, Args)]
@@ -61,15 +60,9 @@ pub async fn keys(args: KeysArgs) -> Outcome {
     let url = args
         .database
         .ok_or("pass --database (or CHECKPOINTD_DATABASE): the database the server uses")?;
-    let keys = database::open(
-        &url,
-        &StoreOptions {
-            pool_size: 2,
-            ..Default::default()
-        },
-    )
-    .await?
-    .keys;
+    let keys = database::open(&url, &super::operator_store_options()?)
+        .await?
+        .keys;
     match args.command {
         KeysCommand::Create { tenant, role, name } => {
             let role: Role = role.parse()?;

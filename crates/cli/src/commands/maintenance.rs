@@ -13,7 +13,6 @@ use checkpointd::maintenance::{PlannedPrune, Pruner, ScrubItem, scrub};
 use checkpointd::service::Engine;
 use checkpointd_core::domain::{PageSize, Step, Tenant};
 use checkpointd_core::secret::{ExposeSecret, SecretString, parse_secret};
-use checkpointd_storage::store::StoreOptions;
 
 /// `checkpointd prune`
 #[derive(Debug, Args)]
@@ -51,14 +50,7 @@ pub struct ScrubArgs {
 type Outcome = Result<(), Box<dyn std::error::Error>>;
 
 async fn open(url: &str) -> Result<Opened, Box<dyn std::error::Error>> {
-    Ok(database::open(
-        url,
-        &StoreOptions {
-            pool_size: 2,
-            ..Default::default()
-        },
-    )
-    .await?)
+    Ok(database::open(url, &super::operator_store_options()?).await?)
 }
 
 /// Plans every run and, unless `--dry-run`, deletes what its policy lets go.

@@ -23,6 +23,8 @@ mod webhooks;
 
 use clap::{Args, Subcommand, ValueEnum};
 
+use checkpointd_storage::store::StoreOptions;
+
 use checkpointd::proto;
 
 pub use health::{HealthArgs, health};
@@ -337,4 +339,19 @@ pub async fn webhooks(args: WebhooksArgs) -> Result<(), Box<dyn std::error::Erro
     let client = client::Client::connect(&args.connection).await?;
     webhooks::run(&client, args.command, args.connection.json).await?;
     Ok(())
+}
+
+/// The store options of a command that opens the database itself (`keys`, `scrub`, `prune`):
+/// a small pool, and the server's `CHECKPOINTD_POSTGRES_STATEMENTS` when the environment has it
+/// (as a pod of the server's Deployment does), so the command works behind the same pooler.
+fn operator_store_options() -> Result<StoreOptions, String> {
+    let statements = match std::env::var("CHECKPOINTD_POSTGRES_STATEMENTS") {
+        Ok(raw) => raw.parse()?,
+        Err(_) => Default::default(),
+    };
+    Ok(StoreOptions {
+        pool_size: 2,
+        statements,
+        listen_url: None,
+    })
 }

@@ -179,3 +179,30 @@ async fn prepared_statements_behind_a_transaction_pooler_refuse_to_start_naming_
     assert!(stderr.contains("transaction-mode pooler"), "{stderr}");
     assert!(stderr.contains("--postgres-statements unnamed"), "{stderr}");
 }
+
+/// `checkpointd keys list` straight on the database behind the transaction pooler: refused
+/// naming the setting without it, served with the server's `CHECKPOINTD_POSTGRES_STATEMENTS`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_commands_take_the_statements_setting_from_the_environment() {
+    let database = PooledDatabase::create().await;
+    let keys_list = |statements: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_checkpointd"));
+        command
+            .args(["keys", "list", "--database", &database.transaction_url()])
+            .env_remove("CHECKPOINTD_POSTGRES_STATEMENTS");
+        if let Some(statements) = statements {
+            command.env("CHECKPOINTD_POSTGRES_STATEMENTS", statements);
+        }
+        command.output().expect("run checkpointd keys list")
+    };
+    let refused = keys_list(None);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(stderr.contains("--postgres-statements unnamed"), "{stderr}");
+    let listed = keys_list(Some("unnamed"));
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+}
