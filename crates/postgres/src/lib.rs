@@ -8,6 +8,9 @@
 //!   every server process of each key created or revoked.
 //! - `notifications`: webhook endpoints, the outbox and deliveries on the same pool; the
 //!   queue writes a transition's event in the transition's transaction.
+//! - [`placement`]: where each table goes when distributed by tenant on Citus, the command
+//!   that distributes them and the schema lint; `tenant_scans`: the locking scans over every
+//!   tenant (reaper, webhook sender), run one tenant at a time.
 //! - `error`: driver errors classified by SQLSTATE; [`tls`]: `sslmode` and certificates from
 //!   the database URL; `testing` (feature `testing`): a schema per test.
 
@@ -15,8 +18,12 @@ mod error;
 mod key_listener;
 mod keys;
 mod notifications;
+pub mod placement;
 mod queue;
 mod store;
+#[cfg(test)]
+mod tenant_keys_migration_tests;
+mod tenant_scans;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tls;
