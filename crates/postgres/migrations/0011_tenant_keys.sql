@@ -13,16 +13,19 @@ ALTER TABLE webhook_deliveries ALTER COLUMN tenant TYPE text COLLATE "default";
 -- The outbox: its order (`seq`, from the identity) within a tenant, and an event id unique
 -- within its tenant. The watch stream reads `WHERE tenant = $1 AND seq > $2`, which the new
 -- primary key answers, so its former index goes.
+--
+-- One subcommand per ALTER TABLE: Citus refuses an ADD CONSTRAINT among other subcommands.
+ALTER TABLE notification_events DROP CONSTRAINT notification_events_pkey;
+ALTER TABLE notification_events DROP CONSTRAINT notification_events_id_key;
 ALTER TABLE notification_events
-    DROP CONSTRAINT notification_events_pkey,
-    DROP CONSTRAINT notification_events_id_key,
-    ADD CONSTRAINT notification_events_pkey PRIMARY KEY (tenant, seq),
+    ADD CONSTRAINT notification_events_pkey PRIMARY KEY (tenant, seq);
+ALTER TABLE notification_events
     ADD CONSTRAINT notification_events_tenant_id_key UNIQUE (tenant, id);
 DROP INDEX notification_events_by_tenant;
 
 -- One delivery per event and endpoint of a tenant; the former (tenant, event_id) index is now
 -- the primary key's prefix.
+ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_pkey;
 ALTER TABLE webhook_deliveries
-    DROP CONSTRAINT webhook_deliveries_pkey,
     ADD CONSTRAINT webhook_deliveries_pkey PRIMARY KEY (tenant, event_id, endpoint_id);
 DROP INDEX webhook_deliveries_by_tenant;

@@ -76,8 +76,9 @@ impl PostgresStore {
     /// without the `citus` extension, and a schema the lint ([`Self::placement_violations`])
     /// finds fault with, before changing anything.
     pub async fn distribute(&self) -> Result<Vec<String>> {
-        let client = self.client().await?;
-        let citus = client
+        let citus = self
+            .client()
+            .await?
             .query_one(
                 "SELECT to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL",
                 &[],
@@ -98,6 +99,8 @@ impl PostgresStore {
                 violations.join("; ")
             )));
         }
+        // Taken after the lint's connection went back: one connection is all this needs.
+        let client = self.client().await?;
         let mut ran = Vec::new();
         for statement in distribute_statements() {
             let known = client
