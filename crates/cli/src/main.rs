@@ -47,6 +47,8 @@ enum Command {
     Keys(commands::KeysArgs),
     /// Webhook endpoints and their deliveries (an admin's): create, list, delete, deliveries.
     Webhooks(commands::WebhooksArgs),
+    /// Database administration: `db distribute` distributes the schema by tenant on Citus.
+    Db(commands::DbArgs),
 }
 
 #[tokio::main]
@@ -66,6 +68,7 @@ async fn main() -> ExitCode {
         Command::Scrub(args) => commands::scrub_store(args).await,
         Command::Keys(args) => commands::keys(args).await,
         Command::Webhooks(args) => commands::webhooks(args).await,
+        Command::Db(args) => commands::db(args).await,
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

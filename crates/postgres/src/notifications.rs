@@ -11,6 +11,7 @@ use tokio_postgres::Row;
 use crate::PostgresStore;
 use crate::error::db;
 use crate::statements::{Conn, Statements};
+use crate::tenant_scans;
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::time::whole_micros;
@@ -196,38 +197,37 @@ impl NotificationStore for PostgresStore {
         batch: usize,
     ) -> Result<Vec<DueDelivery>> {
         let client = self.client().await?;
-        // One statement: concurrent senders skip each other's rows, and the lease is set as
+        // Picked over every tenant without locks, then taken one tenant at a time
+        // (`tenant_scans`): concurrent senders skip each other's rows, and the lease is set as
         // they are taken.
-        let rows = self
+        let (now, until) = (whole_micros(now), whole_micros(now + lease));
+        let picked = self
             .statements
-            .query(
-                &client,
-                "WITH taken AS (
-                     UPDATE webhook_deliveries SET next_attempt_at = $2
-                      WHERE (event_id, endpoint_id) IN (
-                            SELECT event_id, endpoint_id FROM webhook_deliveries
-                             WHERE state = 'pending' AND next_attempt_at <= $1
-                             ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-                      RETURNING *)
-                 SELECT taken.tenant, taken.event_id, taken.endpoint_id, taken.type,
-                        taken.state, taken.attempts, taken.next_attempt_at, taken.last_error,
-                        taken.delivered_at, taken.created_at,
-                        ep.url, ep.description, ep.salt, ep.created_at AS endpoint_created_at,
-                        ev.seq, ev.task_id, ev.run_id, ev.payload,
-                        ev.created_at AS event_created_at
-                   FROM taken
-                   JOIN webhook_endpoints ep
-                     ON ep.tenant = taken.tenant AND ep.id = taken.endpoint_id
-                   JOIN notification_events ev ON ev.id = taken.event_id
-                  ORDER BY taken.next_attempt_at",
-                &[
-                    &whole_micros(now),
-                    &whole_micros(now + lease),
-                    &limit(batch),
-                ],
-            )
+            .query(&client, tenant_scans::DUE_DELIVERIES, &[&now, &limit(batch)])
             .await
-            .map_err(db)?;
+            .map_err(db)?
+            .iter()
+            .map(|row| {
+                let tenant = tenant(row)?;
+                let event_id: String = row.try_get("event_id").map_err(db)?;
+                let endpoint_id: String = row.try_get("endpoint_id").map_err(db)?;
+                Ok((tenant, (event_id, endpoint_id)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut rows = Vec::new();
+        for (tenant, keys) in tenant_scans::group_by_tenant(picked) {
+            let (events, endpoints): (Vec<String>, Vec<String>) = keys.into_iter().unzip();
+            rows.extend(
+                self.statements
+                    .query(
+                        &client,
+                        tenant_scans::TAKE_DUE,
+                        &[&now, &until, &tenant.as_str(), &events, &endpoints],
+                    )
+                    .await
+                    .map_err(db)?,
+            );
+        }
         rows.iter()
             .map(|row| {
                 Ok(DueDelivery {
@@ -373,7 +373,8 @@ impl NotificationStore for PostgresStore {
             .execute(
                 &tx,
                 "DELETE FROM notification_events ev WHERE created_at < $1 AND NOT EXISTS
-                   (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = ev.id)",
+                   (SELECT 1 FROM webhook_deliveries d
+                     WHERE d.tenant = ev.tenant AND d.event_id = ev.id)",
                 &[&before],
             )
             .await

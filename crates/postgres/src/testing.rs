@@ -19,6 +19,11 @@ use crate::PostgresStore;
 
 pub use checkpointd_testkit::connect_or_panic as raw_client;
 
+/// Set to `1` to distribute each test schema after migrating it: `TEST_DATABASE_URL` is then a
+/// Citus coordinator. Tables a test recreates by migration are distributed again on its next
+/// `store()`, since distributing skips tables Citus already knows.
+pub const DISTRIBUTE: &str = "TEST_CITUS_DISTRIBUTE";
+
 /// A schema created for one test (or a database, behind the transaction pooler), dropped when
 /// the test ends (even by panic).
 pub struct TestSchema(Place);
@@ -72,11 +77,19 @@ impl TestSchema {
         }
     }
 
-    /// A store connected to this schema, migrated on connect.
+    /// A store connected to this schema, migrated on connect; and distributed by tenant when
+    /// [`DISTRIBUTE`] is set, for running the suites on a Citus coordinator (docs/deploy.md).
     pub async fn store(&self) -> PostgresStore {
-        PostgresStore::connect(&self.url(), &self.options(4))
+        let store = PostgresStore::connect(&self.url(), &self.options(4))
             .await
-            .unwrap_or_else(|error| panic!("connect to {}: {error}", self.url()))
+            .unwrap_or_else(|error| panic!("connect to {}: {error}", self.url()));
+        if std::env::var_os(DISTRIBUTE).is_some_and(|value| value == "1") {
+            store
+                .distribute()
+                .await
+                .unwrap_or_else(|error| panic!("distribute {}: {error}", self.url()));
+        }
+        store
     }
 
     /// Runs statements inside the schema, bypassing the store.

@@ -19,6 +19,7 @@ macro_rules! schema_versions {
             8 => "0008_journal_by_step",
             9 => "0009_notifications",
             10 => "0010_passed_over_and_call_arguments",
+            11 => "0011_tenant_keys",
         }
     };
 }

@@ -7,6 +7,7 @@
 //! standard gRPC health service, for container health checks.
 
 mod client;
+mod database;
 mod health;
 mod journal;
 mod keys;
@@ -27,6 +28,7 @@ use checkpointd_storage::store::StoreOptions;
 
 use checkpointd::proto;
 
+pub use database::{DbArgs, db};
 pub use health::{HealthArgs, health};
 pub use keys::{KeysArgs, keys};
 pub use maintenance::{PruneArgs, ScrubArgs, prune, scrub_store};

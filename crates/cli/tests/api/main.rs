@@ -22,6 +22,7 @@ mod covered_tools;
 mod credentials;
 mod database_strings;
 mod delete_checkpoints;
+mod distribute_command;
 mod durability;
 mod edge_fuzz;
 mod error_reasons;

@@ -24,6 +24,7 @@ use crate::PostgresStore;
 use crate::error::db;
 use crate::notifications::record_event;
 use crate::statements::{Prepared, Statements};
+use crate::tenant_scans::by_tenant;
 use checkpointd_core::domain::{Attempt, Tenant};
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::notify::task_event;
@@ -159,9 +160,29 @@ impl TaskQueue for PostgresQueue {
             return Ok(0);
         }
         let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(db)?;
-        let outcome = reap_locked(&self.db.statements, &tx, now, limit).await;
-        finish(tx, outcome).await
+        let picked = self
+            .db
+            .statements
+            .query(
+                &client,
+                sql::REAP_CANDIDATES,
+                &[
+                    &whole_micros(now),
+                    &i64::try_from(limit).unwrap_or(i64::MAX),
+                ],
+            )
+            .await
+            .map_err(db)?;
+        // One short transaction per tenant: its rows are locked, reaped and committed together,
+        // and never with another tenant's.
+        let mut reaped = 0;
+        for (tenant, ids) in by_tenant(&picked)? {
+            let tx = client.transaction().await.map_err(db)?;
+            let left = limit.saturating_sub(reaped as usize);
+            let outcome = reap_locked(&self.db.statements, &tx, &tenant, &ids, now, left).await;
+            reaped += finish(tx, outcome).await?;
+        }
+        Ok(reaped)
     }
 
     async fn get(&self, tenant: &Tenant, id: &TaskId) -> Result<Option<Task>> {
@@ -273,12 +294,14 @@ async fn transition_locked(
     Ok(stored)
 }
 
-/// Locks up to `limit` reapable tasks of every tenant (skipping rows another writer holds),
-/// buries each by the rules and writes it back. Reaping is rare and off the hot path, so a
-/// round trip per task buys keeping the decision in Rust.
+/// Locks those of the tenant's picked tasks `ids` still reapable (skipping rows another
+/// writer holds), buries up to `limit` of them by the rules and writes each back. Reaping is
+/// rare and off the hot path, so a round trip per task buys keeping the decision in Rust.
 async fn reap_locked(
     statements: &Statements,
     tx: &Transaction<'_>,
+    tenant: &Tenant,
+    ids: &[String],
     now: SystemTime,
     limit: usize,
 ) -> Result<u64> {
@@ -288,23 +311,14 @@ async fn reap_locked(
     )
     .map_err(db)?;
     let stale = lock
-        .query(
-            tx,
-            &[
-                &whole_micros(now),
-                &i64::try_from(limit).unwrap_or(i64::MAX),
-            ],
-        )
+        .query(tx, &[&tenant.as_str(), &ids, &whole_micros(now)])
         .await
         .map_err(db)?
         .iter()
-        .map(|row| {
-            let tenant: &str = row.try_get("tenant").map_err(db)?;
-            Ok((Tenant::parse(tenant)?, decode(row)?))
-        })
-        .collect::<Result<Vec<(Tenant, Task)>>>()?;
+        .map(decode)
+        .collect::<Result<Vec<Task>>>()?;
     let doomed = rules::select_reaps(stale, now, limit);
-    for (tenant, task) in &doomed {
+    for task in &doomed {
         let buried =
             store_locked(tx, &store, tenant, task.attempt, &rules::reap(task, now)).await?;
         if let Some(event) = task_event(tenant, task, &buried, now) {

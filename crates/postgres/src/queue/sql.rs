@@ -1,7 +1,8 @@
 //! The SQL text of every statement the Postgres task queue prepares, in one place.
 //!
-//! Every statement but the reaper's is scoped by `tenant = $1`, and every time is a parameter
-//! (the caller's `now`), never the database clock, so tests move time by passing it.
+//! Every statement but the reaper's pick (a plain read) is scoped by `tenant = $1`, and every
+//! time is a parameter (the caller's `now`), never the database clock, so tests move time by
+//! passing it.
 
 use super::task_row::task_mutable_assignments;
 use checkpointd_storage::task_columns;
@@ -114,19 +115,28 @@ SELECT ",
     " FROM claimed ORDER BY next_attempt_at, id"
 );
 
-/// The reaper's first statement: up to `$2` running tasks of any tenant whose lease expired by
-/// `$1` on their last attempt (what `rules::reapable` decides again on each), locked, the
-/// longest expired first. Rows a claim or transition holds are skipped for the next pass. The
-/// partial index of running tasks bounds the scan by the tasks now leased, however deep the
-/// backlog.
-pub(super) const LOCK_REAPABLE: &str = concat!(
-    "SELECT tenant, ",
-    task_columns!(),
-    " FROM tasks
+/// The reaper's pick, a plain read without locks: up to `$2` running tasks of any tenant whose
+/// lease expired by `$1` on their last attempt, the longest expired first. The partial index of
+/// running tasks bounds the scan by the tasks now leased, however deep the backlog. Each
+/// tenant's picks are then locked by `LOCK_REAPABLE`, one tenant at a time (on Citus a row lock
+/// is taken within one shard, never across tenants).
+pub(super) const REAP_CANDIDATES: &str = "SELECT tenant, id FROM tasks
      WHERE state = 'running' AND lease_expires_at <= $1::timestamptz
        AND attempts_used >= max_attempts
      ORDER BY lease_expires_at, id
-     LIMIT $2::bigint
+     LIMIT $2::bigint";
+
+/// The reaper's lock, within tenant `$1`: those of the picked tasks `$2` still reapable at `$3`
+/// (what `rules::reapable` decides again on each), locked, the longest expired first. Rows a
+/// claim or transition holds are skipped for the next pass.
+pub(super) const LOCK_REAPABLE: &str = concat!(
+    "SELECT ",
+    task_columns!(),
+    " FROM tasks
+     WHERE tenant = $1 AND id = ANY ($2::text[])
+       AND state = 'running' AND lease_expires_at <= $3::timestamptz
+       AND attempts_used >= max_attempts
+     ORDER BY lease_expires_at, id
      FOR UPDATE SKIP LOCKED"
 );
 

@@ -38,10 +38,16 @@ pub(super) const DELETE_CHECKPOINT: &str = "\
 DELETE FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND step = $3";
 
 /// Every write bumps `updated_at` to a value strictly above the previous one, so it works as a
-/// row version even when the clock stalls or steps back.
+/// row version even when the clock stalls or steps back. Written for Citus too (tables
+/// distributed by tenant), which refuses a volatile function (`clock_timestamp()`) in an UPDATE,
+/// a stable one applied to a column (`timestamptz + interval` depends on the time zone), and
+/// any non-immutable one in an upsert's DO UPDATE: the time is `statement_timestamp()` (stable,
+/// evaluated once by the coordinator) and the step is taken in UTC, where it is immutable.
 macro_rules! bump_updated_at {
     () => {
-        "updated_at = greatest(clock_timestamp(), updated_at + interval '1 microsecond')"
+        "updated_at = greatest(statement_timestamp(),
+                               ((updated_at AT TIME ZONE 'UTC') + interval '1 microsecond')
+                                   AT TIME ZONE 'UTC')"
     };
 }
 
@@ -84,7 +90,9 @@ SELECT run.updated_at, checkpoint.created_at FROM run, checkpoint"
 );
 
 /// `WRITE_CHECKPOINT` for a Save that appends no messages, so it leaves the message head as it
-/// is: the same condition on the run row, one data-modifying step fewer.
+/// is: the same condition on the run row, one data-modifying step fewer. The answer is read
+/// from both steps in a final SELECT, as `WRITE_CHECKPOINT` does: Citus sends an
+/// `INSERT ... RETURNING (SELECT ... FROM run)` to a worker without the `run` it names.
 ///
 /// $1 tenant, $2 run_id, $3 step, $4 id, $5 epoch, $6 content_type, $7 state, $8 metadata keys,
 /// $9 metadata values, $10 checksum, then the expected run row: $11 message_count,
@@ -99,11 +107,14 @@ pub(super) const WRITE_CHECKPOINT_BARE: &str = concat!(
       AND message_count = $11 AND message_head = $12
       AND tool_count = $13 AND tool_head = $14 AND updated_at = $15
     RETURNING updated_at
+), checkpoint AS (
+    INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state,
+                             metadata_keys, metadata_values, message_count, tool_count,
+                             checksum, created_at, label)
+    SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $13, $10, now(), $16::text FROM run
+    RETURNING created_at
 )
-INSERT INTO checkpoints (tenant, run_id, step, id, epoch, content_type, state, metadata_keys,
-                         metadata_values, message_count, tool_count, checksum, created_at, label)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $13, $10, now(), $16::text FROM run
-RETURNING (SELECT updated_at FROM run), created_at"
+SELECT run.updated_at, checkpoint.created_at FROM run, checkpoint"
 );
 
 /// Group commit: several planned checkpoints of `WRITE_CHECKPOINT` in one statement, so one
@@ -143,7 +154,9 @@ WITH input AS (
              label)
 ), run AS (
     UPDATE runs AS r SET message_count = i.new_message_count, message_head = i.new_message_head,
-        updated_at = greatest(clock_timestamp(), r.updated_at + interval '1 microsecond')
+        updated_at = greatest(statement_timestamp(),
+                              ((r.updated_at AT TIME ZONE 'UTC') + interval '1 microsecond')
+                                  AT TIME ZONE 'UTC')
     FROM input AS i
     WHERE r.tenant = i.tenant AND r.run_id = i.run_id AND r.epoch = i.epoch
       AND r.message_count = i.message_count AND r.message_head = i.message_head
@@ -486,9 +499,12 @@ WHERE tenant = $1 AND run_id = $2 AND step = $3 AND quarantine_reason IS NULL";
 
 /// Creates the run or bumps its epoch, atomically, and returns the whole head.
 pub(super) const BEGIN_RESUME: &str = concat!(
-    "INSERT INTO runs AS r (tenant, run_id, epoch) VALUES ($1, $2, 1)
+    "INSERT INTO runs AS r (tenant, run_id, epoch, updated_at)
+VALUES ($1, $2, 1, statement_timestamp())
 ON CONFLICT (tenant, run_id) DO UPDATE SET epoch = r.epoch + 1, ",
-    "updated_at = greatest(clock_timestamp(), r.updated_at + interval '1 microsecond')",
+    "updated_at = greatest(excluded.updated_at,
+                      ((r.updated_at AT TIME ZONE 'UTC') + interval '1 microsecond')
+                          AT TIME ZONE 'UTC')",
     "
 RETURNING epoch, message_count, message_head, tool_count, tool_head, updated_at"
 );

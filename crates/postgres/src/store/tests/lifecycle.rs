@@ -35,7 +35,7 @@ async fn two_instances_migrating_at_once_both_succeed() {
         .collect();
     assert_eq!(
         versions,
-        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
         "each migration applied exactly once"
     );
 }

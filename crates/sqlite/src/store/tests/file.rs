@@ -38,7 +38,7 @@ async fn data_survives_closing_and_reopening_the_file() {
         .unwrap();
     assert_eq!(
         versions,
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
         "migrations apply once"
     );
 }

@@ -1,0 +1,5 @@
+-- checkpointd schema v11 for SQLite: nothing to change.
+--
+-- Version 11 widens the Postgres outbox's keys to lead with `tenant`, for distributing the
+-- tables by tenant on Citus. One SQLite file holds every tenant, so its keys need no such
+-- change; this file keeps the two backends' version numbers in step.
