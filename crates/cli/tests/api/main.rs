@@ -42,6 +42,7 @@ mod passed_over;
 mod protocol_evolution;
 mod queue;
 mod recovery;
+mod refused_resume;
 mod request_budget;
 mod retention;
 mod retention_durable;
