@@ -28,7 +28,7 @@ fn load() -> LoadLatestRequest {
 }
 
 /// Saves a 2 MiB history for `tenant`: every answer of it is larger than any share.
-async fn save_history(client: &mut CheckpointServiceClient<Channel>, tenant: &str) {
+pub(crate) async fn save_history(client: &mut CheckpointServiceClient<Channel>, tenant: &str) {
     let request = SaveRequest {
         messages: (0..2)
             .map(|i| Message {
@@ -43,7 +43,7 @@ async fn save_history(client: &mut CheckpointServiceClient<Channel>, tenant: &st
 
 /// A LoadLatest for `tenant` on a connection of its own whose answer is never read: it stalls
 /// on HTTP/2 flow control with its share of the answer budget held.
-async fn stalled_load(
+pub(crate) async fn stalled_load(
     addr: std::net::SocketAddr,
     tenant: &str,
 ) -> (

@@ -3,6 +3,7 @@
 mod support;
 
 mod answer_budget;
+mod answer_deadline;
 mod answer_memory;
 mod answer_pages;
 mod arguments_digest;
