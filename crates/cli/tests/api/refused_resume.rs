@@ -80,3 +80,76 @@ async fn an_older_clients_refused_resumes_leave_the_live_writer_its_epoch() {
     assert_eq!(head.epoch, epoch);
     assert_eq!(head.latest_step, Some(6));
 }
+
+/// An older client's loads and Resumes over `--max-unpaged-answer-bytes` are refused from the
+/// stored sizes: the server reads none of the history for them, so six such calls leave its
+/// memory where it was (before, each read 16 MiB first: VmRSS 62 -> 184 MiB for six).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_clients_oversized_answers_are_refused_without_reading_the_history() {
+    const MIB: u64 = 1 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("sizes.db").display());
+    let server = ServerProcess::start(&url, &[]);
+    let mut client = connect(server.addr).await;
+    let run = "long-history";
+    // 20 MiB over five Saves of four 1 MiB messages: over the default 16 MiB unpaged limit.
+    for save_index in 0..5u8 {
+        let messages = (0..4u8)
+            .map(|i| Message {
+                role: "user".into(),
+                content: vec![save_index * 4 + i; MIB as usize],
+            })
+            .collect();
+        client
+            .save(SaveRequest {
+                messages,
+                message_offset: u64::from(save_index) * 4,
+                ..save(run, i64::from(save_index) + 1, b"{}")
+            })
+            .await
+            .unwrap();
+    }
+    let idle = crate::memory_limits::proc_status(server.pid(), "VmRSS");
+    for _ in 0..3 {
+        let refused = client
+            .load_latest(checkpointd::proto::LoadLatestRequest {
+                run_id: run.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.get_details_error_info().unwrap().reason,
+            "ANSWER_TOO_LARGE"
+        );
+        let refused = client
+            .resume(ResumeRequest {
+                run_id: run.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            refused.get_details_error_info().unwrap().reason,
+            "ANSWER_TOO_LARGE"
+        );
+    }
+    let after = crate::memory_limits::proc_status(server.pid(), "VmRSS");
+    let peak = crate::memory_limits::proc_status(server.pid(), "VmHWM");
+    eprintln!(
+        "six refused unpaged calls: VmRSS {} -> {} MiB (peak {} MiB)",
+        idle / MIB,
+        after / MIB,
+        peak / MIB
+    );
+    // Reading the 16 MiB window even once would raise the resident size by about that much.
+    assert!(after < idle + 8 * MIB, "VmRSS {idle} -> {after}");
+    let head = client
+        .get_run(GetRunRequest { run_id: run.into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .run
+        .unwrap();
+    assert_eq!(head.epoch, 0, "a refused Resume took an epoch");
+}
