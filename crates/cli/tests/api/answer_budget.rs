@@ -1,5 +1,6 @@
 //! Answers draw on a budget as requests do: an answer whose body a client does not read holds
-//! its share until its connection goes. Two such answers fill their tenant's half of the budget,
+//! its share until its connection goes or `--answer-send-timeout` (30 s here; see
+//! answer_deadline.rs) cuts it off. Two such answers fill their tenant's half of the budget,
 //! and the tenant's next answer waits for room and is then refused as an overload, while
 //! another tenant is still served.
 
