@@ -154,6 +154,27 @@ pub trait CheckpointStore: Send + Sync + 'static {
         journal: JournalScope,
     ) -> Result<Option<Snapshot>>;
 
+    /// The step of the checkpoint `which` names when a load of `window` of it would stop short
+    /// of its `message_count` (by [`MessageWindow::take`]'s rule); `None` when the window
+    /// reaches the log's end or no checkpoint matches.
+    ///
+    /// What decides an older client's ANSWER_TOO_LARGE before anything is read or changed, so a
+    /// backend answers it from stored sizes without reading message bodies. The default reads
+    /// the window (no journal), which is right for any backend but costs the window.
+    async fn window_stops_short(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: MessageWindow,
+    ) -> Result<Option<Step>> {
+        let snapshot = self
+            .load_window(run, which, window, JournalScope::None)
+            .await?;
+        Ok(snapshot
+            .filter(|snapshot| snapshot.checkpoint.continues())
+            .map(|snapshot| snapshot.checkpoint.step))
+    }
+
     /// The run's whole tool journal, results and intents, in journal order.
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>>;
 

@@ -15,6 +15,7 @@
 //! | `checkpointd.request_budget.refusals` | counter | `reason` (`tenant`, `connection`, `server`, `body_timeout`) |
 //! | `checkpointd.recoveries` | counter | `resumed_from` (`checkpoint`, `scratch`) |
 //! | `checkpointd.checkpoints.corrupt_skipped` | counter | |
+//! | `checkpointd.answers.cut_off` | counter | |
 //! | `checkpointd.runner.save.duration` (s) | histogram | |
 //! | `checkpointd.runner.tool_calls` | counter | `outcome` (`executed`, `replayed`) |
 //! | `checkpointd.webhook.attempts` | counter | `outcome` (`delivered`, `failed`, `given_up`) |
@@ -41,6 +42,7 @@ struct Instruments {
     cache_bypasses: Counter<u64>,
     recoveries: Counter<u64>,
     corrupt_skipped: Counter<u64>,
+    answers_cut_off: Counter<u64>,
     runner_save_duration: Histogram<f64>,
     tool_calls: Counter<u64>,
     request_budget_refusals: Counter<u64>,
@@ -103,6 +105,10 @@ fn instruments() -> &'static Instruments {
             corrupt_skipped: counter(
                 "checkpointd.checkpoints.corrupt_skipped",
                 "Checkpoints that failed verification and were skipped",
+            ),
+            answers_cut_off: counter(
+                "checkpointd.answers.cut_off",
+                "Answers not read within --answer-send-timeout, cut off and their budget returned",
             ),
             runner_save_duration: latency(
                 "checkpointd.runner.save.duration",
@@ -171,6 +177,7 @@ fn instruments() -> &'static Instruments {
 pub fn register() {
     let instruments = instruments();
     instruments.corrupt_skipped.add(0, &[]);
+    instruments.answers_cut_off.add(0, &[]);
     instruments.cache_bypasses.add(0, &[]);
     for hit in [true, false] {
         instruments
@@ -267,6 +274,11 @@ pub fn record_recovery(from_checkpoint: bool) {
 /// A checkpoint that failed verification and was skipped (quarantined).
 pub fn record_corrupt_skipped() {
     instruments().corrupt_skipped.add(1, &[]);
+}
+
+/// An answer was not read within the send deadline and was cut off.
+pub fn record_answer_cut_off() {
+    instruments().answers_cut_off.add(1, &[]);
 }
 
 /// A call took `bytes` of the server's request budget.

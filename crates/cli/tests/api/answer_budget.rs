@@ -1,5 +1,6 @@
 //! Answers draw on a budget as requests do: an answer whose body a client does not read holds
-//! its share until its connection goes. Two such answers fill their tenant's half of the budget,
+//! its share until its connection goes or `--answer-send-timeout` (30 s here; see
+//! answer_deadline.rs) cuts it off. Two such answers fill their tenant's half of the budget,
 //! and the tenant's next answer waits for room and is then refused as an overload, while
 //! another tenant is still served.
 
@@ -28,7 +29,7 @@ fn load() -> LoadLatestRequest {
 }
 
 /// Saves a 2 MiB history for `tenant`: every answer of it is larger than any share.
-async fn save_history(client: &mut CheckpointServiceClient<Channel>, tenant: &str) {
+pub(crate) async fn save_history(client: &mut CheckpointServiceClient<Channel>, tenant: &str) {
     let request = SaveRequest {
         messages: (0..2)
             .map(|i| Message {
@@ -43,7 +44,7 @@ async fn save_history(client: &mut CheckpointServiceClient<Channel>, tenant: &st
 
 /// A LoadLatest for `tenant` on a connection of its own whose answer is never read: it stalls
 /// on HTTP/2 flow control with its share of the answer budget held.
-async fn stalled_load(
+pub(crate) async fn stalled_load(
     addr: std::net::SocketAddr,
     tenant: &str,
 ) -> (

@@ -3,6 +3,7 @@
 mod support;
 
 mod answer_budget;
+mod answer_deadline;
 mod answer_memory;
 mod answer_pages;
 mod arguments_digest;
@@ -44,6 +45,7 @@ mod pooler;
 mod protocol_evolution;
 mod queue;
 mod recovery;
+mod refused_resume;
 mod request_budget;
 mod retention;
 mod retention_durable;

@@ -266,6 +266,15 @@ impl CheckpointStore for PostgresStore {
         self.load_snapshot(run, which, window, journal).await
     }
 
+    async fn window_stops_short(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: checkpointd_core::domain::MessageWindow,
+    ) -> Result<Option<Step>> {
+        self.stops_short(run, which, window).await
+    }
+
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
         self.tool_journal(run).await
     }

@@ -70,6 +70,35 @@ impl PostgresStore {
         row.map(|row| snapshot(&row, run)).transpose()
     }
 
+    /// See [`checkpointd_storage::store::CheckpointStore::window_stops_short`]: one statement
+    /// over the stored sizes, no message body read.
+    pub(super) async fn stops_short(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: MessageWindow,
+    ) -> Result<Option<Step>> {
+        let (sql, step) = match which {
+            Which::LatestBelow(None) => (sql::LATEST_WINDOW_STOPS_SHORT, i64::MAX),
+            Which::LatestBelow(Some(below)) if below.get() == 0 => return Ok(None),
+            Which::LatestBelow(Some(below)) => (sql::LATEST_WINDOW_STOPS_SHORT, below.as_i64() - 1),
+            Which::At(step) => (sql::WINDOW_AT_STOPS_SHORT, step.as_i64()),
+        };
+        let offset = signed(window.offset);
+        let max_bytes = i64::try_from(window.max_bytes).unwrap_or(i64::MAX);
+        let params: [&(dyn ToSql + Sync); 5] = [
+            &run.tenant.as_str(),
+            &run.run_id.as_str(),
+            &step,
+            &offset,
+            &max_bytes,
+        ];
+        let client = self.client().await?;
+        let statement = client.prepare_cached(sql).await.map_err(db)?;
+        let row = client.query_opt(&statement, &params).await.map_err(db)?;
+        Ok(row.map(|row| Step::new(unsigned(row.get(0)))))
+    }
+
     pub(super) async fn tool_journal(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
         let client = self.client().await?;
         let statement = self

@@ -580,3 +580,27 @@ pub(super) const BUMP_RUN_VERSION: &str = concat!(
 WHERE tenant = $1 AND run_id = $2
 RETURNING updated_at"
 );
+
+/// The step of the checkpoint the filter names when a window of its log from `$4` (clamped to
+/// its `message_count`) of at most `$5` content bytes stops short: the condition by which
+/// `snapshot_sql` cuts its window, from `octet_length` alone (a TOASTed body is not read).
+/// What refuses an older client's oversized answer before anything is read.
+macro_rules! window_stops_short_sql {
+    ($($filter:tt)+) => {
+        concat!(
+            "SELECT c.step
+FROM (SELECT step, message_count FROM checkpoints WHERE tenant = $1 AND run_id = $2 AND ",
+            $($filter)+,
+            ") AS c
+WHERE EXISTS (
+    SELECT 1 FROM (SELECT seq, sum(octet_length(content)) OVER (ORDER BY seq) AS upto
+                   FROM messages
+                   WHERE tenant = $1 AND run_id = $2
+                     AND seq >= least($4, c.message_count) AND seq < c.message_count) AS sized
+    WHERE upto > $5 AND seq > least($4, c.message_count))"
+        )
+    };
+}
+
+pub(super) const LATEST_WINDOW_STOPS_SHORT: &str = window_stops_short_sql!(latest_filter!());
+pub(super) const WINDOW_AT_STOPS_SHORT: &str = window_stops_short_sql!("step = $3");

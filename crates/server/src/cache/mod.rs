@@ -264,6 +264,8 @@ wrap_checkpoint_store! {
         tools, steps, begin_resume, list, run_exists, ping, latest_head, journal_actions,
         // Reads of heads and listings never come from the cache: it holds latest checkpoints.
         label_step, run_info, list_runs,
+        // Sizes come from the store: the cache holds whole answers, not their sizes.
+        window_stops_short,
     ],
     {
         async fn save(&self, checkpoint: &NewCheckpoint) -> Result<SavedCheckpoint> {

@@ -1,7 +1,11 @@
 //! Settings bounding a load's answer: the page of messages a client that follows continuations
-//! gets at a time, and the whole answer an older client may still get.
+//! gets at a time, the whole answer an older client may still get, the bytes all answers may
+//! hold, and how long an answer may take to be read.
+
+use std::time::Duration;
 
 use super::declare::{declared_defaults, settings};
+use super::parse_duration;
 
 settings! {
     /// Answer size flags of `checkpointd serve`.
@@ -30,6 +34,11 @@ settings! {
             value_parser = clap::value_parser!(u64).range(1..)
         )]
         pub max_inflight_answer_bytes: u64 = "67108864";
+        /// How long an answer may take to be read once it is ready: one still unsent then is
+        /// cut off (its stream reset) and its share of the answer budget returned, so a client
+        /// that stops reading cannot hold it. 0 waits for as long as the connection lives.
+        #[arg(long, env = "CHECKPOINTD_ANSWER_SEND_TIMEOUT")]
+        pub answer_send_timeout: Duration = "30s", parsed by parse_duration;
     }
 }
 
@@ -42,6 +51,8 @@ pub struct AnswerLimits {
     pub max_unpaged_bytes: usize,
     /// Answer bytes all loads in flight may hold at once (see the answer budget).
     pub max_inflight_bytes: usize,
+    /// How long an answer may take to be sent; zero for no bound.
+    pub send_timeout: Duration,
 }
 
 impl Default for AnswerLimits {
@@ -58,6 +69,7 @@ impl From<AnswerValues> for AnswerLimits {
             page_bytes: bytes(values.max_answer_message_bytes),
             max_unpaged_bytes: bytes(values.max_unpaged_answer_bytes),
             max_inflight_bytes: bytes(values.max_inflight_answer_bytes),
+            send_timeout: values.answer_send_timeout,
         }
     }
 }

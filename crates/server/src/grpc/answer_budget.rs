@@ -6,14 +6,16 @@
 //! time; a client that stops reading its answers holds at most its own tenant's share.
 //!
 //! The handler takes the share and leaves it in the response's extensions; [`AnswerShareLayer`]
-//! moves it into the response body, which hyper drops only after the last byte is written.
+//! moves it into the response body, which hyper drops only after the last byte is written. An
+//! answer not sent within `--answer-send-timeout` is cut off and its share returned then.
 
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http_body::{Body as HttpBody, Frame};
+use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use tonic::Status;
 use tonic::body::Body;
@@ -120,15 +122,28 @@ impl Reservation {
     }
 }
 
-/// Moves an [`AnswerShare`] from a response's extensions into its body.
+/// Moves an [`AnswerShare`] from a response's extensions into its body, and cuts the answer
+/// off when it is not sent within the send deadline.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct AnswerShareLayer;
+pub struct AnswerShareLayer {
+    /// Zero for no deadline.
+    send_timeout: Duration,
+}
+
+impl AnswerShareLayer {
+    pub fn new(send_timeout: Duration) -> Self {
+        Self { send_timeout }
+    }
+}
 
 impl<S> tower_layer::Layer<S> for AnswerShareLayer {
     type Service = AnswerShareService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        AnswerShareService { inner }
+        AnswerShareService {
+            inner,
+            send_timeout: self.send_timeout,
+        }
     }
 }
 
@@ -136,6 +151,7 @@ impl<S> tower_layer::Layer<S> for AnswerShareLayer {
 #[derive(Clone, Debug)]
 pub struct AnswerShareService<S> {
     inner: S,
+    send_timeout: Duration,
 }
 
 type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
@@ -154,19 +170,15 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        let path = request.uri().path().to_owned();
+        let send_timeout = self.send_timeout;
         let response = self.inner.call(request);
         Box::pin(async move {
             let mut response = response.await?;
             let Some(share) = response.extensions_mut().remove::<AnswerShare>() else {
                 return Ok(response);
             };
-            Ok(response.map(|inner| {
-                Body::new(HeldBody {
-                    inner,
-                    pending: Bytes::new(),
-                    _share: share,
-                })
-            }))
+            Ok(response.map(|inner| Body::new(HeldBody::new(inner, share, send_timeout, path))))
         })
     }
 }
@@ -177,12 +189,73 @@ where
 /// client that does not read. In pieces, the server waits for window before each next one.
 const PIECE_BYTES: usize = 64 * 1024;
 
-/// A response body that holds its answer's share until it is dropped.
-struct HeldBody {
+/// What an answer holds until it is sent or cut off: the rest of its encoded bytes and its
+/// share of the budget.
+struct Holding {
     inner: Body,
     /// What is left of the data frame being handed over in pieces.
     pending: Bytes,
     _share: AnswerShare,
+}
+
+/// A response body that holds its answer's share until it is dropped or its send deadline
+/// passes.
+///
+/// The deadline is a task of its own, not a timer polled with the body: hyper does not poll a
+/// body while its stream has no send window (exactly when a client does not read), so only a
+/// task can let go in time. At the deadline it drops what the answer holds (the encoded bytes
+/// and the share) at once; the stream is reset with an error the next time hyper polls the
+/// body, which is when the client opens its window or the connection closes. What HTTP/2
+/// already took (at most one piece) stays with the connection until then.
+struct HeldBody {
+    holding: Arc<Mutex<Option<Holding>>>,
+    /// The deadline's task, stopped when the body goes first.
+    deadline: Option<AbortHandle>,
+}
+
+impl HeldBody {
+    fn new(inner: Body, share: AnswerShare, send_timeout: Duration, path: String) -> Self {
+        let holding = Arc::new(Mutex::new(Some(Holding {
+            inner,
+            pending: Bytes::new(),
+            _share: share,
+        })));
+        let deadline = (!send_timeout.is_zero()).then(|| {
+            let watched = Arc::downgrade(&holding);
+            tokio::spawn(async move {
+                tokio::time::sleep(send_timeout).await;
+                let Some(holding) = watched.upgrade() else {
+                    return;
+                };
+                let cut = lock(&holding).take();
+                if cut.is_some() {
+                    crate::telemetry::metrics::record_answer_cut_off();
+                    tracing::warn!(
+                        rpc = %path,
+                        timeout_ms = send_timeout.as_millis() as u64,
+                        "answer not read within the send deadline; cut off"
+                    );
+                }
+            })
+            .abort_handle()
+        });
+        Self { holding, deadline }
+    }
+}
+
+impl Drop for HeldBody {
+    fn drop(&mut self) {
+        if let Some(deadline) = &self.deadline {
+            deadline.abort();
+        }
+    }
+}
+
+fn lock(holding: &Mutex<Option<Holding>>) -> std::sync::MutexGuard<'_, Option<Holding>> {
+    // Nothing panics while holding it; a poisoned lock still guards a consistent Option.
+    holding
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl HttpBody for HeldBody {
@@ -190,24 +263,32 @@ impl HttpBody for HeldBody {
     type Error = Status;
 
     fn poll_frame(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<std::result::Result<Frame<Self::Data>, Self::Error>>> {
-        if self.pending.is_empty() {
-            match std::task::ready!(Pin::new(&mut self.inner).poll_frame(cx)) {
+        let mut guard = lock(&self.holding);
+        let Some(holding) = guard.as_mut() else {
+            return Poll::Ready(Some(Err(Status::deadline_exceeded(
+                "the answer was not read within --answer-send-timeout and was cut off",
+            ))));
+        };
+        if holding.pending.is_empty() {
+            match std::task::ready!(Pin::new(&mut holding.inner).poll_frame(cx)) {
                 Some(Ok(frame)) if frame.is_data() => {
-                    self.pending = frame.into_data().unwrap_or_default();
+                    holding.pending = frame.into_data().unwrap_or_default();
                 }
                 other => return Poll::Ready(other),
             }
         }
-        let take = self.pending.len().min(PIECE_BYTES);
-        let piece = self.pending.split_to(take);
+        let take = holding.pending.len().min(PIECE_BYTES);
+        let piece = holding.pending.split_to(take);
         Poll::Ready(Some(Ok(Frame::data(piece))))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.pending.is_empty() && self.inner.is_end_stream()
+        lock(&self.holding)
+            .as_ref()
+            .is_some_and(|holding| holding.pending.is_empty() && holding.inner.is_end_stream())
     }
 }
 

@@ -10,8 +10,9 @@
 
 use crate::config::AnswerLimits;
 use crate::proto;
+use crate::service::answer_too_large;
 use crate::service::checkpoints::NextPage;
-use checkpointd_core::domain::{Checksum, Step, StoredCheckpoint, ToolRecord};
+use checkpointd_core::domain::{Checksum, MessageWindow, Step, StoredCheckpoint, ToolRecord};
 use checkpointd_core::error::{Error, Result};
 
 /// The token's layout version; a token of another version is refused as invalid.
@@ -41,13 +42,8 @@ impl AnswerLimits {
             return Ok(Vec::new());
         };
         if !pages(capabilities) {
-            return Err(Error::AnswerTooLarge(format!(
-                "the messages of checkpoint {} from position {} are over {} bytes \
-                 (--max-unpaged-answer-bytes); declare CLIENT_CAPABILITY_PAGED_MESSAGES and \
-                 follow `continuation` (a current client package does), or load with a \
-                 message_offset",
-                checkpoint.step, checkpoint.messages_from, self.max_unpaged_bytes
-            )));
+            let window = MessageWindow::new(checkpoint.messages_from, self.max_unpaged_bytes);
+            return Err(answer_too_large(checkpoint.step, window));
         }
         Ok(encode(&next))
     }
@@ -70,7 +66,7 @@ pub fn answer_bytes(checkpoint: &StoredCheckpoint, tools: &[ToolRecord]) -> usiz
 }
 
 /// Whether the client follows continuations.
-fn pages(capabilities: &[i32]) -> bool {
+pub fn pages(capabilities: &[i32]) -> bool {
     capabilities.contains(&(proto::ClientCapability::PagedMessages as i32))
 }
 

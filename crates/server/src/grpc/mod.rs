@@ -122,8 +122,9 @@ pub fn router(
             settings.max_request_bytes,
         ))
         // Innermost, so an answer's share of the answer budget moves from the handler's
-        // response into the body and is held until the last byte is sent.
-        .layer(AnswerShareLayer)
+        // response into the body and is held until the last byte is sent (or the send
+        // deadline cuts the answer off).
+        .layer(AnswerShareLayer::new(settings.answers.send_timeout))
         .add_service(HealthServer::new(HealthService::from_health_reporter(
             health,
         )))

@@ -117,6 +117,19 @@ impl<S: CheckpointStore + ?Sized> CheckpointStore for InstrumentedStore<S> {
         .await
     }
 
+    async fn window_stops_short(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: checkpointd_core::domain::MessageWindow,
+    ) -> Result<Option<Step>> {
+        self.observe(
+            "store.window_stops_short",
+            self.inner.window_stops_short(run, which, window),
+        )
+        .await
+    }
+
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
         self.observe("store.tools", self.inner.tools(run)).await
     }

@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use std::collections::BTreeMap;
 
+pub use super::resume::ResumeOptions;
 use checkpointd_core::domain::{
     CheckpointSummary, Checksum, Digest32, JournalDiagnosis, JournalScope, ListQuery, LoadOptions,
     MessageChain, MessageWindow, NewCheckpoint, NewToolResult, PageSize, PassedOver, Restored,
-    Resumed, RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord,
-    Verdict, WindowChains, covered_chain, verify_tool_journal, verify_tool_window,
+    RunId, RunInfo, RunKey, SavedCheckpoint, Step, StoredCheckpoint, Tenant, ToolRecord, Verdict,
+    WindowChains, covered_chain, verify_tool_journal, verify_tool_window,
 };
 use checkpointd_core::error::{Error, Missing, Result};
 use checkpointd_storage::store::{CheckpointStore, Snapshot, Which};
@@ -27,7 +28,7 @@ pub struct Engine {
 
 /// What a read does with a tool journal that fails verification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum DamagedJournal {
+pub(super) enum DamagedJournal {
     /// Fail with DATA_LOSS: a plain read must not drop a result a tool depends on.
     Refuse,
     /// Restore the newest checkpoint that does not cover the first corrupt entry: Resume
@@ -363,90 +364,6 @@ impl Engine {
             .0)
     }
 
-    /// Recovery: fence older writers, restore the latest valid checkpoint, rewind the log.
-    ///
-    /// A corrupt journal entry does not fail it: the restored checkpoint is the newest that
-    /// does not cover the entry, and the entry's call is reported in doubt, never re-run
-    /// silently.
-    pub async fn resume(&self, run: &RunKey) -> Result<Resumed> {
-        let options = ResumeOptions {
-            in_doubt_calls: true,
-            ..ResumeOptions::default()
-        };
-        self.resume_with(run, options).await
-    }
-
-    /// [`Self::resume`], refusing an unknown run when asked to and leaving out the messages
-    /// before `message_offset` from the answer (never from the rewind).
-    pub async fn resume_with(&self, run: &RunKey, options: ResumeOptions) -> Result<Resumed> {
-        if options.require_existing && !self.store.run_exists(run).await? {
-            return Err(Error::NotFound(Missing::RunToResume {
-                run_id: run.run_id.to_string(),
-            }));
-        }
-        let window = MessageWindow::new(options.message_offset, options.max_message_bytes);
-        self.resume_verified(run, options.in_doubt_calls, window)
-            .await
-    }
-
-    async fn resume_verified(
-        &self,
-        run: &RunKey,
-        in_doubt_calls: bool,
-        window: MessageWindow,
-    ) -> Result<Resumed> {
-        // The epoch goes up first, so nothing an older owner writes from here on can land.
-        let epoch = self.store.begin_resume(run).await?;
-        if !in_doubt_calls {
-            refuse_calls_in_doubt(run, &self.store.tools(run).await?)?;
-        }
-        // Resume returns the whole journal, so it reads and verifies it whole.
-        let (found, _) = self
-            .latest_valid(run, DamagedJournal::FallBack, window, JournalScope::All)
-            .await?;
-        let restored_step = found.as_ref().map(|snapshot| snapshot.checkpoint.step);
-        let passed_over = self.quarantined_above(run, restored_step).await?;
-        let skipped_steps = PassedOver::steps(&passed_over);
-        let (checkpoint, journal) = match found {
-            Some(snapshot) => (Some(snapshot.checkpoint), snapshot.tools),
-            None => (None, self.store.tools(run).await?),
-        };
-        let diagnosis = JournalDiagnosis::of(&journal);
-        let corrupt_call_ids = diagnosis.corrupt_call_ids();
-        if !corrupt_call_ids.is_empty() {
-            tracing::warn!(
-                run_id = %run.run_id,
-                tenant = %run.tenant,
-                corrupt = ?corrupt_call_ids,
-                "tool journal has corrupt entries; their calls are in doubt"
-            );
-        }
-        let chain = match &checkpoint {
-            // Verified already, so the chain is the one the checksum covers.
-            Some(checkpoint) => checkpoint.covered_messages().map_err(Error::DataLoss)?,
-            None => MessageChain::EMPTY,
-        };
-        self.store.rewind(run, epoch, chain).await?;
-        tracing::info!(
-            run_id = %run.run_id,
-            tenant = %run.tenant,
-            epoch = epoch.get(),
-            recovered_from_step = checkpoint.as_ref().map(|c| c.step.get()),
-            skipped = skipped_steps.len(),
-            "run resumed"
-        );
-        crate::telemetry::metrics::record_recovery(checkpoint.is_some());
-        Ok(Resumed {
-            checkpoint,
-            skipped_steps,
-            passed_over,
-            tool_results: diagnosis.sound,
-            epoch,
-            in_doubt: diagnosis.in_doubt,
-            corrupt_call_ids,
-        })
-    }
-
     /// One page of a run's checkpoints in the request's order and bounds, keeping only those
     /// whose metadata holds every entry of the filter; and the step to continue after when
     /// the page came back full.
@@ -510,7 +427,7 @@ impl Engine {
 
     /// The newest checkpoint that verifies, and the steps found corrupt on the way (now
     /// quarantined), newest first.
-    async fn latest_valid(
+    pub(super) async fn latest_valid(
         &self,
         run: &RunKey,
         damaged_journal: DamagedJournal,
@@ -559,7 +476,7 @@ impl Engine {
 
     /// Every quarantined checkpoint above `restored` (all of them when `None`), newest first:
     /// those found corrupt just now and those quarantined earlier, by Validate for instance.
-    async fn quarantined_above(
+    pub(super) async fn quarantined_above(
         &self,
         run: &RunKey,
         restored: Option<Step>,
@@ -602,37 +519,6 @@ impl Engine {
     }
 }
 
-/// The old, safe answer for a Resume that does not declare it reads calls in doubt, decided
-/// before anything is quarantined or rewound: a corrupt journal entry is DATA_LOSS, as it was
-/// before Resume could restore past one; an intent without a result is refused too, since
-/// such a client would run the call again, and only an operator's repair or a client that
-/// declares the capability may settle it.
-fn refuse_calls_in_doubt(run: &RunKey, journal: &[ToolRecord]) -> Result<()> {
-    let diagnosis = JournalDiagnosis::of(journal);
-    let corrupt = diagnosis.corrupt_call_ids();
-    if !corrupt.is_empty() {
-        return Err(Error::DataLoss(format!(
-            "the tool journal of run {} has corrupt entries (calls {}); settle them with \
-             RepairJournal, or resume with capability CLIENT_CAPABILITY_IN_DOUBT_CALLS",
-            run.run_id,
-            corrupt.join(", ")
-        )));
-    }
-    if let Some(call) = diagnosis.in_doubt.first() {
-        return Err(Error::CapabilityRequired {
-            capability: "CLIENT_CAPABILITY_IN_DOUBT_CALLS",
-            message: format!(
-                "run {} has {} call(s) in doubt (first: {}); resume with capability \
-                 CLIENT_CAPABILITY_IN_DOUBT_CALLS or settle them with RepairJournal",
-                run.run_id,
-                diagnosis.in_doubt.len(),
-                call.call_id.as_str()
-            ),
-        });
-    }
-    Ok(())
-}
-
 /// Where the page after an answer's messages starts, and what must still hold there: the
 /// continuation a paged answer hands its client.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -668,32 +554,6 @@ impl NextPage {
             offset: checkpoint.messages_end,
             before,
         }))
-    }
-}
-
-/// What a Resume may do besides recovering.
-#[derive(Clone, Copy, Debug)]
-pub struct ResumeOptions {
-    /// Refuse (RUN_NOT_FOUND) instead of starting a run never seen.
-    pub require_existing: bool,
-    /// Leave the messages before this log position out of the answer.
-    pub message_offset: u64,
-    /// The caller reads calls in doubt (`CLIENT_CAPABILITY_IN_DOUBT_CALLS`). Without it a
-    /// run with any is refused rather than restored past them: the caller could not see them
-    /// and would run them again.
-    pub in_doubt_calls: bool,
-    /// The most message bytes the answer carries; the rest is left for a continuation.
-    pub max_message_bytes: usize,
-}
-
-impl Default for ResumeOptions {
-    fn default() -> Self {
-        Self {
-            require_existing: false,
-            message_offset: 0,
-            in_doubt_calls: false,
-            max_message_bytes: usize::MAX,
-        }
     }
 }
 

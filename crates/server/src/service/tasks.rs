@@ -183,7 +183,7 @@ impl TaskService {
     }
 
     /// The pin comes first, so no prune can slip in between the task entering input_required
-    /// and its checkpoint being pinned; a request the queue refuses takes its pin back.
+    /// and its checkpoint being pinned; a request the queue refuses after all takes it back.
     async fn request_approval_pinned(
         &self,
         pins: &Arc<dyn RetentionStore>,
@@ -195,6 +195,15 @@ impl TaskService {
         let Some(task) = self.queue.get(tenant, id).await? else {
             return self.queue.update(tenant, id, transition, now).await;
         };
+        // Refuse before changing anything: a request the queue will refuse as read (another
+        // attempt holds the task, or it is not running) pins nothing; one already waiting is a
+        // retry whose pin exists. Only a race with the queue (a reclaim between this read and
+        // the update) still pins and then takes the pin back.
+        let may_wait = matches!(transition, Transition::RequestApproval { attempt, .. }
+            if task.state == TaskState::Running && task.attempt == attempt);
+        if !may_wait {
+            return self.queue.update(tenant, id, transition, now).await;
+        }
         let run = RunKey::new(tenant.clone(), task.run_id);
         let source = approval_pin(id.as_str());
         pins.pin(&run, None, &source).await?;

@@ -16,6 +16,7 @@ mod journal_window;
 mod read;
 mod retention;
 mod schema;
+mod window_size;
 mod write;
 
 #[cfg(test)]
@@ -165,6 +166,17 @@ impl CheckpointStore for SqliteStore {
     async fn journal_actions(&self, run: &RunKey) -> Result<Vec<JournalAction>> {
         let run = run.clone();
         self.read(move |conn| journal::journal_actions(conn, &run))
+            .await
+    }
+
+    async fn window_stops_short(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: checkpointd_core::domain::MessageWindow,
+    ) -> Result<Option<Step>> {
+        let run = run.clone();
+        self.read(move |conn| window_size::window_stops_short(conn, &run, which, window))
             .await
     }
 

@@ -183,24 +183,41 @@ pub(super) fn checkpoint(
     which: Which,
     window: MessageWindow,
 ) -> Result<Option<(StoredCheckpoint, bool)>> {
+    let read = |row: &Row<'_>| Ok((checkpoint_row(row, run)?, row.get::<_, bool>(13)?));
+    let found = find_checkpoint(conn, run, which, CHECKPOINT_COLUMNS, read)?;
+    let Some((mut checkpoint, has_newer)) = found else {
+        return Ok(None);
+    };
+    read_window(conn, run, &mut checkpoint, window)?;
+    Ok(Some((checkpoint, has_newer)))
+}
+
+/// `columns` of the checkpoint `which` names, read by `read`; `None` when there is none.
+pub(super) fn find_checkpoint<T>(
+    conn: &Connection,
+    run: &RunKey,
+    which: Which,
+    columns: &str,
+    read: impl FnOnce(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Option<T>> {
     let scope = "tenant = ?1 AND run_id = ?2";
     let (sql, step) = match which {
         Which::LatestBelow(None) => (
             format!(
-                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} \
+                "SELECT {columns} FROM checkpoints WHERE {scope} \
                  AND quarantine_reason IS NULL ORDER BY step DESC LIMIT 1"
             ),
             None,
         ),
         Which::LatestBelow(Some(below)) => (
             format!(
-                "SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} \
+                "SELECT {columns} FROM checkpoints WHERE {scope} \
                  AND quarantine_reason IS NULL AND step < ?3 ORDER BY step DESC LIMIT 1"
             ),
             Some(below),
         ),
         Which::At(at) => (
-            format!("SELECT {CHECKPOINT_COLUMNS} FROM checkpoints WHERE {scope} AND step = ?3"),
+            format!("SELECT {columns} FROM checkpoints WHERE {scope} AND step = ?3"),
             Some(at),
         ),
     };
@@ -208,8 +225,7 @@ pub(super) fn checkpoint(
         .map(|step| codec::signed(step.get(), "step"))
         .transpose()?;
     let mut statement = conn.prepare_cached(&sql).db()?;
-    let read = |row: &Row<'_>| Ok((checkpoint_row(row, run)?, row.get::<_, bool>(13)?));
-    let found = match step {
+    match step {
         None => statement.query_row(params![run.tenant.as_str(), run.run_id.as_str()], read),
         Some(step) => statement.query_row(
             params![run.tenant.as_str(), run.run_id.as_str(), step],
@@ -217,12 +233,7 @@ pub(super) fn checkpoint(
         ),
     }
     .optional()
-    .db()?;
-    let Some((mut checkpoint, has_newer)) = found else {
-        return Ok(None);
-    };
-    read_window(conn, run, &mut checkpoint, window)?;
-    Ok(Some((checkpoint, has_newer)))
+    .db()
 }
 
 /// The quarantine of a row from its reason and its time (unix microseconds, NULL when the

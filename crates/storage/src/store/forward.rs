@@ -106,6 +106,18 @@ macro_rules! wrap_checkpoint_store {
             }
         ]);
     };
+    (@build $wrapper:ty, $inner:ident, [window_stops_short $($rest:ident)*], [$($methods:tt)*]) => {
+        $crate::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
+            async fn window_stops_short(
+                &self,
+                run: &$crate::__core::domain::RunKey,
+                which: $crate::store::Which,
+                window: $crate::__core::domain::MessageWindow,
+            ) -> $crate::__core::error::Result<Option<$crate::__core::domain::Step>> {
+                self.$inner.window_stops_short(run, which, window).await
+            }
+        ]);
+    };
     (@build $wrapper:ty, $inner:ident, [tools $($rest:ident)*], [$($methods:tt)*]) => {
         $crate::wrap_checkpoint_store!(@build $wrapper, $inner, [$($rest)*], [$($methods)*
             async fn tools(

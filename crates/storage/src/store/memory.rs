@@ -84,6 +84,14 @@ impl RunData {
             .collect()
     }
 
+    /// The checkpoint `which` names.
+    fn find(&self, which: Which) -> Option<(Step, &CheckpointRow)> {
+        match which {
+            Which::LatestBelow(below) => self.latest_valid(below),
+            Which::At(step) => self.checkpoints.get(&step).map(|row| (step, row)),
+        }
+    }
+
     fn latest_valid(&self, below: Option<Step>) -> Option<(Step, &CheckpointRow)> {
         self.checkpoints
             .iter()
@@ -115,14 +123,8 @@ impl RunData {
         }
     }
 
-    fn snapshot(
-        &self,
-        run: &RunKey,
-        step: Step,
-        row: &CheckpointRow,
-        window: MessageWindow,
-        journal: JournalScope,
-    ) -> Snapshot {
+    /// Where `window` of `row`'s log starts, how many messages it takes and where it stops.
+    fn window_bounds(&self, row: &CheckpointRow, window: MessageWindow) -> (usize, usize, usize) {
         let count = usize::try_from(row.message_count).unwrap_or(usize::MAX);
         let held = &self.messages[..count.min(self.messages.len())];
         let from = usize::try_from(window.offset)
@@ -137,6 +139,21 @@ impl RunData {
         } else {
             count
         };
+        (from, taken, end)
+    }
+
+    fn snapshot(
+        &self,
+        run: &RunKey,
+        step: Step,
+        row: &CheckpointRow,
+        window: MessageWindow,
+        journal: JournalScope,
+    ) -> Snapshot {
+        let count = usize::try_from(row.message_count).unwrap_or(usize::MAX);
+        let held = &self.messages[..count.min(self.messages.len())];
+        let (from, taken, end) = self.window_bounds(row, window);
+        let rest = held.get(from..).unwrap_or_default();
         let stored_at = |seq: usize| held.get(seq).map(|(_, chain)| *chain);
         let chains = WindowChains {
             before: from.checked_sub(1).and_then(stored_at),
@@ -398,11 +415,26 @@ impl CheckpointStore for MemoryStore {
             let Some(data) = runs.get(run) else {
                 return Ok(None);
             };
-            let found = match which {
-                Which::LatestBelow(below) => data.latest_valid(below),
-                Which::At(step) => data.checkpoints.get(&step).map(|row| (step, row)),
-            };
+            let found = data.find(which);
             Ok(found.map(|(step, row)| data.snapshot(run, step, row, window, journal)))
+        })
+    }
+
+    async fn window_stops_short(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: MessageWindow,
+    ) -> Result<Option<Step>> {
+        self.with_runs(|runs| {
+            let Some(data) = runs.get(run) else {
+                return Ok(None);
+            };
+            let found = data.find(which);
+            Ok(found.and_then(|(step, row)| {
+                let (_, _, end) = data.window_bounds(row, window);
+                (end < usize::try_from(row.message_count).unwrap_or(usize::MAX)).then_some(step)
+            }))
         })
     }
 

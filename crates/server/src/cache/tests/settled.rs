@@ -75,6 +75,16 @@ impl CheckpointStore for Settled {
             .await
     }
 
+    async fn window_stops_short(
+        &self,
+        run: &RunKey,
+        which: Which,
+        window: checkpointd_core::domain::MessageWindow,
+    ) -> Result<Option<Step>> {
+        self.settle(self.0.window_stops_short(run, which, window))
+            .await
+    }
+
     async fn tools(&self, run: &RunKey) -> Result<Vec<ToolRecord>> {
         self.settle(self.0.tools(run)).await
     }

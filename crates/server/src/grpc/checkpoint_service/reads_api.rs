@@ -19,10 +19,11 @@ use crate::service::Engine;
 use crate::service::checkpoints::{ListRequest, ResumeOptions};
 use crate::wire::timestamp;
 use checkpointd_core::domain::{
-    JournalScope, LoadOptions, PageSize, RunId, RunInfo, Step, StoredCheckpoint, ToolRecord,
-    check_label, check_text,
+    JournalScope, LoadOptions, PageSize, RunId, RunInfo, RunKey, Step, StoredCheckpoint,
+    ToolRecord, check_label, check_text,
 };
 use checkpointd_core::error::{Error, Result};
+use checkpointd_storage::store::Which;
 
 /// A wire `JournalScope`; a number the proto does not define is refused, not guessed at.
 fn journal_scope(raw: i32) -> Result<JournalScope> {
@@ -49,6 +50,25 @@ impl Answers<'_> {
     async fn reserve(&self, caller: Caller<ConnectionId>) -> Result<Reservation, Status> {
         self.budget
             .reserve(caller, self.limits.page_bytes)
+            .await
+            .map_err(to_status)
+    }
+
+    /// ANSWER_TOO_LARGE, before anything is reserved or read, for a client that does not page
+    /// when the answer's messages would not fit: decided from stored sizes.
+    async fn refuse_unpaged(
+        &self,
+        engine: &Engine,
+        run: &RunKey,
+        which: Which,
+        options: &LoadOptions,
+        capabilities: &[i32],
+    ) -> Result<(), Status> {
+        if answers::pages(capabilities) {
+            return Ok(());
+        }
+        engine
+            .refuse_unpaged_overflow(run, which, options.window())
             .await
             .map_err(to_status)
     }
@@ -87,13 +107,22 @@ pub async fn load_latest(
     request: Request<proto::LoadLatestRequest>,
 ) -> Result<Response<proto::LoadLatestResponse>, Status> {
     let run = run_key(request.extensions(), &request.get_ref().run_id).map_err(to_status)?;
-    let reservation = answers.reserve(Caller::of(request.extensions())).await?;
     let capabilities = &request.get_ref().capabilities;
     let options = LoadOptions {
         message_offset: request.get_ref().message_offset,
         journal: journal_scope(request.get_ref().journal).map_err(to_status)?,
         max_message_bytes: answers.limits.window_bytes(capabilities),
     };
+    answers
+        .refuse_unpaged(
+            engine,
+            &run,
+            Which::LatestBelow(None),
+            &options,
+            capabilities,
+        )
+        .await?;
+    let reservation = answers.reserve(Caller::of(request.extensions())).await?;
     let restored = engine
         .load_latest_with(&run, options)
         .await
@@ -148,6 +177,9 @@ pub async fn load_at_step(
     };
     let restored = if request.label.is_empty() {
         let step = Step::parse(request.step).map_err(to_status)?;
+        answers
+            .refuse_unpaged(engine, &run, Which::At(step), &options, capabilities)
+            .await?;
         engine
             .load_at_step_with(&run, step, options)
             .await
@@ -185,10 +217,12 @@ pub async fn resume(
         message_offset: request.get_ref().message_offset,
         // Unknown values are ignored: a newer client may declare more than this server offers.
         in_doubt_calls: capabilities.contains(&(proto::ClientCapability::InDoubtCalls as i32)),
+        whole_answer: !answers::pages(capabilities),
     };
+    // The engine refuses an answer too large for an older client before it fences (and, should
+    // a writer lengthen the log in between, before it rewinds), so `measure` below finds only
+    // answers the client can take.
     let resumed = engine.resume_with(&run, options).await.map_err(to_status)?;
-    // A Resume too large for an older client has still fenced and rewound the run; refusing
-    // now only withholds a history the client would have taken as whole.
     let (continuation, bytes) = match &resumed.checkpoint {
         Some(checkpoint) => answers.measure(checkpoint, &resumed.tool_results, capabilities)?,
         None => (Vec::new(), 0),

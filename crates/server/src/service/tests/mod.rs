@@ -1,8 +1,9 @@
 //! Engine behaviours over every backend: recovery past a damaged checkpoint, reports of what
-//! reads pass over, and what only SQL can damage in a SQLite file.
+//! reads pass over, refusals that change nothing, and what only SQL can damage in a SQLite file.
 
 mod passed_over;
 mod recovery;
+mod refusals;
 mod sqlite_damaged_rows;
 
 /// One test per backend for each engine behaviour.
@@ -15,6 +16,8 @@ macro_rules! engine_behaviours {
                     passed_over::every_read_reports_quarantined_checkpoints_until_they_are_repaired,
                     passed_over::a_newer_valid_save_above_quarantined_checkpoints_makes_reads_quiet,
                     passed_over::a_resume_from_scratch_reports_every_quarantined_checkpoint,
+                    refusals::every_refusal_leaves_the_run_as_it_was,
+                    refusals::a_refused_resume_retried_leaves_the_writer_its_epoch,
                 );
             }
         )*

@@ -66,6 +66,7 @@ macro_rules! store_behaviours {
             deletes::deleting_the_latest_makes_the_previous_one_latest_and_saves_go_on,
             deletes::pinned_checkpoints_are_kept_and_reported,
             deletes::deleting_checkpoints_is_fenced_by_an_epoch_when_one_is_given,
+            window_sizes::a_window_stops_short_exactly_when_a_load_of_it_does,
         );
     };
     (@tests $backend:ty; $($group:ident :: $behaviour:ident),* $(,)?) => {
@@ -92,6 +93,7 @@ pub mod quarantined;
 pub mod reads;
 pub mod retention;
 pub mod tool_batches;
+pub mod window_sizes;
 pub mod writes;
 
 use std::sync::Arc;
