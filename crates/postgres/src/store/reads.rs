@@ -94,8 +94,11 @@ impl PostgresStore {
             &max_bytes,
         ];
         let client = self.client().await?;
-        let statement = client.prepare_cached(sql).await.map_err(db)?;
-        let row = client.query_opt(&statement, &params).await.map_err(db)?;
+        let row = self
+            .statements
+            .query_opt(&client, sql, &params)
+            .await
+            .map_err(db)?;
         Ok(row.map(|row| Step::new(unsigned(row.get(0)))))
     }
 
