@@ -12,8 +12,8 @@
 //! `query_typed` needs each parameter's type. Rather than spell the types out beside each of
 //! the crate's statements (a second copy of what the SQL already says, free to drift), they are
 //! learned from Postgres once per statement text and kept: a named statement is prepared,
-//! described and closed inside a transaction of its own (or the caller's), so it never outlives
-//! that transaction either.
+//! described and closed inside one transaction (the caller's, or one of its own on a connection
+//! of its own), so it never outlives that transaction either.
 //!
 //! Call sites keep their two phases: [`Statements::prepare`] first (which may wait for
 //! Postgres), then [`Prepared::query`] and friends, which send on their first poll. Statements
@@ -27,6 +27,7 @@ use futures_util::TryStreamExt;
 use tokio_postgres::GenericClient as _;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Error, Row, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 pub(crate) use checkpointd_storage::store::PostgresStatements;
 
@@ -56,10 +57,17 @@ impl<'a> Conn for deadpool_postgres::Transaction<'a> {
 
 /// The store's choice of statements, with the parameter types learned for `unnamed`. Cheap to
 /// clone; clones share what was learned.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(crate) struct Statements {
     mode: PostgresStatements,
     learned: Arc<RwLock<HashMap<String, Arc<Unnamed>>>>,
+    learner: Arc<Learner>,
+}
+
+/// Where parameter types are learned: the store's own database settings.
+pub(crate) struct Learner {
+    pub(crate) config: tokio_postgres::Config,
+    pub(crate) connector: MakeRustlsConnect,
 }
 
 /// A statement ready to run: a cached named one, or unnamed SQL with its parameter types.
@@ -75,10 +83,11 @@ pub(crate) struct Unnamed {
 }
 
 impl Statements {
-    pub(crate) fn new(mode: PostgresStatements) -> Self {
+    pub(crate) fn new(mode: PostgresStatements, learner: Learner) -> Self {
         Self {
             mode,
             learned: Arc::default(),
+            learner: Arc::new(learner),
         }
     }
 
@@ -97,7 +106,7 @@ impl Statements {
         if let Some(known) = known {
             return Ok(Prepared::Unnamed(known));
         }
-        let types = learn_types(conn, sql).await?;
+        let types = learn_types(conn, &self.learner, sql).await?;
         let unnamed = Arc::new(Unnamed {
             sql: sql.to_owned(),
             types,
@@ -148,26 +157,29 @@ impl Statements {
 }
 
 /// The parameter types Postgres infers for `sql`, from a named statement prepared and closed
-/// inside one transaction: the caller's, or a `BEGIN`/`ROLLBACK` of its own around it, so a
-/// pooler keeps one server connection for the prepare and the close.
-async fn learn_types<C: Conn>(conn: &C, sql: &str) -> Result<Vec<Type>, Error> {
+/// inside one transaction, so a pooler keeps one server connection for the prepare and the
+/// close. It runs once per statement text per process.
+///
+/// Inside the caller's transaction when there is one: a connection of its own would need a
+/// second server connection from a pooler whose every one may be held by such transactions,
+/// each waiting for its own learner. Otherwise on a connection of its own, not the caller's
+/// pooled one: a call cancelled between `BEGIN` and `ROLLBACK` (a client gone, a deadline)
+/// would hand that back to the pool inside a transaction, and the next autocommit Save on it
+/// would not commit. A cancelled learner only drops its own connection.
+async fn learn_types<C: Conn>(conn: &C, learner: &Learner, sql: &str) -> Result<Vec<Type>, Error> {
     if C::IN_TRANSACTION {
         // Dropping the statement queues its Close ahead of anything sent later, so the Close
         // reaches the same server connection, still inside the caller's transaction.
-        return conn
-            .prepare(sql)
-            .await
-            .map(|statement| statement.params().to_vec());
+        return Ok(conn.prepare(sql).await?.params().to_vec());
     }
-    conn.batch_execute("BEGIN").await?;
-    let learned = conn
-        .prepare(sql)
-        .await
-        .map(|statement| statement.params().to_vec());
-    // Nothing was written; a failed prepare has aborted the transaction, which this ends too.
-    let ended = conn.batch_execute("ROLLBACK").await;
-    let types = learned?;
-    ended?;
+    let (client, connection) = learner.config.connect(learner.connector.clone()).await?;
+    let connection = tokio::spawn(connection);
+    client.batch_execute("BEGIN").await?;
+    // As above: the Close goes ahead of the ROLLBACK, inside the transaction.
+    let types = client.prepare(sql).await?.params().to_vec();
+    client.batch_execute("ROLLBACK").await?;
+    drop(client);
+    let _ = connection.await;
     Ok(types)
 }
 

@@ -34,7 +34,7 @@ use deadpool_postgres::{
 };
 
 use crate::key_listener::KeyFeed;
-use crate::statements::Statements;
+use crate::statements::{Learner, Statements};
 use crate::{error, pooler_probe, tls};
 use batch::SaveBatcher;
 use checkpointd_core::domain::{
@@ -91,7 +91,8 @@ impl PostgresStore {
             // lends to others, and deliver nothing: caches resync on a timer instead.
             (None, PostgresStatements::Unnamed) => KeyFeed::polling(),
         };
-        let probe = (config.clone(), connector.clone());
+        // For the connections of its own that the pooler probe and the type learner open.
+        let (own_config, own_connector) = (config.clone(), connector.clone());
         // Fast recycling only checks that the connection task is alive: a connection that lost
         // its server is closed by then, and skipping a per-checkout ping saves a round trip on
         // every call. Dead connections are dropped and replaced, so the pool heals by itself
@@ -122,11 +123,22 @@ impl PostgresStore {
             )
         })?;
         if options.statements == PostgresStatements::Prepared {
-            pooler_probe::refuse_transaction_pooler(&probe.0, probe.1, &redact_url(url)).await?;
+            pooler_probe::refuse_transaction_pooler(
+                &own_config,
+                own_connector.clone(),
+                &redact_url(url),
+            )
+            .await?;
         }
         migrate::run(&mut client).await?;
         drop(client);
-        let statements = Statements::new(options.statements);
+        let statements = Statements::new(
+            options.statements,
+            Learner {
+                config: own_config,
+                connector: own_connector,
+            },
+        );
         Ok(Self {
             pool: Connections {
                 pool,
