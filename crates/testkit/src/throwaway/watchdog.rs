@@ -7,11 +7,13 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{ChildStdin, Command, Stdio};
 
-/// Stops Redis (pid from its pid file) and Postgres (if it was started: its data directory has a
+/// Kills Redis and the PgBouncers (a pid file each) and stops Postgres (if it was started: its data directory has a
 /// `postmaster.pid`, and `pg_bin` says where `pg_ctl` is), then deletes the directory.
 const SCRIPT: &str = r#"
 read -r _ignored
-if [ -f "$1/redis.pid" ]; then kill -9 "$(cat "$1/redis.pid")" 2>/dev/null; fi
+for pid_file in "$1"/*.pid; do
+  if [ -f "$pid_file" ]; then kill -9 "$(cat "$pid_file")" 2>/dev/null; fi
+done
 if [ -f "$1/postgres/postmaster.pid" ]; then
   "$(cat "$1/pg_bin")/pg_ctl" -D "$1/postgres" -m immediate -w stop >/dev/null 2>&1
 fi
