@@ -1,7 +1,7 @@
 //! Test support shared by checkpointd's crates and its benchmark: the test Postgres and Redis
 //! (`TEST_DATABASE_URL` / `TEST_REDIS_URL`, or throwaway instances started from the binaries on
 //! the machine when those are unset), a Postgres schema per test, a database per test behind
-//! PgBouncer (`TEST_PGBOUNCER_*_URL`),
+//! PgBouncer (`TEST_PGBOUNCER_*_URL`, or throwaway PgBouncers when those are unset),
 //! `redis-server` processes a test owns (TLS and password optional), Postgres clusters with TLS,
 //! certificates made at test time, an HTTPS server with canned answers, and an in-memory OTLP
 //! collector.

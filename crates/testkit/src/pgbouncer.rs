@@ -1,7 +1,8 @@
 //! PgBouncer in front of the test Postgres, for the pooler tests: a database of its own per
 //! test, reached through the transaction-mode pooler (`TEST_PGBOUNCER_TRANSACTION_URL`) by what
 //! is under test and through the session-mode one (`TEST_PGBOUNCER_SESSION_URL`) by the test's
-//! own raw SQL. `.ci/pgbouncer.sh` starts both and prints the two variables.
+//! own raw SQL. `.ci/pgbouncer.sh` starts both and prints the two variables; when they are
+//! unset, each test process starts a pair of its own (`throwaway/pgbouncer.rs`).
 //!
 //! A database rather than a schema: PgBouncer (1.18) refuses the `options` startup parameter
 //! that selects a schema, and a `SET search_path` would not survive a transaction-mode pooler.
@@ -11,24 +12,19 @@ use tokio_postgres::NoTls;
 use crate::postgres::execute_detached;
 use crate::unique::unique_name;
 
-/// `TEST_PGBOUNCER_TRANSACTION_URL`; panics, naming the script that sets it, when unset, so
-/// a pooler test fails rather than passes without a pooler.
+/// `TEST_PGBOUNCER_TRANSACTION_URL`, or else this process's throwaway transaction-mode
+/// PgBouncer (started on first use; a panic naming the package when pgbouncer is missing, so a
+/// pooler test fails rather than passes without a pooler).
 pub fn transaction_pooler_url() -> String {
-    pooler_url("TEST_PGBOUNCER_TRANSACTION_URL")
+    std::env::var("TEST_PGBOUNCER_TRANSACTION_URL")
+        .unwrap_or_else(|_| crate::throwaway::pgbouncer_urls().transaction)
 }
 
-/// `TEST_PGBOUNCER_SESSION_URL`, or a panic as for [`transaction_pooler_url`].
+/// `TEST_PGBOUNCER_SESSION_URL`, or else the throwaway session-mode PgBouncer, as for
+/// [`transaction_pooler_url`].
 pub fn session_pooler_url() -> String {
-    pooler_url("TEST_PGBOUNCER_SESSION_URL")
-}
-
-fn pooler_url(variable: &str) -> String {
-    std::env::var(variable).unwrap_or_else(|_| {
-        panic!(
-            "{variable} is unset: the pooler tests need PgBouncer in transaction and session \
-             mode; start them with `eval \"$(.ci/pgbouncer.sh)\"` (apt-get install pgbouncer)"
-        )
-    })
+    std::env::var("TEST_PGBOUNCER_SESSION_URL")
+        .unwrap_or_else(|_| crate::throwaway::pgbouncer_urls().session)
 }
 
 /// `url` naming database `name` instead of its own, keeping any query.
@@ -56,8 +52,8 @@ pub struct PooledDatabase {
 }
 
 impl PooledDatabase {
-    /// Creates `cpd_pool_<pid>_<n>_<nanos>` through the session pooler; panics when either
-    /// pooler variable is unset or the pooler does not answer.
+    /// Creates `cpd_pool_<pid>_<n>_<nanos>` through the session pooler; panics when the pooler
+    /// does not answer.
     pub async fn create() -> Self {
         let transaction = transaction_pooler_url();
         let session = session_pooler_url();

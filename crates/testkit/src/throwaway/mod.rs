@@ -1,5 +1,5 @@
-//! Postgres and Redis of this test process's own, for when `TEST_DATABASE_URL` /
-//! `TEST_REDIS_URL` are unset: started lazily from the binaries on the machine, on the first
+//! Postgres, Redis and PgBouncers of this test process's own, for when `TEST_DATABASE_URL` /
+//! `TEST_REDIS_URL` / `TEST_PGBOUNCER_*_URL` are unset: started lazily from the binaries on the machine, on the first
 //! call that needs one (a test binary that never touches a database starts nothing), shared by
 //! every test in the process, and removed by a watchdog once the process has exited, however
 //! it ended.
@@ -9,14 +9,19 @@
 //! count across processes that cargo starts one after another. The price is an `initdb`
 //! (about a second and a half) per test binary that needs Postgres.
 
+mod pgbouncer;
 mod postgres;
 mod redis;
+mod upstream;
 mod watchdog;
 
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::ChildStdin;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{ChildStdin, Command};
 use std::sync::OnceLock;
+
+pub(crate) use pgbouncer::PoolerUrls;
 
 use crate::pg_binaries::cluster_owner;
 
@@ -44,12 +49,19 @@ pub(crate) fn redis_url() -> String {
     started(&URL, redis::start)
 }
 
+/// The URLs of this process's two PgBouncers in front of the tests' Postgres, started on the
+/// first call; panics naming the package to install when `pgbouncer` is missing.
+pub(crate) fn pgbouncer_urls() -> PoolerUrls {
+    static URLS: OnceLock<Result<PoolerUrls, String>> = OnceLock::new();
+    started(&URLS, pgbouncer::start)
+}
+
 /// A failure is kept as well as a success, so every test asking afterwards fails with the same
 /// message instead of each trying (and failing) again.
-fn started(
-    url: &'static OnceLock<Result<String, String>>,
-    start: fn(&Services) -> Result<String, String>,
-) -> String {
+fn started<T: Clone>(
+    url: &'static OnceLock<Result<T, String>>,
+    start: impl FnOnce(&Services) -> Result<T, String>,
+) -> T {
     url.get_or_init(|| services().and_then(start))
         .clone()
         .unwrap_or_else(|message| panic!("{message}"))
@@ -93,3 +105,16 @@ fn free_port() -> Result<u16, String> {
 /// How many ports a start tries before giving up: another process may take a free port
 /// between our finding it and the server binding it.
 const PORT_ATTEMPTS: usize = 3;
+
+/// Runs `command` as `owner` (the `postgres` user when this process is root: Postgres and
+/// PgBouncer refuse root, and the watchdog, running as that user, must be able to kill it).
+fn run_as(command: &mut Command, owner: Option<(u32, u32)>) {
+    if let Some((uid, gid)) = owner {
+        command.uid(uid).gid(gid);
+    }
+}
+
+fn path_str(path: &Path) -> Result<&str, String> {
+    path.to_str()
+        .ok_or_else(|| format!("{} is not UTF-8", path.display()))
+}

@@ -4,11 +4,10 @@
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 
-use super::{PORT_ATTEMPTS, Services, free_port};
+use super::{PORT_ATTEMPTS, Services, free_port, path_str, run_as};
 use crate::pg_binaries::{initdb_args, postgres_bin};
 
 /// Durability off: nothing here must survive a crash of the machine, and fsyncs are most of
@@ -67,9 +66,7 @@ pub(super) fn start(services: &Services) -> Result<String, String> {
 fn run(bin: &Path, program: &str, args: &[&str], owner: Option<(u32, u32)>) -> Result<(), String> {
     let mut command = Command::new(bin.join(program));
     command.args(args);
-    if let Some((uid, gid)) = owner {
-        command.uid(uid).gid(gid);
-    }
+    run_as(&mut command, owner);
     let output = command
         .output()
         .map_err(|error| format!("run {}: {error}", bin.join(program).display()))?;
@@ -82,9 +79,4 @@ fn run(bin: &Path, program: &str, args: &[&str], owner: Option<(u32, u32)>) -> R
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     ))
-}
-
-fn path_str(path: &Path) -> Result<&str, String> {
-    path.to_str()
-        .ok_or_else(|| format!("{} is not UTF-8", path.display()))
 }

@@ -4,11 +4,10 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{PORT_ATTEMPTS, Services, free_port};
+use super::{PORT_ATTEMPTS, Services, free_port, run_as};
 
 /// How long a started `redis-server` may take to answer PING; it usually takes milliseconds,
 /// but the machine may be busy running every other test.
@@ -32,10 +31,7 @@ pub(super) fn start(services: &Services) -> Result<String, String> {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        if let Some((uid, gid)) = services.owner {
-            // The watchdog runs as this user and must be able to kill it.
-            command.uid(uid).gid(gid);
-        }
+        run_as(&mut command, services.owner);
         let status = command.status().map_err(|error| {
             format!(
                 "tests need redis-server on the PATH ({error}). \
