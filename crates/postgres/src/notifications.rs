@@ -203,7 +203,11 @@ impl NotificationStore for PostgresStore {
         let (now, until) = (whole_micros(now), whole_micros(now + lease));
         let picked = self
             .statements
-            .query(&client, tenant_scans::DUE_DELIVERIES, &[&now, &limit(batch)])
+            .query(
+                &client,
+                tenant_scans::DUE_DELIVERIES,
+                &[&now, &limit(batch)],
+            )
             .await
             .map_err(db)?
             .iter()

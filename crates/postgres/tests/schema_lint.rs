@@ -9,9 +9,15 @@ use checkpointd_storage::store::StoreOptions;
 use checkpointd_testkit::PgSchema;
 
 async fn migrated(schema: &PgSchema) -> PostgresStore {
-    PostgresStore::connect(&schema.url(), &StoreOptions { pool_size: 2, ..StoreOptions::default() })
-        .await
-        .unwrap_or_else(|error| panic!("connect to {}: {error}", schema.url()))
+    PostgresStore::connect(
+        &schema.url(),
+        &StoreOptions {
+            pool_size: 2,
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap_or_else(|error| panic!("connect to {}: {error}", schema.url()))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

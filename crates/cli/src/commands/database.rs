@@ -46,7 +46,14 @@ pub async fn db(args: DbArgs) -> Outcome {
     if url.starts_with("sqlite:") {
         return Err("distributing needs a Postgres database (a Citus coordinator)".into());
     }
-    let store = PostgresStore::connect(&url, &StoreOptions { pool_size: 1, ..StoreOptions::default() }).await?;
+    let store = PostgresStore::connect(
+        &url,
+        &StoreOptions {
+            pool_size: 1,
+            ..StoreOptions::default()
+        },
+    )
+    .await?;
     let ran = store.distribute().await?;
     for statement in &ran {
         println!("{statement}");
