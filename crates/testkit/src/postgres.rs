@@ -8,7 +8,7 @@ use crate::unique::unique_name;
 /// `TEST_DATABASE_URL`, or (when it is unset) a Postgres of this process's own, started on
 /// the first call from the binaries on the machine and removed after the process exits.
 pub fn database_url() -> String {
-    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| crate::throwaway::database_url())
+    crate::throwaway::tests_database_url()
 }
 
 /// Adds `options=-csearch_path=<schema>` to a Postgres URL, keeping any query it has.

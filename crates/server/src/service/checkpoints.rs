@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use std::collections::BTreeMap;
 
-pub use super::resume::ResumeOptions;
 use checkpointd_core::domain::{
     CheckpointSummary, Checksum, Digest32, JournalDiagnosis, JournalScope, ListQuery, LoadOptions,
     MessageChain, MessageWindow, NewCheckpoint, NewToolResult, PageSize, PassedOver, Restored,

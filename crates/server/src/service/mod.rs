@@ -19,6 +19,7 @@ mod unpaged;
 pub use checkpoints::Engine;
 pub use deletes::MAX_DELETE_STEPS;
 pub use journal::JournalView;
+pub use resume::ResumeOptions;
 pub use retention::RetentionService;
 pub use tasks::{EnqueueTask, RetryOverrides, TaskService};
 pub use unpaged::answer_too_large;

@@ -42,6 +42,13 @@ pub(crate) fn database_url() -> String {
     started(&URL, postgres::start)
 }
 
+/// The Postgres the tests use: `TEST_DATABASE_URL`, or this process's own ([`database_url`]).
+/// Here rather than in `crate::postgres`, which answers with it, so the PgBouncers can sit in
+/// front of it without this folder importing its parent's modules back.
+pub(crate) fn tests_database_url() -> String {
+    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| database_url())
+}
+
 /// The URL of this process's Redis, started on the first call; panics naming the package to
 /// install when `redis-server` is missing.
 pub(crate) fn redis_url() -> String {

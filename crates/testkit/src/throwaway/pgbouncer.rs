@@ -24,7 +24,7 @@ const READY_WITHIN: Duration = Duration::from_secs(20);
 /// URLs name its database.
 pub(super) fn start(services: &Services) -> Result<PoolerUrls, String> {
     let bin = pgbouncer_bin()?;
-    let upstream = Upstream::parse(&crate::postgres::database_url())?;
+    let upstream = Upstream::parse(&super::tests_database_url())?;
     let url = |port: u16| {
         let Upstream { user, database, .. } = &upstream;
         format!("postgres://{user}@127.0.0.1:{port}/{database}")

@@ -16,7 +16,8 @@ use crate::grpc::request_budget::{Caller, ConnectionId};
 use crate::grpc::tenant::{run_key, tenant_of};
 use crate::proto;
 use crate::service::Engine;
-use crate::service::checkpoints::{ListRequest, ResumeOptions};
+use crate::service::ResumeOptions;
+use crate::service::checkpoints::ListRequest;
 use crate::wire::timestamp;
 use checkpointd_core::domain::{
     JournalScope, LoadOptions, PageSize, RunId, RunInfo, RunKey, Step, StoredCheckpoint,

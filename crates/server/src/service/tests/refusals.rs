@@ -3,7 +3,7 @@
 //! One table of refusals, run against every backend.
 
 use crate::service::Engine;
-use crate::service::checkpoints::ResumeOptions;
+use crate::service::ResumeOptions;
 use checkpointd_core::domain::{Epoch, MessageWindow, RunInfo, RunKey, Step};
 use checkpointd_core::error::Error;
 use checkpointd_storage::store::Which;
