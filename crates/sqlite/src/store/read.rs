@@ -268,6 +268,15 @@ fn checkpoint_row(row: &Row<'_>, run: &RunKey) -> rusqlite::Result<StoredCheckpo
     })
 }
 
+/// The log rows a window from `offset` of a checkpoint with `count` messages spans, as the
+/// bounds its queries take (`seq >= start AND seq < below`). A tampered count past i64::MAX
+/// simply means "all of them".
+pub(super) fn log_bounds(offset: u64, count: u64) -> (i64, i64) {
+    let start = i64::try_from(offset.min(count)).unwrap_or(i64::MAX);
+    let below = i64::try_from(count).unwrap_or(i64::MAX);
+    (start, below)
+}
+
 /// Reads `window` of the checkpoint's messages, ascending, with the chain digests stored
 /// around it; fewer messages than the window spans when rows are missing, which the engine's
 /// verification reports.
@@ -279,9 +288,7 @@ fn read_window(
 ) -> Result<()> {
     let count = checkpoint.message_count;
     let from = window.offset.min(count);
-    // A tampered count past i64::MAX simply means "all of them".
-    let below = i64::try_from(count).unwrap_or(i64::MAX);
-    let start = i64::try_from(from).unwrap_or(i64::MAX);
+    let (start, below) = log_bounds(window.offset, count);
     let mut statement = conn
         .prepare_cached(
             "SELECT seq, role, content FROM messages

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, Row, params};
 
-use super::read::find_checkpoint;
+use super::read::{find_checkpoint, log_bounds};
 use crate::codec::unsigned;
 use crate::error::DbResultExt;
 use checkpointd_core::domain::{MessageWindow, RunKey, Step};
@@ -24,8 +24,7 @@ pub(super) fn window_stops_short(
     else {
         return Ok(None);
     };
-    let below = i64::try_from(count).unwrap_or(i64::MAX);
-    let start = i64::try_from(window.offset.min(count)).unwrap_or(i64::MAX);
+    let (start, below) = log_bounds(window.offset, count);
     let mut statement = conn
         .prepare_cached(
             "SELECT length(content) FROM messages
