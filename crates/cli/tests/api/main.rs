@@ -22,6 +22,7 @@ mod corruption;
 mod covered_tools;
 mod credentials;
 mod database_strings;
+mod decoded_memory;
 mod delete_checkpoints;
 mod distribute_command;
 mod durability;

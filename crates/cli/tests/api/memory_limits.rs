@@ -363,23 +363,12 @@ pub(crate) async fn budget_used(admin: std::net::SocketAddr) -> u64 {
 
 /// Figures for BENCHMARKS.md, not a check: the two attacks against a server whose caps
 /// and budget are lifted out of the way, then against the defaults. Run with
-/// `cargo test -p checkpointd --test api memory_figures -- --ignored --nocapture`.
+/// `cargo test -p checkpointd-cli --test api memory_figures -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "prints figures; takes a minute"]
 async fn memory_figures() {
     // Eight bytes a message on the wire: two million fill 16 MB, one million 8 MB.
-    let tiny = |run: &str, count: usize| SaveRequest {
-        run_id: run.into(),
-        step: 1,
-        messages: vec![
-            Message {
-                role: "u".into(),
-                content: b"x".to_vec(),
-            };
-            count
-        ],
-        ..SaveRequest::default()
-    };
+    let tiny = crate::decoded_memory::tiny_messages;
     let lifted: &[&str] = &[
         "--max-messages-per-save",
         "4000000000",
@@ -387,6 +376,8 @@ async fn memory_figures() {
         "4000000000",
         "--max-inflight-request-bytes",
         "100000000000",
+        "--memory-limit-bytes",
+        "0",
     ];
     for (label, args) in [("caps lifted", lifted), ("defaults", &[][..])] {
         for (attack, requests) in [

@@ -5,7 +5,7 @@
 //! transaction-mode pooler refuses to start, naming the setting. These fail, never skip,
 //! without `TEST_PGBOUNCER_TRANSACTION_URL` / `TEST_PGBOUNCER_SESSION_URL`.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use checkpointd::proto::task_service_client::TaskServiceClient;
@@ -15,7 +15,7 @@ use checkpointd::proto::{
 use checkpointd_testkit::PooledDatabase;
 
 use crate::support::requests::{message, save};
-use crate::support::{ServerProcess, channel, connect};
+use crate::support::{ServerProcess, channel, connect, serve_command};
 
 const CLIENTS: usize = 8;
 const SAVES: i64 = 40;
@@ -147,19 +147,8 @@ async fn through_a_session_pooler_prepared_statements_serve_8_clients_and_the_qu
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prepared_statements_behind_a_transaction_pooler_refuse_to_start_naming_the_setting() {
     let database = PooledDatabase::create().await;
-    let child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--database", &database.transaction_url()])
-        .env("RUST_LOG", "warn")
+    let child = serve_command(&database.transaction_url())
         .env_remove("CHECKPOINTD_POSTGRES_STATEMENTS")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn checkpointd");
     // A server that started anyway would serve forever: bounded, then killed and failed.

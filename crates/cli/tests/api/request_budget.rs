@@ -20,6 +20,10 @@ use crate::support::{PgSchema, ServerProcess, channel, stdout_of, wait_until};
 const MIB: u64 = 1 << 20;
 /// The default largest request, which the attacker declares on each stream.
 const LARGEST: u64 = 16 * MIB;
+/// What a Save declaring [`LARGEST`] bytes holds until its body has been scanned: the most it
+/// can cost decoded, with as many messages and metadata entries as the default caps allow
+/// (10,000 and 1,000) at 128 budget bytes each.
+const LARGEST_HELD: u64 = LARGEST + 11_000 * 128;
 /// Short enough for a test, longer than the victim's saves take.
 const BODY_TIMEOUT_SECS: u64 = 10;
 
@@ -123,7 +127,7 @@ async fn one_tenant_holding_large_stalled_requests_delays_only_itself(url: &str)
     );
 
     // Five streams, each on its own connection so the connection's share is not what stops
-    // them: the tenant's share (half of the 64 MiB budget) admits two; three wait on it.
+    // them: the tenant's share (half the budget of four largest requests) admits two; three wait on it.
     let stalled_at = Instant::now();
     let mut stalled = Vec::new();
     for _ in 0..5 {
@@ -132,7 +136,7 @@ async fn one_tenant_holding_large_stalled_requests_delays_only_itself(url: &str)
         ));
     }
     wait_until("the attacker holds its whole share", || async {
-        budget_used(server.admin_addr).await == 2 * LARGEST
+        budget_used(server.admin_addr).await == 2 * LARGEST_HELD
     })
     .await;
 
@@ -251,7 +255,7 @@ async fn a_connection_holds_at_most_its_share() {
         responses.push(response);
         if responses.len() == 1 {
             wait_until("the first request holds the connection's share", || async {
-                budget_used(server.admin_addr).await == LARGEST
+                budget_used(server.admin_addr).await == LARGEST_HELD
             })
             .await;
         }
@@ -268,6 +272,6 @@ async fn a_connection_holds_at_most_its_share() {
         message.contains("--max-connection-request-bytes"),
         "{message}"
     );
-    assert_eq!(budget_used(server.admin_addr).await, LARGEST);
+    assert_eq!(budget_used(server.admin_addr).await, LARGEST_HELD);
     drop(bodies);
 }

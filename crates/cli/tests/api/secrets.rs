@@ -3,11 +3,11 @@
 //! warnings and `/metrics`.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::support::{PgSchema, redis_url};
+use crate::support::{PgSchema, redis_url, serve_command};
 
 #[tokio::test]
 async fn passwords_in_urls_never_appear_in_the_log_or_metrics() {
@@ -23,18 +23,9 @@ async fn passwords_in_urls_never_appear_in_the_log_or_metrics() {
     // The test Redis has no password: authenticating fails, and that failure is logged.
     let redis = redis_url().replacen("redis://", "redis://:redis-s3cret@", 1);
     assert!(redis.contains(":redis-s3cret@"), "{redis}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--database", &database, "--redis", &redis])
+    let mut child = serve_command(&database)
+        .args(["--redis", &redis])
         .env("RUST_LOG", "info,checkpointd=debug")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
         .spawn()
         .expect("spawn checkpointd");
     let mut stdout = BufReader::new(child.stdout.take().unwrap());

@@ -67,8 +67,12 @@ pub struct App {
 impl App {
     /// Opens the store, composes its wrappers and binds both listeners; nothing is served
     /// before [`App::run`].
-    pub async fn build(config: ServeConfig) -> Result<Self, ServeError> {
+    pub async fn build(mut config: ServeConfig) -> Result<Self, ServeError> {
         config.server.auth.check_listener(config.listen)?;
+        // Before anything is opened: settings that cannot fit the memory are refused at once.
+        let bound = grpc::memory_fit::memory_bound(&config.server.limits);
+        config.server.limits =
+            grpc::memory_fit::fit(&config.server, bound).map_err(ServeError::Setting)?;
         let notification_key = match &config.server.webhook_key_file {
             None => None,
             Some(path) => Some(Arc::new(

@@ -36,6 +36,11 @@ settings! {
         /// Request bytes the calls on one connection may hold at once.
         #[arg(long, env = "CHECKPOINTD_MAX_CONNECTION_REQUEST_BYTES")]
         pub max_connection_request_bytes: usize = (computed "max-request-bytes");
+        /// Memory the server may use, in bytes (its container's limit): the request and answer
+        /// budgets must fit in it, or startup is refused, and the default request budget is
+        /// sized to fit. 0 turns the check off.
+        #[arg(long, env = "CHECKPOINTD_MEMORY_LIMIT_BYTES")]
+        pub memory_limit_bytes: u64 = (computed "the cgroup's memory limit, if any");
         /// How long a request's body may take to arrive once it holds its bytes; a slower one
         /// gets DEADLINE_EXCEEDED (BODY_TIMEOUT) and gives them back.
         #[arg(long, env = "CHECKPOINTD_REQUEST_BODY_TIMEOUT")]
@@ -67,6 +72,8 @@ pub struct RequestLimits {
     /// How long a request's body may take to arrive once it holds its bytes (and its prefix
     /// to arrive before that); a slower one is refused and gives its bytes back.
     pub body_timeout: Duration,
+    /// The memory the server may use; `None`: the cgroup's limit, if any; `Some(0)`: unchecked.
+    pub memory_limit_bytes: Option<u64>,
 }
 
 impl Default for RequestLimits {
@@ -127,6 +134,7 @@ impl RequestLimits {
             max_tenant_request_bytes: values.max_tenant_request_bytes,
             max_connection_request_bytes: values.max_connection_request_bytes,
             body_timeout: values.request_body_timeout,
+            memory_limit_bytes: values.memory_limit_bytes,
         }
     }
 }

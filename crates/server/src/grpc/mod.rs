@@ -8,6 +8,7 @@ mod checkpoint_service;
 pub mod connection;
 pub(crate) mod convert;
 pub mod health;
+pub mod memory_fit;
 mod notification_service;
 mod request_budget;
 mod request_limits;

@@ -18,6 +18,12 @@
 //! [`checkpointd_protocol::MAX_TOOL_RESULTS_PER_BATCH`] results) is cut off mid-body with
 //! `RESOURCE_EXHAUSTED`. The permit is held until the handler has answered, since the decoded
 //! request and the store's copies live that long.
+//!
+//! A request is budgeted for what it costs once decoded, not for its wire bytes alone: an empty
+//! message is two bytes on the wire and hundreds in memory. It is admitted for the most its
+//! declared length can decode to under the caps ([`SaveScan::worst_cost`]) and, once its body
+//! has been scanned, keeps only its length plus what its counted elements cost
+//! ([`SaveScan::decoded_cost`]); the rest goes back before the decoder runs.
 
 use crate::config::RequestLimits;
 use crate::grpc::status::to_status;
@@ -25,7 +31,7 @@ use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -39,7 +45,7 @@ use tonic::codegen::Service;
 use tonic::codegen::http::{Request, Response};
 
 use super::request_budget::{BudgetSizes, Caller, ConnectionId, FairBudget, Full, Held};
-use super::save_scan::{SaveCaps, SaveScan, scan_for};
+use super::save_scan::{SaveCaps, SaveScan, largest_cost, scan_for};
 use checkpointd_core::error::Error;
 
 use super::status::status_with_reason;
@@ -67,12 +73,27 @@ impl RequestLimits {
     /// 16 MiB requests stay well inside the chart's 512 MiB limit.
     pub const DEFAULT_LARGEST_REQUESTS_IN_FLIGHT: usize = 4;
 
+    /// What the costliest request these caps admit costs the budget once decoded: its
+    /// `max_request_bytes` and the most elements the caps let it carry.
+    pub fn largest_request_cost(&self, max_request_bytes: usize) -> usize {
+        largest_cost(self.save_caps(), max_request_bytes)
+    }
+
+    /// The caps the request scan enforces.
+    pub(crate) fn save_caps(&self) -> SaveCaps {
+        SaveCaps {
+            max_messages: self.max_messages_per_save,
+            max_metadata_entries: self.max_metadata_entries,
+        }
+    }
+
     /// The budget in bytes: the configured one, or four of the largest requests; never less
-    /// than one largest request, which would otherwise wait forever.
+    /// than one largest request (by its wire bytes), which would otherwise wait forever.
     pub fn inflight_budget(&self, max_request_bytes: usize) -> usize {
         self.max_inflight_request_bytes
             .unwrap_or_else(|| {
-                max_request_bytes.saturating_mul(Self::DEFAULT_LARGEST_REQUESTS_IN_FLIGHT)
+                self.largest_request_cost(max_request_bytes)
+                    .saturating_mul(Self::DEFAULT_LARGEST_REQUESTS_IN_FLIGHT)
             })
             .max(max_request_bytes)
             .min(Semaphore::MAX_PERMITS)
@@ -95,7 +116,10 @@ impl RequestLimits {
         BudgetSizes {
             server,
             tenant: share(self.max_tenant_request_bytes, server / 2),
-            connection: share(self.max_connection_request_bytes, max_request_bytes),
+            connection: share(
+                self.max_connection_request_bytes,
+                self.largest_request_cost(max_request_bytes),
+            ),
         }
     }
 }
@@ -120,10 +144,7 @@ impl RequestLimitsLayer {
         Self {
             shared: Arc::new(Shared {
                 max_request_bytes,
-                caps: SaveCaps {
-                    max_messages: limits.max_messages_per_save,
-                    max_metadata_entries: limits.max_metadata_entries,
-                },
+                caps: limits.save_caps(),
                 budget: FairBudget::new(limits.budget_sizes(max_request_bytes)),
                 wait: limits.budget_wait,
                 body_timeout: limits.body_timeout,
@@ -182,6 +203,7 @@ where
                 Err(_elapsed) => return Ok(body_timeout(shared.body_timeout).into_http()),
             };
             let declared = declared_length(&head);
+            let scan = scan_for(path, shared.caps);
             let mut held = None;
             if let Some(length) = declared {
                 let (limit, flag) = if exempt {
@@ -198,8 +220,9 @@ where
                 if !exempt {
                     let caller = Caller::of(&parts.extensions);
                     let wait_until = Instant::now() + shared.wait;
-                    match shared.budget.take(caller, length, wait_until).await {
-                        Ok(taken) => held = Some(BudgetShare::new(taken)),
+                    let cost = scan.as_ref().map_or(length, |scan| scan.worst_cost(length));
+                    match shared.budget.take(caller, cost, wait_until).await {
+                        Ok(taken) => held = Some(Arc::new(Mutex::new(BudgetShare::new(taken)))),
                         Err(full) => {
                             tracing::debug!(length, ?full, "request budget exhausted; refusing");
                             metrics::refuse_request_budget(full.label());
@@ -208,11 +231,11 @@ where
                     }
                 }
             }
-            let scan = scan_for(path, shared.caps);
             let body = Body::new(LimitedBody {
                 head,
                 inner: body,
                 scan,
+                share: held.clone().zip(declared),
                 failed: false,
                 deadline: Box::pin(tokio::time::sleep(shared.body_timeout)),
                 timeout: shared.body_timeout,
@@ -271,7 +294,18 @@ impl BudgetShare {
         metrics::take_request_budget(held.bytes() as u64);
         Self(held)
     }
+
+    /// Keeps `bytes` at most, giving the rest back at once.
+    fn shrink(&mut self, bytes: usize) {
+        let before = self.0.bytes();
+        self.0.shrink(bytes);
+        metrics::return_request_budget((before - self.0.bytes()) as u64);
+    }
 }
+
+/// The share a call holds, reached from its body (which shrinks it) and its future (which
+/// drops it once the handler has answered).
+type SharedShare = Arc<Mutex<BudgetShare>>;
 
 impl Drop for BudgetShare {
     fn drop(&mut self) {
@@ -327,6 +361,9 @@ struct LimitedBody {
     head: VecDeque<Frame<Bytes>>,
     inner: Body,
     scan: Option<SaveScan>,
+    /// The call's share and its declared length, until the scan has found what the request
+    /// costs decoded and the share has been shrunk to that.
+    share: Option<(SharedShare, usize)>,
     failed: bool,
     deadline: Pin<Box<Sleep>>,
     timeout: Duration,
@@ -339,7 +376,17 @@ impl LimitedBody {
         };
         // The refusal names the field, its cap and the flag that sets it (see save_scan).
         scan.feed(data)
-            .map_err(|exceeded| to_status(Error::TooLarge(exceeded.to_string())))
+            .map_err(|exceeded| to_status(Error::TooLarge(exceeded.to_string())))?;
+        if scan.finished()
+            && let Some((share, length)) = self.share.take()
+        {
+            let cost = length.saturating_add(scan.decoded_cost());
+            share
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .shrink(cost);
+        }
+        Ok(())
     }
 }
 
@@ -385,7 +432,21 @@ mod tests {
     #[test]
     fn the_default_budget_is_four_largest_requests_and_never_below_one() {
         let limits = RequestLimits::default();
-        assert_eq!(limits.inflight_budget(16 << 20), 64 << 20);
+        // The largest Save: 16 MiB holding the most messages and metadata entries the caps
+        // allow, each costing 128 bytes decoded beyond its wire bytes.
+        let largest = (16 << 20) + (10_000 + 1_000) * 128;
+        assert_eq!(limits.largest_request_cost(16 << 20), largest);
+        assert_eq!(limits.inflight_budget(16 << 20), 4 * largest);
+        assert_eq!(limits.budget_sizes(16 << 20).connection, largest);
+        // Raised caps raise what one request can cost, up to what its length can carry.
+        let raised = RequestLimits {
+            max_messages_per_save: 100_000_000,
+            ..limits
+        };
+        assert_eq!(
+            raised.largest_request_cost(1 << 20),
+            (1 << 20) + (1 << 19) * 128
+        );
         let small = RequestLimits {
             max_inflight_request_bytes: Some(1 << 20),
             ..limits

@@ -11,7 +11,8 @@
 
 mod caps;
 
-use caps::{Counted, Elements, MAX_COUNTED_PER_REQUEST, counted_fields};
+use caps::{Counted, Elements, MAX_COUNTED_PER_REQUEST, counted_fields, worst_cost};
+pub use caps::{MEMORY_PER_BUDGET_BYTE, largest_cost};
 
 /// The gRPC message prefix: a compression flag and a four-byte big-endian length.
 const PREFIX_BYTES: usize = 5;
@@ -97,6 +98,26 @@ impl SaveScan {
             state: State::Prefix { seen: 0, length: 0 },
             remaining: 0,
         }
+    }
+
+    /// The most a request of `length` wire bytes with this scan's fields can cost the request
+    /// budget once decoded (see [`caps::worst_cost`]): what it is admitted for.
+    pub fn worst_cost(&self, length: usize) -> usize {
+        worst_cost(self.fields, self.caps, length)
+    }
+
+    /// What the elements counted so far cost the budget once decoded, beyond their wire bytes.
+    pub fn decoded_cost(&self) -> usize {
+        self.fields
+            .iter()
+            .zip(self.counts)
+            .map(|(field, count)| count.saturating_mul(field.elements.decoded_cost()))
+            .fold(0, usize::saturating_add)
+    }
+
+    /// Whether the whole first message has been scanned, so [`Self::decoded_cost`] is final.
+    pub fn finished(&self) -> bool {
+        matches!(self.state, State::Done) && self.remaining == 0
     }
 
     /// Scans the next chunk of the body; an error names the first cap the request went over.
@@ -347,6 +368,34 @@ mod tests {
         for size in [1, 2, 3, 5, 7, 64, bytes.len()] {
             assert_eq!(scan(&bytes, size), Ok(()), "chunks of {size}");
         }
+    }
+
+    #[test]
+    fn the_decoded_cost_is_final_once_the_message_is_scanned_and_within_the_worst() {
+        let body = request(3, 2).encode_to_vec();
+        let bytes = framed(&body);
+        for size in [1, 7, bytes.len()] {
+            let mut scan = scan_for(SAVE, CAPS).unwrap();
+            let (head, tail) = bytes.split_at(bytes.len() - 1);
+            head.chunks(size)
+                .for_each(|chunk| scan.feed(chunk).unwrap());
+            assert!(
+                !scan.finished(),
+                "chunks of {size}: one byte is still to come"
+            );
+            scan.feed(tail).unwrap();
+            assert!(scan.finished());
+            assert_eq!(scan.decoded_cost(), 5 * 128, "three messages, two entries");
+            assert!(body.len() + scan.decoded_cost() <= scan.worst_cost(body.len()));
+        }
+        // The worst a length can cost: as many elements as its caps and bytes allow.
+        let scan = scan_for(SAVE, CAPS).unwrap();
+        assert_eq!(
+            scan.worst_cost(4),
+            4 + 2 * 128,
+            "two bytes an empty message"
+        );
+        assert_eq!(scan.worst_cost(1000), 1000 + 5 * 128, "capped at 3 + 2");
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub use checkpointd_testkit::{
 };
 pub use cli::{cli, stdout_of};
 pub use health::{next_status, serve_draining, watch_health};
-pub use process::{ServerProcess, WorkerProcess};
+pub use process::{ServerProcess, WorkerProcess, serve_command};
 pub use proxy::TcpProxy;
 
 /// The store a test server runs on.

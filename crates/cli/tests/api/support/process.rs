@@ -4,6 +4,19 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, ExitStatus, Stdio};
 
+/// `checkpointd serve` on `database_url`, both ports on free loopback ports, logging warnings,
+/// with its output piped: what every process test starts from.
+pub fn serve_command(database_url: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_checkpointd"));
+    command
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["--admin-listen", "127.0.0.1:0", "--database", database_url])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
 /// A `checkpointd serve` process on ephemeral ports (gRPC and admin).
 pub struct ServerProcess {
     child: Child,
@@ -44,20 +57,9 @@ impl ServerProcess {
         env: &[(&str, &str)],
         capture_log: bool,
     ) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_checkpointd"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--admin-listen",
-                "127.0.0.1:0",
-                "--database",
-                database_url,
-            ])
+        let mut child = serve_command(database_url)
             .args(extra_args)
-            .env("RUST_LOG", "warn")
             .envs(env.iter().copied())
-            .stdout(Stdio::piped())
             .stderr(if capture_log {
                 Stdio::piped()
             } else {

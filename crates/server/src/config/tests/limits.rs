@@ -5,6 +5,28 @@ use std::time::Duration;
 use super::{config_file, serve_args};
 use crate::config::{LimitArgs, ServeConfig, SettingsArgs};
 
+/// What the largest request costs the budget decoded at the defaults: 16 MiB and the most
+/// messages (10,000) and metadata entries (1,000) it may carry, 128 bytes each.
+const LARGEST_COST: usize = (16 << 20) + 11_000 * 128;
+
+#[test]
+fn the_memory_limit_comes_from_the_flag_over_the_file_and_is_unset_by_default() {
+    let config = resolve("", LimitArgs::default()).unwrap();
+    assert_eq!(config.server.limits.memory_limit_bytes, None);
+    let config = resolve(
+        "memory_limit_bytes = 1000000000
+",
+        LimitArgs {
+            memory_limit_bytes: Some(2_000_000_000),
+            ..LimitArgs::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(config.server.limits.memory_limit_bytes, Some(2_000_000_000));
+    let config = resolve("memory_limit_bytes = 0\n", LimitArgs::default()).unwrap();
+    assert_eq!(config.server.limits.memory_limit_bytes, Some(0));
+}
+
 fn resolve(file: &str, args: LimitArgs) -> Result<ServeConfig, String> {
     let (_dir, path) = config_file(&format!("database = \"memory://\"\n{file}"));
     ServeConfig::resolve(serve_args(
@@ -26,7 +48,7 @@ fn limits_come_from_the_flag_over_the_file_over_the_defaults() {
             .server
             .limits
             .inflight_budget(config.server.max_request_bytes),
-        64 << 20
+        4 * LARGEST_COST
     );
     let config = resolve(
         "max_messages_per_save = 5\nmax_metadata_entries = 6\nmax_inflight_request_bytes = 99999999\n",
@@ -51,7 +73,7 @@ fn shares_and_the_body_timeout_come_from_the_flag_over_the_file_over_the_default
     let sizes = limits.budget_sizes(config.server.max_request_bytes);
     assert_eq!(
         (sizes.server, sizes.tenant, sizes.connection),
-        (64 << 20, 32 << 20, 16 << 20)
+        (4 * LARGEST_COST, 2 * LARGEST_COST, LARGEST_COST)
     );
     assert_eq!(limits.body_timeout, Duration::from_secs(30));
     let config = resolve(

@@ -62,6 +62,37 @@ pub enum Elements {
     Varints,
 }
 
+/// Request memory per byte of the request budget: a request's bytes are held about three
+/// times over at its peak (the received body, the decoded request, the store's copy; 4 x 16 MiB
+/// Saves peak 195 MiB above idle, BENCHMARKS.md), rounded up.
+pub const MEMORY_PER_BUDGET_BYTE: usize = 4;
+
+/// What a delimited element costs the budget beyond its wire bytes. One-byte messages measured
+/// 382 bytes of memory each at the peak of a Save of two million (its struct, its strings'
+/// allocations, the vector's doubling and the store's copies): 96 budget bytes, rounded up.
+const DELIMITED_ELEMENT_COST: usize = 128;
+/// What a varint element costs beyond its one wire byte: an `i64` and the vector's doubling.
+const VARINT_ELEMENT_COST: usize = 4;
+
+impl Elements {
+    /// The fewest wire bytes an element takes: a one-byte tag and a zero length when delimited
+    /// (every counted field number is below 16), its one byte when a varint.
+    pub const fn min_wire_bytes(self) -> usize {
+        match self {
+            Self::Delimited => 2,
+            Self::Varints => 1,
+        }
+    }
+
+    /// What an element costs the request budget once decoded, beyond its wire bytes.
+    pub const fn decoded_cost(self) -> usize {
+        match self {
+            Self::Delimited => DELIMITED_ELEMENT_COST,
+            Self::Varints => VARINT_ELEMENT_COST,
+        }
+    }
+}
+
 /// Where a field's cap comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cap {
@@ -185,6 +216,39 @@ pub fn counted_fields(path: &str) -> &'static [Counted] {
         DELETE_CHECKPOINTS_PATH => DELETE_CHECKPOINTS,
         _ => &[],
     }
+}
+
+/// The most a request of `length` wire bytes with these counted fields can cost the budget once
+/// decoded: its length, and for each element the most its caps and that length allow, the
+/// costliest kind of element first (delimited ones cost more per wire byte than varints).
+pub fn worst_cost(fields: &[Counted], caps: SaveCaps, length: usize) -> usize {
+    let mut wire_left = length;
+    let mut extra = 0_usize;
+    for kind in [Elements::Delimited, Elements::Varints] {
+        for field in fields.iter().filter(|field| field.elements == kind) {
+            let count = field.cap.limit(caps).min(wire_left / kind.min_wire_bytes());
+            wire_left -= count * kind.min_wire_bytes();
+            extra = extra.saturating_add(count.saturating_mul(kind.decoded_cost()));
+        }
+    }
+    length.saturating_add(extra)
+}
+
+/// The most any request of at most `max_request_bytes` can cost the budget once decoded.
+pub fn largest_cost(caps: SaveCaps, max_request_bytes: usize) -> usize {
+    [
+        SAVE,
+        TOOL_RESULTS,
+        LIST_CHECKPOINTS,
+        RESUME,
+        LOAD_LATEST,
+        LOAD_AT_STEP,
+        DELETE_CHECKPOINTS,
+    ]
+    .into_iter()
+    .map(|fields| worst_cost(fields, caps, max_request_bytes))
+    .max()
+    .unwrap_or(max_request_bytes)
 }
 
 /// The most counted fields one request has (Save's two), sizing the scan's counters.
