@@ -212,3 +212,23 @@ test("a draft survives the end of its session: sign in again and it is back; typ
   assert.equal(decided.decision, "rejected");
   assert.equal(decided.comment, draft);
 });
+
+test("a card decided elsewhere while its Reject button has the focus keeps the focus and the comment", async () => {
+  const env = await setup();
+  const { page } = env;
+  const target = await parked(env, "run-elsewhere");
+  await page.click(`#reject-${target}`);
+  await page.keyboard.type("mine", { delay: 40 });
+  await page.keyboard.press("Tab");
+  const before = await counts(page);
+  // Another operator decides it over the API: the fresh page has no decision forms for it.
+  await tasksCli(env.server, env.operator, ["approve", target, "--by", "bob", "--comment", "theirs"]);
+  await eventually("the page patched after the decision", async () =>
+    (await counts(page)).patched > before.patched, 15_000);
+  const state = await page.evaluate((id) => ({
+    focus: document.activeElement?.tagName,
+    action: document.activeElement?.form?.getAttribute("action"),
+    comment: document.getElementById(`reject-${id}`)?.value,
+  }), target);
+  assert.deepEqual(state, { focus: "BUTTON", action: `/tasks/${target}/reject`, comment: "mine" });
+});

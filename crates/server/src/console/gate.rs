@@ -119,8 +119,14 @@ async fn session_for(
 /// (extending the session like any request) and before it submits a form, so a form is never
 /// sent into an ended session, where its draft would be lost behind the sign-in page.
 pub async fn session_status(State(console): State<Shared>, headers: HeaderMap) -> Response {
-    let Ok(session) = signed_in(&console, &headers).await else {
-        return (StatusCode::UNAUTHORIZED, "sign in to the console first").into_response();
+    let session = match signed_in(&console, &headers).await {
+        Ok(session) => session,
+        // No session: 401, which console.js reads as "sign in again" (a redirect it could
+        // not tell from a page). Anything else (the database is down) is passed on as it is.
+        Err(refusal) if refusal.status().is_redirection() => {
+            return (StatusCode::UNAUTHORIZED, "sign in to the console first").into_response();
+        }
+        Err(refusal) => return refusal,
     };
     let left = session
         .expires_at

@@ -147,7 +147,9 @@ if (signedIn) {
   // Back from the sign-in page: to where the person was, whose drafts then come back.
   const back = store?.getItem(RETURN_TO);
   store?.removeItem(RETURN_TO);
-  if (back && back.startsWith("/") && !back.startsWith("//") &&
+  // Only a path on this console (never "//host" or "/\\host", which browsers read as another
+  // site), though only this origin's own pages can write the value.
+  if (back && back.startsWith("/") && !back.startsWith("//") && !back.includes("\\") &&
       back !== window.location.pathname + window.location.search) {
     window.location.replace(back);
   }
@@ -416,10 +418,15 @@ if (live && main && window.EventSource) {
       }
     }
   };
+  let pressTimer = 0;
   main.addEventListener("pointerdown", (event) => {
     pressed = event.target;
+    // A release outside the window may never be reported: refreshes wait 10 s at most.
+    clearTimeout(pressTimer);
+    pressTimer = setTimeout(released, 10_000);
   }, true);
-  const released = () => {
+  function released() {
+    clearTimeout(pressTimer);
     // After the click this release causes has been dispatched to the same element.
     setTimeout(() => {
       pressed = null;
@@ -427,7 +434,7 @@ if (live && main && window.EventSource) {
         refresh();
       }
     }, 0);
-  };
+  }
   document.addEventListener("pointerup", released, true);
   document.addEventListener("pointercancel", released, true);
   const stream = new EventSource(live.dataset.liveUrl);
