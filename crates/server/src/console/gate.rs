@@ -18,7 +18,8 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 
 use super::html::{escape, page};
 use super::session::{
-    Session, SignedInWith, cleared_cookie, csrf_matches, session_cookie, token_from_cookies,
+    Session, SignedInWith, absolute_life, cleared_cookie, csrf_matches, session_cookie,
+    token_from_cookies,
 };
 use super::{Console, Shared};
 use crate::grpc::auth::CallContext;
@@ -53,9 +54,32 @@ impl FromRequestParts<Shared> for Session {
     }
 }
 
+/// The header console.js sends on requests the page makes on its own (live refreshes): they
+/// show the session is open, not that a person is there, so they extend nothing.
+pub const PASSIVE_HEADER: &str = "x-console-passive";
+
 /// The live session the request's cookie names, or the answer to give instead: to the
-/// sign-in page. A session whose API key was revoked since ends here.
+/// sign-in page. A session whose API key was revoked since ends here. A person's request
+/// extends the session (sliding expiry); one marked [`PASSIVE_HEADER`] does not.
 pub async fn signed_in(console: &Shared, headers: &HeaderMap) -> Result<Session, Response> {
+    let extend = !headers.contains_key(PASSIVE_HEADER);
+    session_for(console, headers, extend).await
+}
+
+/// The same as [`signed_in`], extending nothing: for event streams, which stay open without
+/// anyone being there.
+pub async fn signed_in_passively(
+    console: &Shared,
+    headers: &HeaderMap,
+) -> Result<Session, Response> {
+    session_for(console, headers, false).await
+}
+
+async fn session_for(
+    console: &Shared,
+    headers: &HeaderMap,
+    extend: bool,
+) -> Result<Session, Response> {
     let to_sign_in = || Redirect::to("/sign-in").into_response();
     let token = headers
         .get(header::COOKIE)
@@ -63,7 +87,12 @@ pub async fn signed_in(console: &Shared, headers: &HeaderMap) -> Result<Session,
         .and_then(token_from_cookies)
         .ok_or_else(to_sign_in)?;
     let now = SystemTime::now();
-    let session = console.sessions.find(token, now).ok_or_else(to_sign_in)?;
+    let found = if extend {
+        console.sessions.touch(token, now)
+    } else {
+        console.sessions.find(token, now)
+    };
+    let session = found.ok_or_else(to_sign_in)?;
     let SignedInWith::ApiKey { id } = &session.signed_in_with else {
         return Ok(session);
     };
@@ -83,6 +112,35 @@ pub async fn signed_in(console: &Shared, headers: &HeaderMap) -> Result<Session,
         return Err(to_sign_in());
     }
     Ok(session)
+}
+
+/// `GET /session`: how long the session has left, as JSON (`{"expires_in_ms":..,
+/// "idle_ttl_ms":..}`), or 401 without one. console.js calls it when the person is active
+/// (extending the session like any request) and before it submits a form, so a form is never
+/// sent into an ended session, where its draft would be lost behind the sign-in page.
+pub async fn session_status(State(console): State<Shared>, headers: HeaderMap) -> Response {
+    let session = match signed_in(&console, &headers).await {
+        Ok(session) => session,
+        // No session: 401, which console.js reads as "sign in again" (a redirect it could
+        // not tell from a page). Anything else (the database is down) is passed on as it is.
+        Err(refusal) if refusal.status().is_redirection() => {
+            return (StatusCode::UNAUTHORIZED, "sign in to the console first").into_response();
+        }
+        Err(refusal) => return refusal,
+    };
+    let left = session
+        .expires_at
+        .duration_since(SystemTime::now())
+        .unwrap_or_default();
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        format!(
+            r#"{{"expires_in_ms":{},"idle_ttl_ms":{}}}"#,
+            left.as_millis(),
+            session.idle_ttl.as_millis()
+        ),
+    )
+        .into_response()
 }
 
 /// The session and form of a request that changes something: signed in, from this console's
@@ -167,6 +225,12 @@ pub fn sign_in_form(console: &Console, status: StatusCode, problem: Option<&str>
     (status, Html(page("Sign in", None, "", &body))).into_response()
 }
 
+/// What every refused key is told, with [`StatusCode::UNAUTHORIZED`]: malformed, unknown,
+/// revoked and agent keys alike, so the answer never tells a key's holder (or someone
+/// guessing) which of them a key is.
+pub const KEY_REFUSED: &str =
+    "this key cannot sign in to the console; use an active operator or admin key";
+
 /// `POST /sign-in`: verifies the key as the gRPC port would, refuses agents, starts a session.
 pub async fn sign_in(State(console): State<Shared>, headers: HeaderMap, body: Bytes) -> Response {
     if foreign_origin(&headers) {
@@ -174,39 +238,19 @@ pub async fn sign_in(State(console): State<Shared>, headers: HeaderMap, body: By
     }
     let fields = form(&body);
     let key = fields.get("api_key").map_or("", |key| key.trim());
+    let refused = || sign_in_form(&console, StatusCode::UNAUTHORIZED, Some(KEY_REFUSED));
     let Some(presented) = PresentedKey::parse(key) else {
-        return sign_in_form(
-            &console,
-            StatusCode::UNAUTHORIZED,
-            Some("that is not a valid API key"),
-        );
+        return refused();
     };
     let mut bearer = HeaderMap::new();
     let Ok(value) = HeaderValue::from_str(&format!("Bearer {key}")) else {
-        return sign_in_form(
-            &console,
-            StatusCode::UNAUTHORIZED,
-            Some("that is not a valid API key"),
-        );
+        return refused();
     };
     bearer.insert(header::AUTHORIZATION, value);
     let identity = match console.auth.authenticate(&bearer).await {
-        Ok(identity) => identity,
-        Err(_) => {
-            return sign_in_form(
-                &console,
-                StatusCode::UNAUTHORIZED,
-                Some("that is not a valid API key"),
-            );
-        }
+        Ok(identity) if identity.role >= Role::Operator => identity,
+        Ok(_) | Err(_) => return refused(),
     };
-    if identity.role < Role::Operator {
-        return sign_in_form(
-            &console,
-            StatusCode::FORBIDDEN,
-            Some("agent keys cannot sign in to the console; use an operator or admin key"),
-        );
-    }
     let context = match context_for(identity, fields.get("tenant").map(String::as_str)) {
         Ok(context) => context,
         Err(why) => return sign_in_form(&console, StatusCode::FORBIDDEN, Some(&why)),
@@ -236,7 +280,12 @@ pub fn start_session(
         .sessions
         .create(context, with, console.session_ttl, SystemTime::now())
     {
-        Ok((token, _)) => Ok(session_cookie(&token, console.session_ttl, console.secure)),
+        // The cookie lasts the session's absolute life: the server ends it sooner when idle.
+        Ok((token, _)) => Ok(session_cookie(
+            &token,
+            absolute_life(console.session_ttl),
+            console.secure,
+        )),
         Err(error) => {
             tracing::error!(%error, "console cannot draw a session token");
             Err(Box::new(failure(

@@ -19,7 +19,7 @@ use tonic::Status;
 
 use super::Shared;
 use super::calls::{http_status, request};
-use super::gate::{Form, Query, signed_in};
+use super::gate::{Form, Query, signed_in_passively};
 use super::html::{escape, url_part};
 use super::session::Session;
 use crate::grpc::NotificationApi;
@@ -159,7 +159,7 @@ async fn watcher(
     console: &Shared,
     headers: &HeaderMap,
 ) -> Result<(Session, NotificationApi), Response> {
-    let session = signed_in(console, headers)
+    let session = signed_in_passively(console, headers)
         .await
         .map_err(|_| not_signed_in())?;
     let notifications = console.calls.notifications.clone().ok_or_else(not_served)?;
@@ -175,11 +175,8 @@ where
     let (sender, receiver) = mpsc::channel::<Result<SseEvent, Infallible>>(16);
     tokio::spawn(async move {
         let mut items = pin!(items);
-        let left = session
-            .expires_at
-            .duration_since(SystemTime::now())
-            .unwrap_or_default();
-        let mut expiry = pin!(tokio::time::sleep(left));
+        let until = |at: SystemTime| at.duration_since(SystemTime::now()).unwrap_or_default();
+        let mut expiry = pin!(tokio::time::sleep(until(session.expires_at)));
         let mut recheck = tokio::time::interval(SESSION_RECHECK);
         recheck.reset();
         let over = SseEvent::default().event(SIGNED_OUT).data("sign in again");
@@ -197,12 +194,19 @@ where
                     }
                     None => return,
                 },
-                () = &mut expiry => {
-                    let _ = sender.send(Ok(over)).await;
-                    return;
-                }
+                // The person's requests may have slid the expiry since: look again, and
+                // end only a session that has really ended.
+                () = &mut expiry => match signed_in_passively(&console, &headers).await {
+                    Ok(now) => expiry
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + until(now.expires_at)),
+                    Err(_) => {
+                        let _ = sender.send(Ok(over)).await;
+                        return;
+                    }
+                },
                 _ = recheck.tick() => {
-                    if signed_in(&console, &headers).await.is_err() {
+                    if signed_in_passively(&console, &headers).await.is_err() {
                         let _ = sender.send(Ok(over)).await;
                         return;
                     }

@@ -85,6 +85,7 @@ impl Console {
             .route("/sign-in/oidc", get(oidc::start))
             .route("/sign-in/oidc/callback", get(oidc::callback))
             .route("/sign-out", post(gate::sign_out))
+            .route("/session", get(gate::session_status))
             .route("/inbox", get(pages::inbox::show))
             .route("/tasks", get(pages::tasks::show))
             .route("/tasks/{task_id}/{decision}", post(pages::tasks::change))

@@ -2,8 +2,13 @@
 //! random cookie, each with its own CSRF token.
 //!
 //! The cookie carries only a random token; the store keys sessions by the token's SHA-256, so
-//! the table itself holds nothing that could be replayed as a cookie. A session's life is
-//! fixed at sign-in (`--console-session-ttl`) and never extended.
+//! the table itself holds nothing that could be replayed as a cookie.
+//!
+//! A session's life slides: it ends `--console-session-ttl` after the person's last request
+//! (an operator typing a long comment, whose page pings on activity, is not signed out
+//! mid-sentence), but never later than [`ABSOLUTE_LIFE`] after sign-in (or the TTL itself, when
+//! that is longer), so a stolen cookie is not good forever. Requests a page makes on its own
+//! (live refreshes, event streams) are passive and extend nothing.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -19,6 +24,16 @@ pub const SESSION_COOKIE: &str = "checkpointd_console";
 /// How many sessions the store keeps at most; a sign-in beyond it drops the oldest one, so
 /// repeated sign-ins cannot grow the server's memory without bound.
 const MAX_SESSIONS: usize = 10_000;
+
+/// The most a session can last from sign-in however active the person is, unless the idle
+/// TTL itself is longer: then the session lasts exactly that TTL, as before sliding existed.
+pub const ABSOLUTE_LIFE: Duration = Duration::from_secs(12 * 60 * 60);
+
+/// How long a session that started now may last at most, for an idle TTL of `ttl`; the
+/// cookie's `Max-Age` (the server decides expiry, the cookie only must not end first).
+pub fn absolute_life(ttl: Duration) -> Duration {
+    ttl.max(ABSOLUTE_LIFE)
+}
 
 /// Where a session's identity came from: what must still hold for the session to stay valid.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +53,19 @@ pub struct Session {
     pub signed_in_with: SignedInWith,
     /// The token every form that changes something must send back.
     pub csrf_token: String,
+    /// When the session ends unless the person makes a request first.
     pub expires_at: SystemTime,
+    /// How long a request keeps the session alive.
+    pub idle_ttl: Duration,
+    /// When the session ends however active the person is.
+    pub ends_by: SystemTime,
+}
+
+impl Session {
+    /// The session after a request at `now`: alive `idle_ttl` longer, within its absolute life.
+    fn extended(&self, now: SystemTime) -> SystemTime {
+        (now + self.idle_ttl).min(self.ends_by).max(self.expires_at)
+    }
 }
 
 /// The server-side session table.
@@ -62,6 +89,8 @@ impl SessionStore {
             signed_in_with,
             csrf_token: random_token()?,
             expires_at: now + ttl,
+            idle_ttl: ttl,
+            ends_by: now + absolute_life(ttl),
         };
         let mut sessions = self.lock();
         make_room(&mut sessions, MAX_SESSIONS, now, |kept| kept.expires_at);
@@ -78,6 +107,20 @@ impl SessionStore {
             sessions.remove(&key);
             return None;
         }
+        Some(session.clone())
+    }
+
+    /// The live session `token` names, extended by a request at `now` (sliding expiry within
+    /// its absolute life); an expired one is removed and never returned.
+    pub fn touch(&self, token: &str, now: SystemTime) -> Option<Session> {
+        let key = digest(token);
+        let mut sessions = self.lock();
+        let session = sessions.get_mut(&key)?;
+        if session.expires_at <= now {
+            sessions.remove(&key);
+            return None;
+        }
+        session.expires_at = session.extended(now);
         Some(session.clone())
     }
 
@@ -201,6 +244,61 @@ mod tests {
         );
         // Gone for good, even if the clock went back.
         assert!(store.find(&token, start).is_none());
+    }
+
+    #[test]
+    fn a_request_slides_the_expiry_but_never_past_the_absolute_life() {
+        let store = SessionStore::default();
+        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let (token, session) = signed_in(&store, start);
+        assert_eq!(session.ends_by, start + ABSOLUTE_LIFE);
+        // Active every 50 s, the 60 s session outlives its first minute by far...
+        let mut now = start;
+        while now < start + ABSOLUTE_LIFE - Duration::from_secs(100) {
+            now += Duration::from_secs(50);
+            let touched = store.touch(&token, now).expect("alive while active");
+            assert!(touched.expires_at <= touched.ends_by);
+        }
+        // ...but not past its absolute life, however active.
+        let mut last = None;
+        while now < start + ABSOLUTE_LIFE + Duration::from_secs(100) {
+            now += Duration::from_secs(50);
+            last = store.touch(&token, now);
+            if last.is_none() {
+                break;
+            }
+        }
+        assert!(last.is_none(), "a session ends by its absolute life");
+        assert!(now <= start + ABSOLUTE_LIFE + Duration::from_secs(50));
+    }
+
+    #[test]
+    fn a_passive_look_extends_nothing_and_an_idle_session_ends() {
+        let store = SessionStore::default();
+        let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let (token, _) = signed_in(&store, start);
+        assert!(
+            store
+                .find(&token, start + Duration::from_secs(50))
+                .is_some()
+        );
+        assert!(
+            store
+                .find(&token, start + Duration::from_secs(61))
+                .is_none()
+        );
+        assert!(
+            store
+                .touch(&token, start + Duration::from_secs(62))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_ttl_longer_than_the_absolute_life_is_the_life() {
+        let long = ABSOLUTE_LIFE * 2;
+        assert_eq!(absolute_life(long), long);
+        assert_eq!(absolute_life(Duration::from_secs(60)), ABSOLUTE_LIFE);
     }
 
     #[test]

@@ -48,6 +48,28 @@ pub async fn get(addr: SocketAddr, path: &str, cookie: Option<&str>) -> Reply {
     send(addr, "GET", path, cookie, None).await
 }
 
+/// `GET path` with `cookie` and the extra `headers` (name, value).
+pub async fn get_with(
+    addr: SocketAddr,
+    path: &str,
+    cookie: Option<&str>,
+    headers: &[(&str, &str)],
+) -> Reply {
+    let stream = TcpStream::connect(addr)
+        .await
+        .expect("connect to the console");
+    let mut raw = request(addr, "GET", path, cookie, None);
+    let extra: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    // Before the blank line that ends the head.
+    raw.truncate(raw.len() - 2);
+    raw.extend_from_slice(extra.as_bytes());
+    raw.extend_from_slice(b"\r\n");
+    exchange(stream, &raw).await
+}
+
 /// `POST path` of the form `fields` with `cookie`.
 pub async fn post(
     addr: SocketAddr,

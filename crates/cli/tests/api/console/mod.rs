@@ -14,7 +14,7 @@ use checkpointd::config::{ConsoleSettings, ServeConfig, ServerSettings};
 use checkpointd::proto::{
     ClaimRequest, EnqueueRequest, ErrorClass, FailRequest, GetRequest, RetryPolicy, Task, TaskState,
 };
-use checkpointd_core::domain::Role;
+use checkpointd_core::domain::{NewApiKey, Role};
 
 use crate::auth::{api_key_auth, bearer, make_key, save_as, task_awaiting_approval};
 use crate::support::{TestApp, serve_config, wait_until};
@@ -86,7 +86,7 @@ fn goes_to_sign_in(reply: &Reply) -> bool {
 }
 
 #[tokio::test]
-async fn without_a_session_every_page_leads_to_sign_in_and_agent_keys_cannot_sign_in() {
+async fn without_a_session_every_page_leads_to_sign_in() {
     let app = console_app(Duration::from_secs(900)).await;
     for path in ["/inbox", "/runs", "/runs/r1", "/tasks", "/integrity"] {
         assert!(
@@ -101,24 +101,62 @@ async fn without_a_session_every_page_leads_to_sign_in_and_agent_keys_cannot_sig
             .contains(r#"<label for="api_key">API key</label>"#)
     );
 
-    let (_, agent) = make_key(&app, Some("acme"), Role::Agent).await;
-    let refused = sign_in(&app, &agent, "").await;
-    assert_eq!(refused.status, 403);
-    assert!(refused.body.contains("agent keys cannot sign in"));
-    assert_eq!(refused.session_cookie(), None);
-    // The same key id with another secret: only the secret's check can refuse it.
-    let flipped = if agent.ends_with('0') { '1' } else { '0' };
-    let forged = format!("{}{flipped}", &agent[..agent.len() - 1]);
-    for token in [forged.as_str(), "not-a-key", ""] {
-        let refused = sign_in(&app, token, "").await;
-        assert_eq!(refused.status, 401, "{token}");
-        assert_eq!(refused.session_cookie(), None);
-    }
     // A cookie nobody handed out is no session.
     let made_up = format!("checkpointd_console={}", "ab".repeat(32));
     assert!(goes_to_sign_in(
         &get(console(&app), "/inbox", Some(&made_up)).await
     ));
+}
+
+/// The refusal's alert: the part of the sign-in page that differs between answers.
+fn refusal_text(reply: &Reply) -> &str {
+    let start = reply
+        .body
+        .find(r#"role="alert""#)
+        .expect("an alert on the page");
+    let end = start + reply.body[start..].find("</p>").unwrap();
+    &reply.body[start..end]
+}
+
+#[tokio::test]
+async fn every_refused_key_is_answered_alike_agent_revoked_unknown_and_malformed() {
+    let app = console_app(Duration::from_secs(900)).await;
+    let (_, agent) = make_key(&app, Some("acme"), Role::Agent).await;
+    let (revoked_id, revoked) = make_key(&app, Some("acme"), Role::Operator).await;
+    assert_eq!(
+        sign_in(&app, &revoked, "").await.status,
+        303,
+        "alive before"
+    );
+    app.keys
+        .revoke_key(&revoked_id, std::time::SystemTime::now())
+        .await
+        .unwrap();
+    // The agent key's id with another secret: only the secret's check can refuse it.
+    let flipped = if agent.ends_with('0') { '1' } else { '0' };
+    let forged = format!("{}{flipped}", &agent[..agent.len() - 1]);
+    // Well formed, never stored.
+    let unknown = NewApiKey::generate().unwrap().token;
+    let answers = [
+        ("agent", agent.as_str()),
+        ("revoked", revoked.as_str()),
+        ("forged", forged.as_str()),
+        ("unknown", unknown.as_str()),
+        ("malformed", "not-a-key"),
+        ("empty", ""),
+    ];
+    let first = sign_in(&app, &agent, "").await;
+    assert_eq!(first.status, 401);
+    assert!(refusal_text(&first).contains("cannot sign in"), "{first:?}");
+    for (what, token) in answers {
+        let refused = sign_in(&app, token, "").await;
+        assert_eq!(refused.status, first.status, "{what}");
+        assert_eq!(
+            refused.body, first.body,
+            "{what}: the same page, word for word"
+        );
+        assert_eq!(refused.session_cookie(), None, "{what}");
+    }
 }
 
 #[tokio::test]
@@ -131,7 +169,8 @@ async fn an_operator_signs_in_with_a_strict_http_only_cookie_and_sees_the_inbox(
 
     let reply = sign_in(&app, &operator, "").await;
     let set = reply.header("set-cookie").unwrap().to_owned();
-    for part in ["HttpOnly", "SameSite=Strict", "Max-Age=900"] {
+    // The cookie lasts the session's absolute life (12 h); the server ends an idle one sooner.
+    for part in ["HttpOnly", "SameSite=Strict", "Max-Age=43200"] {
         assert!(set.contains(part), "{set}");
     }
     let cookie = reply.session_cookie().unwrap();
@@ -299,6 +338,37 @@ async fn an_expired_session_is_refused() {
     .await;
     // And it stays refused: expiry is never undone.
     assert!(goes_to_sign_in(&get(addr, "/tasks", Some(&cookie)).await));
+}
+
+#[tokio::test]
+async fn a_persons_requests_slide_the_session_and_passive_ones_do_not() {
+    let ttl = Duration::from_secs(2);
+    let app = console_app(ttl).await;
+    let (_, operator) = make_key(&app, Some("acme"), Role::Operator).await;
+    let cookie = session(&app, &operator).await;
+    let addr = console(&app);
+    // Active every half TTL for two TTLs: still signed in.
+    let start = std::time::Instant::now();
+    while start.elapsed() < ttl * 2 {
+        tokio::time::sleep(ttl / 2).await;
+        let alive = get(addr, "/session", Some(&cookie)).await;
+        assert_eq!(alive.status, 200, "{alive:?}");
+        assert!(
+            alive.body.contains(r#""idle_ttl_ms":2000"#),
+            "{}",
+            alive.body
+        );
+    }
+    // Passive requests (live refreshes) only: the session ends one TTL after the last person's.
+    wait_until("the idle session has ended", || {
+        let cookie = cookie.clone();
+        async move {
+            let passive = [("x-console-passive", "1")];
+            goes_to_sign_in(&http::get_with(addr, "/inbox", Some(&cookie), &passive).await)
+        }
+    })
+    .await;
+    assert_eq!(get(addr, "/session", Some(&cookie)).await.status, 401);
 }
 
 #[tokio::test]
