@@ -147,6 +147,15 @@ class ChartTest(unittest.TestCase):
                     env["CHECKPOINTD_DATABASE"]["valueFrom"]["secretKeyRef"]["name"],
                     secret["metadata"]["name"])
 
+    def test_the_server_checks_its_budgets_against_the_containers_memory_limit(self):
+        # serve refuses caps or a budget that cannot fit this, and sizes a default budget to it.
+        for name, docs in self.renders.items():
+            container = deployment(docs, "server")["spec"]["template"]["spec"]["containers"][0]
+            source = env_of(container)["CHECKPOINTD_MEMORY_LIMIT_BYTES"]["valueFrom"]
+            self.assertEqual(source["resourceFieldRef"],
+                             {"containerName": container["name"], "resource": "limits.memory"},
+                             name)
+
     def test_an_existing_secret_replaces_the_charts_own(self):
         docs = render(sets=["existingSecret.name=prod-db"])
         self.assertEqual(of_kind(docs, "Secret"), [])
