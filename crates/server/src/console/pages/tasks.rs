@@ -12,7 +12,7 @@ use tonic::Status;
 use super::{refused, render};
 use crate::console::Shared;
 use crate::console::calls::request;
-use crate::console::gate::{Query, changing};
+use crate::console::gate::{Query, changing, form};
 use crate::console::html::{csrf_field, escape, notice, url_part, when};
 use crate::console::session::Session;
 use crate::proto::task_service_server::TaskService;
@@ -237,14 +237,23 @@ pub async fn change(
         "cancel" => "cancelled",
         _ => "resumed",
     };
-    // Back to the list the form was on: a task state's, or the inbox.
-    let back = fields
-        .get("back")
-        .and_then(|back| back.strip_prefix("tasks:"))
-        .and_then(|state| STATES.iter().find(|(name, _)| *name == state))
-        .map_or("/inbox?".to_owned(), |(name, _)| {
-            format!("/tasks?state={name}&")
-        });
+    // Back to the list the form was on: a task state's, or the inbox's view (its filters,
+    // order and page), which is re-parsed so only a view, never another URL, comes back.
+    let back = fields.get("back").map(String::as_str).unwrap_or("");
+    let back = match (back.strip_prefix("tasks:"), back.strip_prefix("inbox?")) {
+        (Some(state), _) => STATES
+            .iter()
+            .find(|(name, _)| *name == state)
+            .map(|(name, _)| format!("/tasks?state={name}&")),
+        (_, Some(view)) => super::inbox::InboxView::parse(&form(view.as_bytes()))
+            .ok()
+            .map(|view| match view.link(view.page) {
+                link if link.is_empty() => "/inbox?".to_owned(),
+                link => format!("/inbox?{link}&"),
+            }),
+        _ => None,
+    }
+    .unwrap_or_else(|| "/inbox?".to_owned());
     let target = format!("{back}done={done}&task={}", url_part(&task_id));
     Redirect::to(&target).into_response()
 }
