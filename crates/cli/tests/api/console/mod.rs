@@ -231,6 +231,9 @@ async fn a_decided_task_parked_for_a_resume_is_resumed_from_the_inbox() {
         r#"<strong>Approved</strong> by <span title="key:{operator_id}">operator test key (key "#
     );
     assert!(inbox.body.contains(&decider), "{}", inbox.body);
+    let listed = get(console(&app), "/tasks?state=input_required", Some(&cookie)).await;
+    let named = format!(r#"approved by <span title="key:{operator_id}">operator test key"#);
+    assert!(listed.body.contains(&named), "{}", listed.body);
     assert!(inbox.body.contains("Resume the task"));
     assert_eq!(
         task_as(&app, &agent, &task.task_id).await.state,

@@ -117,8 +117,8 @@ pub fn requested_step(approval: &proto::Approval) -> Option<i64> {
 }
 
 /// `key:<id>` as the key's name (and its id, shortened), when the key has one; any other
-/// decider (a JWT's subject) as recorded.
-async fn decider(console: &Shared, decided_by: &str) -> String {
+/// decider (a JWT's subject) as recorded. Escaped markup.
+pub(super) async fn decider(console: &Shared, decided_by: &str) -> String {
     let Some(id) = decided_by.strip_prefix("key:") else {
         return escape(decided_by);
     };
