@@ -48,7 +48,7 @@ async function openInbox() {
 
 /** The inbox card of `taskId`, once the live stream has brought it in. */
 async function cardAppears(page, taskId) {
-  const card = page.locator(`article[aria-labelledby="task-${taskId}"]`);
+  const card = page.locator(`#task-${taskId}`);
   await card.waitFor({ timeout: 30_000 });
   assert.equal(await page.evaluate(() => window.sameDocument), true, "the inbox was not reloaded");
   return card;
@@ -76,7 +76,7 @@ test("a parked task appears in the open inbox without a reload; approving it sen
     reached = await approve.evaluate((button) => document.activeElement === button);
   }
   assert.ok(reached, "Tab reaches the Approve button");
-  await page.fill(`#approve-${taskId}`, "go ahead");
+  await page.fill(`#comment-${taskId}`, "go ahead");
   await approve.focus();
   await Promise.all([page.waitForNavigation(), page.keyboard.press("Enter")]);
   assert.match(await page.textContent("main"), /approve/i);
@@ -97,7 +97,7 @@ test("rejecting a parked task with a comment finishes it without the email", asy
   const page = await openInbox();
   const taskId = await enqueue(server, agent, "run-reject");
   const card = await cardAppears(page, taskId);
-  await page.fill(`#reject-${taskId}`, "not today");
+  await page.fill(`#comment-${taskId}`, "not today");
   await Promise.all([
     page.waitForNavigation(),
     card.getByRole("button", { name: "Reject" }).click(),
@@ -111,6 +111,6 @@ test("rejecting a parked task with a comment finishes it without the email", asy
   assert.deepEqual(await approvedEmails("run-reject"), []);
   // The inbox no longer lists it.
   await page.goto(`${server.consoleUrl}/inbox`);
-  assert.equal(await page.locator(`article[aria-labelledby="task-${taskId}"]`).count(), 0);
+  assert.equal(await page.locator(`#task-${taskId}`).count(), 0);
   await page.context().close();
 });

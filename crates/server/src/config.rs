@@ -147,7 +147,11 @@ impl ServeConfig {
             log_format: settings.log_format,
             cache: CacheSettings::from_values(settings.cache.clone()),
             admin_listen: settings.admin_listen,
-            console: ConsoleSettings::from_values(settings.console.clone(), &settings.auth)?,
+            console: ConsoleSettings::from_values(
+                settings.console.clone(),
+                &settings.auth,
+                settings.tls.tls_cert.is_some(),
+            )?,
             telemetry,
             server: ServerSettings::from_settings(settings)?,
         })

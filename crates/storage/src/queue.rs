@@ -21,6 +21,7 @@ macro_rules! task_columns {
 mod memory;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod tests;
+mod waiting;
 
 use async_trait::async_trait;
 
@@ -29,6 +30,7 @@ pub use checkpointd_core::queue::{
     rules,
 };
 pub use memory::MemoryQueue;
+pub use waiting::{MAX_ACTION_COUNTS, MAX_WAITING_PAGE, WaitingPage, WaitingQuery, select_waiting};
 
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::Result;
@@ -77,6 +79,12 @@ pub trait TaskQueue: Send + Sync + 'static {
         after: Option<&TaskId>,
         limit: usize,
     ) -> Result<Vec<Task>>;
+
+    /// One page of the tenant's tasks waiting in `input_required` (decided-but-parked ones
+    /// included), filtered, ordered and paged as `query` says, with the counts of
+    /// [`WaitingPage`]: the approval inbox. Filtering and counting happen in the backend, so
+    /// a long queue costs one page, not every task. [`select_waiting`] is the reference.
+    async fn list_waiting(&self, tenant: &Tenant, query: &WaitingQuery) -> Result<WaitingPage>;
 
     /// Moves up to `limit` reapable tasks (see [`rules::reapable`]: running, lease expired at
     /// `now`, last attempt used) of every tenant to `dead` by [`rules::reap`], oldest expiry

@@ -106,25 +106,7 @@ pub async fn keys(args: KeysArgs) -> Outcome {
                     println!("{}", view(key));
                 }
             } else {
-                println!(
-                    "{:<16}  {:<8}  {:<20}  {:<8}  NAME",
-                    "ID", "ROLE", "TENANT", "STATE"
-                );
-                for key in &listed {
-                    let state = if key.revoked_at.is_some() {
-                        "revoked"
-                    } else {
-                        "active"
-                    };
-                    println!(
-                        "{:<16}  {:<8}  {:<20}  {:<8}  {}",
-                        key.id,
-                        key.role,
-                        scope_text(&key.tenant),
-                        state,
-                        key.name
-                    );
-                }
+                print!("{}", key_table(&listed));
             }
         }
         KeysCommand::Revoke { id } => {
@@ -135,6 +117,47 @@ pub async fn keys(args: KeysArgs) -> Outcome {
         }
     }
     Ok(())
+}
+
+/// The keys as a text table, each column as wide as its widest cell. The cells are made
+/// strings first: `Role`'s `Display` writes its name without honouring a width, so padding it
+/// in the format string put the columns after it out of line.
+fn key_table(keys: &[ApiKey]) -> String {
+    let mut rows = vec![["ID", "ROLE", "TENANT", "STATE", "NAME"].map(str::to_owned)];
+    for key in keys {
+        let state = if key.revoked_at.is_some() {
+            "revoked"
+        } else {
+            "active"
+        };
+        rows.push([
+            key.id.clone(),
+            key.role.as_str().to_owned(),
+            scope_text(&key.tenant).to_owned(),
+            state.to_owned(),
+            key.name.clone(),
+        ]);
+    }
+    let mut widths = [0; 5];
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (column, (cell, width)) in row.iter().zip(widths).enumerate() {
+            if column > 0 {
+                line.push_str("  ");
+            }
+            line.push_str(cell);
+            line.extend(std::iter::repeat_n(' ', width - cell.chars().count()));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 fn scope_text(scope: &TenantScope) -> &str {
@@ -155,4 +178,76 @@ fn view(key: &ApiKey) -> serde_json::Value {
         "created_at": seconds(key.created_at),
         "revoked_at": key.revoked_at.map(seconds),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &str, role: Role, tenant: &str, name: &str, revoked: bool) -> ApiKey {
+        ApiKey {
+            id: id.into(),
+            secret_hash: Vec::new(),
+            tenant: match tenant {
+                "*" => TenantScope::All,
+                name => TenantScope::One(Tenant::parse(name).unwrap()),
+            },
+            role,
+            name: name.into(),
+            created_at: SystemTime::UNIX_EPOCH,
+            revoked_at: revoked.then_some(SystemTime::UNIX_EPOCH),
+        }
+    }
+
+    /// Where each column starts on a line, found from the header's column names.
+    fn starts(header: &str) -> Vec<usize> {
+        ["ID", "ROLE", "TENANT", "STATE", "NAME"]
+            .iter()
+            .map(|name| header.find(name).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn every_column_of_keys_list_lines_up_whatever_the_lengths_of_its_cells() {
+        let keys = [
+            key("2b94c0ffee", Role::Agent, "acme", "worker", false),
+            key(
+                "a-much-longer-key-id-than-sixteen",
+                Role::Operator,
+                "a-tenant-name-longer-than-twenty-chars",
+                "on-call operator",
+                true,
+            ),
+            key("k3", Role::Admin, "*", "", false),
+        ];
+        let table = key_table(&keys);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines.len(), 4, "{table}");
+        let columns = starts(lines[0]);
+        for (line, key) in lines[1..].iter().zip(&keys) {
+            let cells = [
+                key.id.as_str(),
+                key.role.as_str(),
+                scope_text(&key.tenant),
+                if key.revoked_at.is_some() {
+                    "revoked"
+                } else {
+                    "active"
+                },
+                key.name.as_str(),
+            ];
+            for (start, cell) in columns.iter().zip(cells) {
+                // A trailing empty cell is trimmed off its line, so it reads as "".
+                assert_eq!(
+                    line.get(*start..*start + cell.len()).unwrap_or(""),
+                    cell,
+                    "a cell out of its column:\n{table}"
+                );
+                assert!(
+                    *start == 0 || cell.is_empty() || line.as_bytes()[start - 1] == b' ',
+                    "columns run together:\n{table}"
+                );
+            }
+        }
+    }
 }

@@ -12,6 +12,7 @@ mod sql;
 mod task_row;
 #[cfg(test)]
 pub(super) mod tests;
+mod waiting;
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -30,7 +31,8 @@ use checkpointd_core::error::{Error, Result};
 use checkpointd_core::notify::task_event;
 use checkpointd_core::time::whole_micros;
 use checkpointd_storage::queue::{
-    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules,
+    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, WaitingPage, WaitingQuery,
+    rules,
 };
 
 /// The task queue in a [`PostgresStore`]'s database, on the store's pool.
@@ -243,6 +245,10 @@ impl TaskQueue for PostgresQueue {
             }
         };
         rows.map_err(db)?.iter().map(decode).collect()
+    }
+
+    async fn list_waiting(&self, tenant: &Tenant, query: &WaitingQuery) -> Result<WaitingPage> {
+        waiting::list_waiting(&self.db, tenant, query).await
     }
 
     async fn depth(&self) -> Result<Vec<(TaskState, u64)>> {

@@ -33,14 +33,32 @@ pub(super) async fn run(client: &mut Client) -> Result<()> {
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_KEY])
         .await
         .map_err(db)?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS checkpointd_migrations (
-             version    int PRIMARY KEY,
-             applied_at timestamptz NOT NULL DEFAULT now()
-         )",
-    )
-    .await
-    .map_err(db)?;
+    // Looked up rather than `CREATE TABLE IF NOT EXISTS`: on every start after the first,
+    // that statement makes Postgres send a NOTICE ("already exists, skipping"), which
+    // tokio-postgres logs at INFO, an alarming line about nothing. The advisory lock above
+    // keeps another instance from creating the table between the look-up and the create;
+    // the schema is the one `CREATE TABLE` would create it in.
+    let exists: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_tables \
+             WHERE schemaname = current_schema() AND tablename = 'checkpointd_migrations')",
+            &[],
+        )
+        .await
+        .map_err(db)?
+        .get(0);
+    if exists {
+        tracing::debug!("postgres migrations table present");
+    } else {
+        tx.batch_execute(
+            "CREATE TABLE checkpointd_migrations (
+                 version    int PRIMARY KEY,
+                 applied_at timestamptz NOT NULL DEFAULT now()
+             )",
+        )
+        .await
+        .map_err(db)?;
+    }
     let applied: Vec<i32> = tx
         .query("SELECT version FROM checkpointd_migrations", &[])
         .await

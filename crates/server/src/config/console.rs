@@ -16,6 +16,15 @@ settings! {
         /// the gRPC port's certificate when `--tls-cert` is set. Unset: no console.
         #[arg(long, env = "CHECKPOINTD_CONSOLE_LISTEN")]
         pub console_listen: SocketAddr = unset;
+        /// Serve the console over plain HTTP on a non-loopback --console-listen address:
+        /// the network between browsers and the server is trusted (operator API keys and
+        /// session cookies cross it in cleartext).
+        #[arg(
+            long,
+            env = "CHECKPOINTD_CONSOLE_TRUSTED_NETWORK",
+            action = clap::ArgAction::SetTrue
+        )]
+        pub console_trusted_network: bool = switch;
         /// How long a console sign-in lasts before the person must sign in again.
         #[arg(long, env = "CHECKPOINTD_CONSOLE_SESSION_TTL")]
         pub console_session_ttl: Duration = "15m", parsed by parse_duration;
@@ -88,14 +97,17 @@ impl ConsoleSettings {
     }
 
     /// The console these values describe; `None` when no address is set. The claim names
-    /// come from the authentication settings, so both ports map claims alike.
+    /// come from the authentication settings, so both ports map claims alike. `tls` says
+    /// whether the server has a certificate (the console then speaks HTTPS).
     pub(super) fn from_values(
         values: ConsoleValues,
         auth: &AuthValues,
+        tls: bool,
     ) -> Result<Option<Self>, String> {
         let Some(listen) = values.console_listen else {
             return Ok(None);
         };
+        check_cleartext(listen, tls, values.console_trusted_network)?;
         if values.console_session_ttl.is_zero() {
             return Err("--console-session-ttl must be longer than 0s".into());
         }
@@ -105,6 +117,23 @@ impl ConsoleSettings {
             oidc: OidcSettings::from_values(values, auth)?,
         }))
     }
+}
+
+/// Refuses a plain-HTTP console that browsers reach over a network: sign-in sends an operator
+/// API key and every request a session cookie, both readable on the wire without TLS. The
+/// gRPC port refuses to serve without authentication on such an address the same way.
+fn check_cleartext(listen: SocketAddr, tls: bool, trusted_network: bool) -> Result<(), String> {
+    if tls || trusted_network || listen.ip().is_loopback() {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to serve the web console on {listen} without TLS: operator API keys and \
+         session cookies would cross the network in cleartext. Set --tls-cert and --tls-key \
+         (CHECKPOINTD_TLS_CERT, CHECKPOINTD_TLS_KEY) so the console speaks HTTPS, listen on a \
+         loopback address, or pass --console-trusted-network \
+         (CHECKPOINTD_CONSOLE_TRUSTED_NETWORK=true) if the network is trusted (e.g. TLS ends \
+         at a proxy on the same host)"
+    ))
 }
 
 impl OidcSettings {
@@ -176,7 +205,27 @@ mod tests {
     }
 
     fn resolve(values: ConsoleValues) -> Result<Option<ConsoleSettings>, String> {
-        ConsoleSettings::from_values(values, &declared_defaults::<AuthArgs>())
+        ConsoleSettings::from_values(values, &declared_defaults::<AuthArgs>(), false)
+    }
+
+    #[test]
+    fn a_cleartext_console_off_loopback_is_refused_unless_tls_or_a_trusted_network() {
+        let open = values(Some("0.0.0.0:8080"), 60);
+        let refused = resolve(open.clone()).unwrap_err();
+        assert!(refused.contains("--tls-cert"), "{refused}");
+        assert!(refused.contains("--console-trusted-network"), "{refused}");
+        let auth = declared_defaults::<AuthArgs>();
+        assert!(
+            ConsoleSettings::from_values(open.clone(), &auth, true)
+                .unwrap()
+                .is_some()
+        );
+        let trusted = ConsoleValues {
+            console_trusted_network: true,
+            ..open
+        };
+        assert!(resolve(trusted).unwrap().is_some());
+        assert!(resolve(values(Some("[::1]:8080"), 60)).unwrap().is_some());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::config::ServerSettings;
 use crate::grpc::auth::{CallContext, access, allows};
 use crate::grpc::status::to_status;
 use crate::grpc::{CheckpointApi, NotificationApi, TaskApi};
-use crate::service::Services;
+use crate::service::{Services, TaskService};
 use checkpointd_core::error::Error;
 
 /// The services a console page calls.
@@ -18,6 +18,9 @@ pub struct Calls {
     pub checkpoints: CheckpointApi,
     /// `None` when the server serves no queue; the task pages then say so.
     pub tasks: Option<TaskApi>,
+    /// The same queue's service, for what no RPC offers: the inbox's filtered, counted page
+    /// (after the role check of `TaskService/List`, in the session's tenant).
+    pub inbox: Option<TaskService>,
     /// The watch streams behind the live pages; `None` when the server keeps no outbox.
     pub notifications: Option<NotificationApi>,
 }
@@ -39,9 +42,17 @@ impl Calls {
             // over gRPC does: the store's quarantine writes them, whoever verifies.
             checkpoints: CheckpointApi::new(engine, retention, settings.max_request_bytes)
                 .with_answer_limits(settings.answers),
+            inbox: tasks.clone(),
             tasks: tasks.map(TaskApi::new),
             notifications: watch,
         }
+    }
+
+    /// The task service behind the inbox, or the refusal a server without a queue gives.
+    pub fn inbox(&self) -> Result<&TaskService, Status> {
+        self.inbox
+            .as_ref()
+            .ok_or_else(|| Status::unimplemented("this server serves no task queue"))
     }
 
     /// The task adapter, or the refusal a server without a queue gives.

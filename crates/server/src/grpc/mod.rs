@@ -32,6 +32,7 @@ use tower_layer::{Identity, Stack};
 pub use answer_budget::AnswerShareLayer;
 pub use checkpoint_service::CheckpointApi;
 pub use notification_service::NotificationApi;
+pub use task_convert::task_to_wire;
 pub use task_service::TaskApi;
 
 use crate::config::ServerSettings;

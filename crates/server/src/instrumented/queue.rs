@@ -12,7 +12,7 @@ use crate::telemetry::metrics;
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::Result;
 use checkpointd_storage::queue::{
-    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition,
+    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, WaitingPage, WaitingQuery,
 };
 
 /// Forwards every call to `inner`, timed and traced.
@@ -96,6 +96,11 @@ impl TaskQueue for InstrumentedQueue {
             self.inner.list_tasks(tenant, state, after, limit),
         )
         .await
+    }
+
+    async fn list_waiting(&self, tenant: &Tenant, query: &WaitingQuery) -> Result<WaitingPage> {
+        self.observe("queue.list_waiting", self.inner.list_waiting(tenant, query))
+            .await
     }
 
     async fn reap_exhausted(&self, now: SystemTime, limit: usize) -> Result<u64> {

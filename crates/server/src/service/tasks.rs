@@ -10,7 +10,7 @@ use checkpointd_core::error::{Error, Result};
 use checkpointd_core::retention::approval_pin;
 use checkpointd_protocol::{ClaimBatch, MAX_CLAIM_BATCH};
 use checkpointd_storage::queue::{
-    NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition,
+    NewTask, RetryPolicy, Task, TaskId, TaskQueue, TaskState, Transition, WaitingPage, WaitingQuery,
 };
 use checkpointd_storage::store::RetentionStore;
 
@@ -180,6 +180,17 @@ impl TaskService {
             None
         };
         Ok((tasks, next))
+    }
+
+    /// One page of the approval inbox: the tenant's tasks waiting for a decision, filtered,
+    /// ordered and counted by the queue ([`TaskQueue::list_waiting`]).
+    pub async fn list_waiting(&self, tenant: &Tenant, query: &WaitingQuery) -> Result<WaitingPage> {
+        self.queue.list_waiting(tenant, query).await
+    }
+
+    /// Whether a task enqueued without a say resumes right after its approval decision.
+    pub fn auto_resume_hitl_default(&self) -> bool {
+        self.auto_resume_hitl
     }
 
     /// The pin comes first, so no prune can slip in between the task entering input_required

@@ -15,6 +15,7 @@ mod migration_tests;
 mod task_row;
 #[cfg(test)]
 pub(super) mod tests;
+mod waiting;
 
 use checkpointd_storage::task_columns;
 use std::sync::Arc;
@@ -32,7 +33,8 @@ use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
 use checkpointd_core::notify::task_event;
 use checkpointd_storage::queue::{
-    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules,
+    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, WaitingPage, WaitingQuery,
+    rules,
 };
 
 /// The task queue in a [`SqliteStore`]'s database, on the store's own connections.
@@ -116,6 +118,12 @@ impl TaskQueue for SqliteQueue {
         let tenant = tenant.clone();
         let after = after.cloned();
         self.read(move |conn| list(conn, &tenant, state, after.as_ref(), limit))
+            .await
+    }
+
+    async fn list_waiting(&self, tenant: &Tenant, query: &WaitingQuery) -> Result<WaitingPage> {
+        let (tenant, query) = (tenant.clone(), query.clone());
+        self.read(move |conn| waiting::list_waiting(conn, &tenant, &query))
             .await
     }
 

@@ -6,7 +6,10 @@ use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 
-use super::{ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, rules};
+use super::{
+    ClaimBatch, NewTask, Task, TaskId, TaskQueue, TaskState, Transition, WaitingPage, WaitingQuery,
+    rules, select_waiting,
+};
 use crate::notifications::MemoryNotifications;
 use checkpointd_core::domain::Tenant;
 use checkpointd_core::error::{Error, Result};
@@ -187,6 +190,17 @@ impl TaskQueue for MemoryQueue {
                 .take(limit)
                 .map(|(_, task)| task.clone())
                 .collect())
+        })
+    }
+
+    async fn list_waiting(&self, tenant: &Tenant, query: &WaitingQuery) -> Result<WaitingPage> {
+        self.with(|tasks| {
+            let owned = tasks
+                .by_id
+                .iter()
+                .filter(|((owner, _), _)| owner == tenant)
+                .map(|(_, task)| task);
+            Ok(select_waiting(owned, query))
         })
     }
 }

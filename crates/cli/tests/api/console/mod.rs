@@ -3,6 +3,7 @@
 //! and changes made in the console seen over gRPC.
 
 mod http;
+mod inbox;
 mod live;
 mod oidc;
 mod repairs;
@@ -250,7 +251,7 @@ async fn a_decided_task_parked_for_a_resume_is_resumed_from_the_inbox() {
     };
     let app = console_app_with("memory://", Duration::from_secs(900), parked).await;
     let (_, agent) = make_key(&app, Some("acme"), Role::Agent).await;
-    let (_, operator) = make_key(&app, Some("acme"), Role::Operator).await;
+    let (operator_id, operator) = make_key(&app, Some("acme"), Role::Operator).await;
     let task = task_awaiting_approval(&app, &agent, "run-parked").await;
     let cookie = session(&app, &operator).await;
     let token = get(console(&app), "/inbox", Some(&cookie)).await.csrf();
@@ -264,11 +265,14 @@ async fn a_decided_task_parked_for_a_resume_is_resumed_from_the_inbox() {
     );
 
     let inbox = get(console(&app), "/inbox", Some(&cookie)).await;
-    assert!(
-        inbox.body.contains("<strong>Approved</strong> by key:"),
-        "{}",
-        inbox.body
+    // The decider by its key's name, the recorded `key:<id>` kept in the title.
+    let decider = format!(
+        r#"<strong>Approved</strong> by <span title="key:{operator_id}">operator test key (key "#
     );
+    assert!(inbox.body.contains(&decider), "{}", inbox.body);
+    let listed = get(console(&app), "/tasks?state=input_required", Some(&cookie)).await;
+    let named = format!(r#"approved by <span title="key:{operator_id}">operator test key"#);
+    assert!(listed.body.contains(&named), "{}", listed.body);
     assert!(inbox.body.contains("Resume the task"));
     assert_eq!(
         task_as(&app, &agent, &task.task_id).await.state,

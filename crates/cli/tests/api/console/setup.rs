@@ -86,3 +86,62 @@ async fn an_all_tenants_admin_works_in_the_tenant_it_names_at_sign_in() {
         303
     );
 }
+
+/// `checkpointd serve` with the console on every interface over plain HTTP, plus `extra`.
+fn serve_console_on_every_interface(extra: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_checkpointd"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--database", "memory://", "--auth", "api-key"])
+        .args(["--console-listen", "0.0.0.0:0"])
+        .args(extra)
+        .env_remove("CHECKPOINTD_CONSOLE_TRUSTED_NETWORK")
+        .env_remove("CHECKPOINTD_TLS_CERT")
+        .env_remove("CHECKPOINTD_TLS_KEY")
+        .env_remove("CHECKPOINTD_CONFIG")
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run checkpointd serve");
+    // A server that starts prints its addresses and serves until stopped: read the first
+    // three lines (admin, gRPC, console) and then stop it; one that refuses exits by itself.
+    let stdout = child.stdout.take().unwrap();
+    let lines: Vec<String> = std::io::BufRead::lines(std::io::BufReader::new(stdout))
+        .map_while(Result::ok)
+        .take(3)
+        .collect();
+    let _ = child.kill();
+    let output = child.wait_with_output().expect("wait for checkpointd");
+    std::process::Output {
+        stdout: lines.join("\n").into_bytes(),
+        ..output
+    }
+}
+
+#[test]
+fn a_cleartext_console_on_a_public_address_refuses_to_start_and_names_both_ways_out() {
+    let refused = serve_console_on_every_interface(&[]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("without TLS"), "{stderr}");
+    assert!(stderr.contains("--tls-cert"), "{stderr}");
+    assert!(stderr.contains("--console-trusted-network"), "{stderr}");
+    assert!(
+        refused.stdout.is_empty(),
+        "it printed an address: {refused:?}"
+    );
+
+    let trusted = serve_console_on_every_interface(&["--console-trusted-network"]);
+    let stdout = String::from_utf8_lossy(&trusted.stdout);
+    assert!(
+        stdout.contains("console listening on 0.0.0.0:"),
+        "{stdout} / {}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+}

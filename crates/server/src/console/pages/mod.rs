@@ -2,6 +2,7 @@
 //! services in-process ([`super::calls`]), render HTML ([`super::html`]).
 
 pub mod inbox;
+mod inbox_card;
 pub mod integrity;
 pub mod run;
 mod run_parts;

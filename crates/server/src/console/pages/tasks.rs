@@ -12,7 +12,7 @@ use tonic::Status;
 use super::{refused, render};
 use crate::console::Shared;
 use crate::console::calls::request;
-use crate::console::gate::{Query, changing};
+use crate::console::gate::{Query, changing, form};
 use crate::console::html::{csrf_field, escape, notice, url_part, when};
 use crate::console::session::Session;
 use crate::proto::task_service_server::TaskService;
@@ -76,8 +76,20 @@ pub async fn show(
         body,
         "<table><caption>Tasks in state {name}</caption><thead><tr><th scope=col>Task</th><th scope=col>Run</th><th scope=col>State</th><th scope=col>Attempts</th><th scope=col>Last error</th><th scope=col>Approval</th><th scope=col>Updated</th><th scope=col>Actions</th></tr></thead><tbody>"
     );
+    // Deciders by their key's name, each key looked up once per page.
+    let mut deciders = std::collections::HashMap::new();
     for task in &listed.tasks {
-        body.push_str(&row(&session, name, task));
+        let decided_by = task
+            .approval
+            .as_ref()
+            .filter(|approval| approval.decided)
+            .map_or("", |approval| approval.decided_by.as_str());
+        if !decided_by.is_empty() && !deciders.contains_key(decided_by) {
+            let shown = super::inbox_card::decider(&console, decided_by).await;
+            deciders.insert(decided_by.to_owned(), shown);
+        }
+        let shown = deciders.get(decided_by).map_or("", String::as_str);
+        body.push_str(&row(&session, name, task, shown));
     }
     body.push_str("</tbody></table>");
     if listed.tasks.is_empty() {
@@ -93,7 +105,8 @@ pub async fn show(
     render(&session, "Tasks", "Tasks", &body)
 }
 
-fn row(session: &Session, listed: &str, task: &proto::Task) -> String {
+/// One task's row; `decider` is its decider as shown (escaped markup), if decided.
+fn row(session: &Session, listed: &str, task: &proto::Task, decider: &str) -> String {
     let state = TaskState::try_from(task.state).unwrap_or(TaskState::Unspecified);
     let max = task
         .retry_policy
@@ -109,7 +122,7 @@ fn row(session: &Session, listed: &str, task: &proto::Task) -> String {
             } else {
                 "rejected"
             },
-            escape(&approval.decided_by),
+            decider,
             when(approval.decided_at.as_ref())
         ),
         Some(approval) => format!("{} awaiting decision", escape(&approval.action)),
@@ -237,14 +250,23 @@ pub async fn change(
         "cancel" => "cancelled",
         _ => "resumed",
     };
-    // Back to the list the form was on: a task state's, or the inbox.
-    let back = fields
-        .get("back")
-        .and_then(|back| back.strip_prefix("tasks:"))
-        .and_then(|state| STATES.iter().find(|(name, _)| *name == state))
-        .map_or("/inbox?".to_owned(), |(name, _)| {
-            format!("/tasks?state={name}&")
-        });
+    // Back to the list the form was on: a task state's, or the inbox's view (its filters,
+    // order and page), which is re-parsed so only a view, never another URL, comes back.
+    let back = fields.get("back").map(String::as_str).unwrap_or("");
+    let back = match (back.strip_prefix("tasks:"), back.strip_prefix("inbox?")) {
+        (Some(state), _) => STATES
+            .iter()
+            .find(|(name, _)| *name == state)
+            .map(|(name, _)| format!("/tasks?state={name}&")),
+        (_, Some(view)) => super::inbox::InboxView::parse(&form(view.as_bytes()))
+            .ok()
+            .map(|view| match view.link(view.page) {
+                link if link.is_empty() => "/inbox?".to_owned(),
+                link => format!("/inbox?{link}&"),
+            }),
+        _ => None,
+    }
+    .unwrap_or_else(|| "/inbox?".to_owned());
     let target = format!("{back}done={done}&task={}", url_part(&task_id));
     Redirect::to(&target).into_response()
 }

@@ -6,6 +6,7 @@
 //! rewriting stored tasks, never by sleeping. This file holds the fixtures.
 
 pub mod claims;
+pub mod inbox;
 pub mod parking;
 pub mod reaper;
 pub mod rules_agree;
@@ -93,6 +94,7 @@ macro_rules! queue_behaviours {
             reaper::the_reaper_buries_every_tenants_exhausted_tasks_in_batches_and_nothing_else,
             reaper::a_claim_passes_over_exhausted_stale_tasks_to_the_claimable_ones,
             rules_agree::the_claim_and_the_reaper_do_what_the_rules_say,
+            inbox::the_inbox_lists_waiting_tasks_filtered_ordered_paged_and_counted,
         );
     };
     (@tests $backend:ty: $($module:ident :: $test:ident),* $(,)?) => {
