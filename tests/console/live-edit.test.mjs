@@ -42,7 +42,7 @@ async function setup(serverArgs = []) {
 /** Parks a task for `runId` and waits until its card is in the open inbox. */
 async function parked(env, runId) {
   const taskId = await enqueue(env.server, env.agent, runId);
-  await env.page.locator(`article[aria-labelledby="task-${taskId}"]`).waitFor({ timeout: 30_000 });
+  await env.page.locator(`article#task-${taskId}`).waitFor({ timeout: 30_000 });
   return taskId;
 }
 
@@ -112,17 +112,19 @@ test("typing a comment while events arrive, then Tab to Reject and Enter, record
   const events = churn(env);
   cleanups.push(() => events.stop());
   const start = await counts(page);
-  await page.click(`#reject-${target}`);
+  await page.click(`#comment-${target}`);
   await page.keyboard.type(COMMENT, { delay: 45 });
   const typed = await counts(page);
   assert.ok(typed.patched - start.patched >= 2, `the page was patched while typing: ${JSON.stringify([start, typed])}`);
-  assert.equal(await page.inputValue(`#reject-${target}`), COMMENT);
+  assert.equal(await page.inputValue(`#comment-${target}`), COMMENT);
 
+  // One comment box, then Approve, then Reject: two Tabs.
+  await page.keyboard.press("Tab");
   await page.keyboard.press("Tab");
   const onReject = () => page.evaluate((id) => {
     const active = document.activeElement;
     return active?.tagName === "BUTTON" && active.textContent === "Reject" &&
-      active.form?.getAttribute("action") === `/tasks/${id}/reject`;
+      active.getAttribute("formaction") === `/tasks/${id}/reject`;
   }, target);
   assert.ok(await onReject(), "Tab moves to this card's Reject button");
   // A change arrives while the button has the focus; the focus stays on it.
@@ -147,10 +149,10 @@ test("a human-speed mouse click on Reject while events arrive rejects that task 
   const target = await parked(env, "run-target");
   const events = churn(env);
   cleanups.push(() => events.stop());
-  await page.click(`#reject-${target}`);
+  await page.click(`#comment-${target}`);
   await page.keyboard.type(COMMENT, { delay: 30 });
 
-  const button = page.locator(`form[action="/tasks/${target}/reject"] button`);
+  const button = page.locator(`form[action="/tasks/${target}/approve"] button.reject`);
   const box = await button.boundingBox();
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 12 });
   await page.waitForTimeout(120);
@@ -173,25 +175,25 @@ test("a draft survives the end of its session: sign in again and it is back; typ
   const second = await parked(env, "run-idle");
 
   // Typing for longer than the session's 3 s idle life keeps it alive (activity pings).
-  await page.click(`#reject-${first}`);
+  await page.click(`#comment-${first}`);
   await page.keyboard.type("kept alive by typing, slowly, for five seconds or so.", { delay: 100 });
   await Promise.all([
     page.waitForNavigation({ timeout: 10_000 }),
-    page.click(`form[action="/tasks/${first}/reject"] button`),
+    page.click(`form[action="/tasks/${first}/approve"] button.reject`),
   ]);
   assert.equal(new URL(page.url()).pathname, "/inbox", "sent, not sent to sign in");
   assert.equal((await decision(env, first)).comment, "kept alive by typing, slowly, for five seconds or so.");
 
   // Half a comment, then idle past the session's end.
   const draft = "Not until the invoice is checked";
-  await page.click(`#reject-${second}`);
+  await page.click(`#comment-${second}`);
   await page.keyboard.type(draft, { delay: 40 });
   await page.waitForTimeout(4_500);
   assert.match(await page.textContent("#session-notice"), /session has ended/);
-  assert.equal(await page.inputValue(`#reject-${second}`), draft, "the page did not jump away");
+  assert.equal(await page.inputValue(`#comment-${second}`), draft, "the page did not jump away");
   await Promise.all([
     page.waitForURL(/\/sign-in$/, { timeout: 10_000 }),
-    page.click(`form[action="/tasks/${second}/reject"] button`),
+    page.click(`form[action="/tasks/${second}/approve"] button.reject`),
   ]);
   const still = await showTask(server, env.agent, second);
   assert.equal(still.approval?.decision ?? "", "", "nothing was sent into the ended session");
@@ -200,13 +202,13 @@ test("a draft survives the end of its session: sign in again and it is back; typ
   // Back on the page the person was on (the inbox, as it was after the first decision).
   await page.waitForURL(/\/inbox\?done=rejected/);
   await page.waitForFunction(
-    ([id, text]) => document.getElementById(`reject-${id}`)?.value === text,
+    ([id, text]) => document.getElementById(`comment-${id}`)?.value === text,
     [second, draft],
     { timeout: 10_000 },
   );
   await Promise.all([
     page.waitForNavigation({ timeout: 10_000 }),
-    page.click(`form[action="/tasks/${second}/reject"] button`),
+    page.click(`form[action="/tasks/${second}/approve"] button.reject`),
   ]);
   const decided = await decision(env, second);
   assert.equal(decided.decision, "rejected");
@@ -217,8 +219,9 @@ test("a card decided elsewhere while its Reject button has the focus keeps the f
   const env = await setup();
   const { page } = env;
   const target = await parked(env, "run-elsewhere");
-  await page.click(`#reject-${target}`);
+  await page.click(`#comment-${target}`);
   await page.keyboard.type("mine", { delay: 40 });
+  await page.keyboard.press("Tab");
   await page.keyboard.press("Tab");
   const before = await counts(page);
   // Another operator decides it over the API: the fresh page has no decision forms for it.
@@ -227,8 +230,8 @@ test("a card decided elsewhere while its Reject button has the focus keeps the f
     (await counts(page)).patched > before.patched, 15_000);
   const state = await page.evaluate((id) => ({
     focus: document.activeElement?.tagName,
-    action: document.activeElement?.form?.getAttribute("action"),
-    comment: document.getElementById(`reject-${id}`)?.value,
+    action: document.activeElement?.getAttribute("formaction"),
+    comment: document.getElementById(`comment-${id}`)?.value,
   }), target);
   assert.deepEqual(state, { focus: "BUTTON", action: `/tasks/${target}/reject`, comment: "mine" });
 });
