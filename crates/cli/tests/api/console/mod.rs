@@ -3,6 +3,7 @@
 //! and changes made in the console seen over gRPC.
 
 mod http;
+mod integrity;
 mod live;
 mod oidc;
 mod repairs;
