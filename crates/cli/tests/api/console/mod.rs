@@ -8,6 +8,7 @@ mod live;
 mod oidc;
 mod repairs;
 mod setup;
+mod task_pages;
 
 use std::time::Duration;
 

@@ -6,6 +6,8 @@ pub mod integrity;
 pub mod run;
 mod run_parts;
 pub mod runs;
+pub mod task;
+pub mod task_bulk;
 pub mod tasks;
 
 use axum::http::StatusCode;
