@@ -54,7 +54,7 @@ pub async fn show(
             csrf = csrf_field(&session),
         );
     }
-    let policy = task.retry_policy.clone().unwrap_or_default();
+    let policy = task.retry_policy.unwrap_or_default();
     let class = match ErrorClass::try_from(task.last_error_class) {
         Ok(ErrorClass::Transient) => "transient",
         Ok(ErrorClass::Fatal) => "fatal",
