@@ -114,7 +114,7 @@ pub async fn state_and_diff(
     };
     let _ = write!(
         body,
-        r#"<h2 id="compare">Compare two checkpoints</h2><form method="get" action="/runs/{}"><label for="from">From step</label> <select id="from" name="from">{}</select> <label for="to">to step</label> <select id="to" name="to">{}</select> <button type="submit">Compare</button></form>"#,
+        r#"<h2 id="compare">Compare two checkpoints</h2><form method="get" action="/runs/{}#diff"><label for="from">From step</label> <select id="from" name="from">{}</select> <label for="to">to step</label> <select id="to" name="to">{}</select> <button type="submit">Compare</button></form>"#,
         url_part(run_id),
         options(from_step.as_ref()),
         options(to_step.as_ref()),

@@ -67,12 +67,13 @@ pub fn offer(
         if allowed(action, state) && chosen != Some(action) {
             let _ = write!(
                 out,
-                r##"<a class="bulk-{action}" href="/tasks?state={name}&amp;bulk={action}#bulk">{} all {name} tasks…</a> "##,
+                r##"<a class="bulk-{action}{danger}" href="/tasks?state={name}&amp;bulk={action}#bulk">{} all {name} tasks…</a> "##,
                 if action == "requeue" {
                     "Requeue"
                 } else {
                     "Cancel"
                 },
+                danger = if action == "cancel" { " danger" } else { "" },
             );
         }
     }
