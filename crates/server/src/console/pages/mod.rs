@@ -8,6 +8,7 @@ mod run_parts;
 pub mod runs;
 pub mod task;
 pub mod task_bulk;
+mod task_states;
 pub mod tasks;
 
 use axum::http::StatusCode;

@@ -6,7 +6,8 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use std::fmt::Write;
 
-use super::tasks::{action_forms, approval_text, cancellable, state_name};
+use super::task_states::state_name;
+use super::tasks::{action_forms, approval_text, cancellable};
 use super::{refused, render};
 use crate::console::Shared;
 use crate::console::calls::request;

@@ -12,7 +12,7 @@ use std::fmt::Write;
 use tonic::Status;
 
 use super::refused;
-use super::tasks::{STATES, list_in};
+use super::task_states::{STATES, list_in};
 use crate::console::Shared;
 use crate::console::calls::request;
 use crate::console::gate::changing;
