@@ -73,6 +73,16 @@ test("two checkpoints compared show their difference", async () => {
   await screenshot(page, "run-diff");
 });
 
+test("the run page opens comparing the previous checkpoint with the latest, in view", async () => {
+  await page.goto(`${server.consoleUrl}/runs/run-compare`);
+  assert.match(await page.textContent("#diff"), new RegExp(`Step ${STEPS - 1} → step ${STEPS}`));
+  assert.equal(await page.inputValue("#from"), String(STEPS - 1));
+  assert.equal(await page.inputValue("#to"), String(STEPS));
+  const box = await page.locator("pre[aria-label=Difference]").boundingBox();
+  assert.ok(box && box.y < 800, `the diff starts within the first screen (at ${box?.y})`);
+  await screenshot(page, "run-diff-default");
+});
+
 test("a checkpoint corrupted in the database is shown as corrupt after a verification", async () => {
   const flip =
     server.backend === "sqlite"
@@ -92,6 +102,14 @@ test("a checkpoint corrupted in the database is shown as corrupt after a verific
   assert.equal(await page.locator("td >> text=/^valid$/").count(), STEPS - 1);
   await page.locator("h2:text-is('Checkpoints')").evaluate((h) => h.scrollIntoView());
   await screenshot(page, "run-timeline-corrupt");
+  // Back on the integrity page, the quarantined checkpoint is listed without verifying again,
+  // with the reason in words and the repair.
+  await page.goto(`${server.consoleUrl}/integrity`);
+  const listed = await page.textContent("#quarantined");
+  assert.match(listed, /1 checkpoint\(s\) quarantined/);
+  assert.match(listed, /stored checksum does not match its bytes/);
+  assert.match(listed, /checkpointd runs drop-quarantined run-compare/);
+  await screenshot(page, "integrity-quarantined");
 });
 
 test("'/' focuses the runs search and the run is found by its prefix", async () => {

@@ -91,10 +91,11 @@ pub(super) fn run_notifications(
     notifications: &Notifications,
     key: Option<Arc<NotificationKey>>,
     http: OutboundHttp,
+    console_url: Option<&str>,
 ) {
     let store = notifications.store().clone();
     if let Some(key) = key {
-        let sender = Sender::new(store.clone(), key, http);
+        let sender = Sender::new(store.clone(), key, http).with_console(console_url);
         shutdown.spawn(sender.run(shutdown.token()));
     }
     shutdown.spawn(depth_poll::poll_outbox(store, shutdown.token()));

@@ -273,6 +273,16 @@ impl App {
             tasks: Some(tasks),
             notifications: Some(notifications.clone()),
         };
+        // The console's URL as browsers reach it is known only with OpenID Connect sign-in
+        // (`--console-public-url`, which builds its redirect URI).
+        let console_url = console_listener
+            .as_ref()
+            .and_then(|(_, console, _)| console.oidc.as_ref())
+            .and_then(|oidc| {
+                oidc.redirect_url
+                    .strip_suffix(crate::config::OIDC_CALLBACK_PATH)
+                    .map(str::to_owned)
+            });
         if let (Some((listener, console, oidc)), Some(auth)) = (console_listener, &auth) {
             let pages = Console::new(
                 services.clone(),
@@ -304,7 +314,13 @@ impl App {
             notifications.store().clone(),
             &settings,
         );
-        background::run_notifications(&shutdown, &notifications, notification_key, outbound);
+        background::run_notifications(
+            &shutdown,
+            &notifications,
+            notification_key,
+            outbound,
+            console_url.as_deref(),
+        );
         if let Some(tls) = &tls {
             transport::tls::watch(&shutdown, tls.clone());
         }

@@ -89,6 +89,8 @@ impl Console {
             .route("/inbox", get(pages::inbox::show))
             .route("/tasks", get(pages::tasks::show))
             .route("/tasks/{task_id}/{decision}", post(pages::tasks::change))
+            .route("/tasks/{task_id}", get(pages::task::show))
+            .route("/tasks/bulk", post(pages::task_bulk::apply))
             .route("/runs", get(pages::runs::show))
             .route("/runs/{run_id}", get(pages::run::show))
             .route("/runs/{run_id}/repair", post(pages::run::repair))

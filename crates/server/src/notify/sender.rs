@@ -34,6 +34,9 @@ pub struct Sender {
     store: Arc<dyn NotificationStore>,
     key: Arc<NotificationKey>,
     client: OutboundHttp,
+    /// The console's integrity page as browsers reach it, when the console's public URL is
+    /// known: an `integrity.corrupt` delivery carries it as `console_url`.
+    integrity_page: Option<String>,
 }
 
 impl Sender {
@@ -49,7 +52,16 @@ impl Sender {
             store,
             key,
             client: http,
+            integrity_page: None,
         }
+    }
+
+    /// Links `integrity.corrupt` deliveries to the console at `public_url` (its URL as
+    /// browsers reach it), so the person the webhook alerts lands on what was quarantined.
+    pub fn with_console(mut self, public_url: Option<&str>) -> Self {
+        self.integrity_page =
+            public_url.map(|url| format!("{}/integrity", url.trim_end_matches('/')));
+        self
     }
 
     /// Delivers until `stop` is cancelled. Deliveries in flight then are abandoned: their
@@ -147,11 +159,12 @@ impl Sender {
         let key = self
             .key
             .signing_key(&endpoint.tenant, &endpoint.id, &endpoint.salt);
+        let body = linked(&event.payload, self.integrity_page.as_deref());
         let timestamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |since| since.as_secs() as i64);
         let signature = standardwebhooks::Webhook::from_bytes(key.to_vec())
-            .and_then(|webhook| webhook.sign(&event.id, timestamp, &event.payload))
+            .and_then(|webhook| webhook.sign(&event.id, timestamp, &body))
             .map_err(|error| format!("cannot sign: {error}"))?;
         let response = self
             .client
@@ -163,7 +176,7 @@ impl Sender {
                 timestamp.to_string(),
             )
             .header(standardwebhooks::HEADER_WEBHOOK_SIGNATURE, signature)
-            .body(event.payload.clone())
+            .body(body)
             .timeout(ATTEMPT_TIMEOUT)
             .send()
             .await
@@ -177,6 +190,25 @@ impl Sender {
     }
 }
 
+/// `payload` as sent: an `integrity.corrupt` event with `console_url` added when the
+/// console's integrity page is known (signed as sent, so receivers verify it as usual);
+/// any other event, or no page, byte for byte as stored.
+fn linked(payload: &[u8], integrity_page: Option<&str>) -> Vec<u8> {
+    let Some(page) = integrity_page else {
+        return payload.to_vec();
+    };
+    match serde_json::from_slice::<serde_json::Value>(payload) {
+        Ok(serde_json::Value::Object(mut event))
+            if event.get("type").and_then(serde_json::Value::as_str)
+                == Some("integrity.corrupt") =>
+        {
+            event.insert("console_url".into(), page.into());
+            serde_json::to_vec(&event).unwrap_or_else(|_| payload.to_vec())
+        }
+        _ => payload.to_vec(),
+    }
+}
+
 /// A transport error as kept on the delivery: what failed, without the URL's query.
 fn describe(error: &reqwest::Error) -> String {
     let kind = if error.is_timeout() {
@@ -187,4 +219,24 @@ fn describe(error: &reqwest::Error) -> String {
         "request failed"
     };
     failure::detail(kind, std::error::Error::source(error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::linked;
+
+    #[test]
+    fn a_corrupt_data_event_links_the_integrity_page_and_others_stay_as_stored() {
+        let corrupt = br#"{"type":"integrity.corrupt","data":{"run_id":"r","step":2}}"#;
+        let sent: serde_json::Value =
+            serde_json::from_slice(&linked(corrupt, Some("https://c.example/integrity"))).unwrap();
+        assert_eq!(sent["console_url"], "https://c.example/integrity");
+        assert_eq!(sent["data"]["step"], 2);
+        assert_eq!(linked(corrupt, None), corrupt.to_vec());
+        let task = br#"{"type":"task.dead","data":{}}"#;
+        assert_eq!(
+            linked(task, Some("https://c.example/integrity")),
+            task.to_vec()
+        );
+    }
 }

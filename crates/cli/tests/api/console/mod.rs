@@ -4,10 +4,12 @@
 
 mod http;
 mod inbox;
+mod integrity;
 mod live;
 mod oidc;
 mod repairs;
 mod setup;
+mod task_pages;
 
 use std::time::Duration;
 

@@ -7,6 +7,9 @@ pub mod integrity;
 pub mod run;
 mod run_parts;
 pub mod runs;
+pub mod task;
+pub mod task_bulk;
+mod task_states;
 pub mod tasks;
 
 use axum::http::StatusCode;

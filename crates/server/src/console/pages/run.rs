@@ -64,8 +64,12 @@ async fn page(
         head.message_count,
         head.tool_count,
     ));
-    let checkpoints = timeline(console, session, run_id, &mut body).await?;
+    // The comparison (by default the previous checkpoint against the latest) comes first,
+    // so its diff is in view on arrival; the timeline it chooses from follows.
+    let mut listed = String::new();
+    let checkpoints = timeline(console, session, run_id, &mut listed).await?;
     state_and_diff(console, session, run_id, &checkpoints, query, &mut body).await;
+    body.push_str(&listed);
     messages(
         console,
         session,

@@ -39,7 +39,7 @@ pub async fn timeline(
         .list_checkpoints(call)
         .await?
         .into_inner();
-    body.push_str("<h2>Checkpoints</h2><table><caption>Newest first</caption><thead><tr><th scope=col>Step</th><th scope=col>Validity</th><th scope=col>Quarantine</th><th scope=col>Pinned by</th><th scope=col>Label</th><th scope=col>Created</th><th scope=col>Epoch</th><th scope=col>Messages</th><th scope=col>Bytes</th><th scope=col>Checksum</th></tr></thead><tbody>");
+    body.push_str("<h2>Checkpoints</h2><table><caption>Newest first</caption><thead><tr><th scope=col>Step</th><th scope=col>Validity</th><th scope=col>Quarantine</th><th scope=col>Pinned by</th><th scope=col>Label</th><th scope=col>Created</th><th scope=col>Epoch</th><th scope=col>Messages</th><th scope=col>Bytes</th><th scope=col>Checksum</th><th scope=col>Metadata</th></tr></thead><tbody>");
     for checkpoint in &listed.checkpoints {
         let validity = if checkpoint.valid {
             r#"<span class="status-good">valid</span>"#
@@ -48,9 +48,15 @@ pub async fn timeline(
         };
         let _ = write!(
             body,
-            r#"<tr><td><a href="?step={step}">{step}</a></td><td>{validity}</td><td class="long">{quarantine}</td><td>{pins}</td><td>{label}</td><td>{created}</td><td>{epoch}</td><td>{messages}</td><td>{bytes}</td><td><code>{checksum}</code></td></tr>"#,
+            r#"<tr><td><a href="?step={step}">{step}</a></td><td>{validity}</td><td class="long">{quarantine}</td><td>{pins}</td><td>{label}</td><td>{created}</td><td>{epoch}</td><td>{messages}</td><td>{bytes}</td><td><code>{checksum}</code></td><td>{metadata}</td></tr>"#,
             step = checkpoint.step,
-            quarantine = escape(&checkpoint.quarantine_reason),
+            quarantine = if checkpoint.valid {
+                String::new()
+            } else {
+                escape(&super::integrity::reason_in_words(
+                    &checkpoint.quarantine_reason,
+                ))
+            },
             pins = escape(&checkpoint.pinned_by.join(", ")),
             label = escape(&checkpoint.label),
             created = when(checkpoint.created_at.as_ref()),
@@ -63,6 +69,7 @@ pub async fn timeline(
                     .get(..16)
                     .unwrap_or(&checkpoint.checksum)
             ),
+            metadata = metadata_text(&checkpoint.metadata),
         );
     }
     body.push_str("</tbody></table>");
@@ -91,21 +98,38 @@ pub async fn state_and_diff(
         }
         out
     };
+    // Without a choice, the two newest valid checkpoints: what the agent's last save changed.
+    let mut valid = checkpoints.iter().filter(|checkpoint| checkpoint.valid);
+    let (latest, previous) = (valid.next(), valid.next());
+    let pick = |key: &str, default: Option<&proto::CheckpointSummary>| {
+        query
+            .get(key)
+            .cloned()
+            .or_else(|| default.map(|checkpoint| checkpoint.step.to_string()))
+    };
+    let (from_step, to_step) = if query.contains_key("from") || query.contains_key("to") {
+        (pick("from", None), pick("to", None))
+    } else {
+        (pick("from", previous), pick("to", latest))
+    };
     let _ = write!(
         body,
-        r#"<h2>Compare two checkpoints</h2><form method="get"><label for="from">From step</label> <select id="from" name="from">{}</select> <label for="to">to step</label> <select id="to" name="to">{}</select> <button type="submit">Compare</button></form>"#,
-        options(query.get("from")),
-        options(query.get("to")),
+        r#"<h2 id="compare">Compare two checkpoints</h2><form method="get" action="/runs/{}#diff"><label for="from">From step</label> <select id="from" name="from">{}</select> <label for="to">to step</label> <select id="to" name="to">{}</select> <button type="submit">Compare</button></form>"#,
+        url_part(run_id),
+        options(from_step.as_ref()),
+        options(to_step.as_ref()),
     );
+    let parsed = |raw: &Option<String>| raw.as_ref().and_then(|raw| raw.parse::<i64>().ok());
     let step_of = |key: &str| query.get(key).and_then(|raw| raw.parse::<i64>().ok());
-    if let (Some(from), Some(to)) = (step_of("from"), step_of("to")) {
+    if let (Some(from), Some(to)) = (parsed(&from_step), parsed(&to_step)) {
         let old = state_at(console, session, run_id, from).await;
         let new = state_at(console, session, run_id, to).await;
         match (old, new) {
             (Ok(old), Ok(new)) => {
                 let _ = write!(
                     body,
-                    "<h3>Step {from} → step {to}</h3><pre aria-label=\"Difference\">"
+                    "<h3 id=\"diff\">Step {from} → step {to}</h3>{}<pre aria-label=\"Difference\">",
+                    metadata_pair(checkpoints, from, to),
                 );
                 for line in diff::lines(&old, &new) {
                     let _ = match line {
@@ -246,7 +270,8 @@ pub async fn journal(
         .get_journal(call)
         .await?
         .into_inner();
-    body.push_str("<h2>Tool journal</h2><table><thead><tr><th scope=col>Seq</th><th scope=col>Kind</th><th scope=col>Call</th><th scope=col>Tool</th><th scope=col>Step</th><th scope=col>Status</th><th scope=col>Output</th><th scope=col>Recorded</th></tr></thead><tbody>");
+    body.push_str(r#"<h2 id="journal">Tool journal</h2>"#);
+    body.push_str("<table><thead><tr><th scope=col>Seq</th><th scope=col>Kind</th><th scope=col>Call</th><th scope=col>Tool</th><th scope=col>Step</th><th scope=col>Status</th><th scope=col>Output</th><th scope=col>Recorded</th></tr></thead><tbody>");
     for entry in &journal.entries {
         let kind = if entry.kind == JournalEntryKind::Intent as i32 {
             "intent"
@@ -276,10 +301,15 @@ pub async fn journal(
         body.push_str("<h3>Needs a decision</h3><ul>");
     }
     for call in &journal.in_doubt {
-        let state = if call.corrupt {
-            "corrupt intent"
-        } else {
-            "in doubt (intent without a result)"
+        // `corrupt` says the call's entry is damaged, not which one: the journal's own rows
+        // tell whether it is the recorded result or the intent.
+        let state = match (call.corrupt, corrupt_kind(&journal.entries, &call.call_id)) {
+            (false, _) => "in doubt (intent without a result)",
+            (true, Some(JournalEntryKind::Result)) => {
+                "corrupt result (its recorded output fails its checksum)"
+            }
+            (true, Some(_)) => "corrupt intent",
+            (true, None) => "corrupt journal entry",
         };
         let _ = write!(
             body,
@@ -317,4 +347,66 @@ pub async fn journal(
         body.push_str("</tbody></table>");
     }
     Ok(())
+}
+
+/// The kind of `call_id`'s corrupt journal entry: a result when any of its corrupt rows is
+/// one (that is what a resume would have replayed), else an intent.
+fn corrupt_kind(entries: &[proto::JournalEntry], call_id: &str) -> Option<JournalEntryKind> {
+    let corrupt = entries
+        .iter()
+        .filter(|entry| entry.call_id == call_id && entry.corrupt);
+    let mut kind = None;
+    for entry in corrupt {
+        if entry.kind == JournalEntryKind::Intent as i32 {
+            kind.get_or_insert(JournalEntryKind::Intent);
+        } else {
+            return Some(JournalEntryKind::Result);
+        }
+    }
+    kind
+}
+
+/// A checkpoint's metadata as `key=value` pairs by key, escaped; a dash when it has none.
+fn metadata_text(metadata: &std::collections::HashMap<String, String>) -> String {
+    if metadata.is_empty() {
+        return "—".to_owned();
+    }
+    let mut pairs: Vec<_> = metadata.iter().collect();
+    pairs.sort();
+    let mut out = String::from(r#"<ul class="metadata">"#);
+    for (key, value) in pairs {
+        let _ = write!(
+            out,
+            "<li><code>{}</code>={}</li>",
+            escape(key),
+            escape(value)
+        );
+    }
+    out.push_str("</ul>");
+    out
+}
+
+/// The label and metadata of the two compared checkpoints, side by side above their diff.
+fn metadata_pair(checkpoints: &[proto::CheckpointSummary], from: i64, to: i64) -> String {
+    let of = |step: i64| {
+        checkpoints
+            .iter()
+            .find(|checkpoint| checkpoint.step == step)
+            .map_or("—".to_owned(), |checkpoint| {
+                format!(
+                    "label {}; {}",
+                    if checkpoint.label.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        escape(&checkpoint.label)
+                    },
+                    metadata_text(&checkpoint.metadata)
+                )
+            })
+    };
+    format!(
+        r#"<dl class="compared"><dt>Step {from}</dt><dd>{}</dd><dt>Step {to}</dt><dd>{}</dd></dl>"#,
+        of(from),
+        of(to)
+    )
 }

@@ -1,6 +1,7 @@
-//! Tasks by state, with their attempts and last error, and the changes a person makes to a
-//! task: approve, reject, requeue (a dead letter), cancel and resume. Every change is the
-//! same call the gRPC port serves, made as the signed-in credential.
+//! Tasks by state: how many are in each (tabs), the tasks of one with their attempts and last
+//! error, and the changes a person makes to a task: approve, reject, requeue, cancel and resume.
+//! Every change is the same call the gRPC port serves, made as the signed-in credential.
+//! Cancel is never one press: its link leads to a confirmation on the task's page.
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};
@@ -9,6 +10,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use std::fmt::Write;
 use tonic::Status;
 
+use super::task_states::{STATES, list_in, state_name};
 use super::{refused, render};
 use crate::console::Shared;
 use crate::console::calls::request;
@@ -18,27 +20,50 @@ use crate::console::session::Session;
 use crate::proto::task_service_server::TaskService;
 use crate::proto::{self, TaskState};
 
-/// The states the page offers, in the order shown, with their names in URLs.
-const STATES: [(&str, TaskState); 7] = [
-    ("input_required", TaskState::InputRequired),
-    ("dead", TaskState::Dead),
-    ("pending", TaskState::Pending),
-    ("running", TaskState::Running),
-    ("failed", TaskState::Failed),
-    ("completed", TaskState::Completed),
-    ("cancelled", TaskState::Cancelled),
-];
+/// Most tasks counted per state: the queue keeps no counts, so a count is one List page of
+/// this size, shown as "1000+" when more follow.
+const COUNT_PAGE: u32 = 1000;
 
-/// `GET /tasks?state=dead&page=TOKEN`.
+/// How many tasks are in each state, in [`STATES`] order: (count, more than counted).
+async fn counts(console: &Shared, session: &Session) -> Result<Vec<(usize, bool)>, Status> {
+    let mut out = Vec::with_capacity(STATES.len());
+    for (_, state) in STATES {
+        let (tasks, more) = list_in(console, session, state, COUNT_PAGE).await?;
+        out.push((tasks.len(), more));
+    }
+    Ok(out)
+}
+
+fn count_text((count, more): (usize, bool)) -> String {
+    if more {
+        format!("{count}+")
+    } else {
+        count.to_string()
+    }
+}
+
+/// `GET /tasks?state=dead&page=TOKEN&bulk=requeue`.
 pub async fn show(
     State(console): State<Shared>,
     session: Session,
     Query(query): Query,
 ) -> Response {
-    let chosen = query.get("state").map_or("dead", String::as_str);
-    let Some((name, state)) = STATES.iter().find(|(name, _)| *name == chosen).copied() else {
+    let counts = match counts(&console, &session).await {
+        Ok(counts) => counts,
+        Err(status) => return refused(&status),
+    };
+    let chosen = match query.get("state") {
+        Some(chosen) => chosen.as_str(),
+        None => STATES
+            .iter()
+            .zip(&counts)
+            .find(|(_, (count, _))| *count > 0)
+            .map_or("input_required", |((name, _), _)| name),
+    };
+    let Some(at) = STATES.iter().position(|(name, _)| *name == chosen) else {
         return refused(&Status::invalid_argument("unknown task state"));
     };
+    let (name, state) = STATES[at];
     let list = proto::ListRequest {
         state: state as i32,
         page_size: 50,
@@ -59,22 +84,37 @@ pub async fn show(
     if let (Some(done), Some(task)) = (query.get("done"), query.get("task")) {
         body.push_str(&notice("Done", &format!("task {task}: {done}")));
     }
-    body.push_str(r#"<nav aria-label="Task states"><ul>"#);
-    for (option, _) in STATES {
-        let mark = if option == name {
+    if let (Some(done), Some(count)) = (query.get("done"), query.get("count")) {
+        let refused = query.get("refused").map_or("0", String::as_str);
+        body.push_str(&notice(
+            "Done",
+            &format!("{done} {count} task(s); {refused} refused"),
+        ));
+    }
+    body.push_str(r#"<nav aria-label="Task states" class="tabs"><ul>"#);
+    for ((option, _), count) in STATES.iter().zip(&counts) {
+        let mark = if *option == name {
             r#" aria-current="true""#
         } else {
             ""
         };
         let _ = write!(
             body,
-            r#"<li><a href="/tasks?state={option}"{mark}>{option}</a></li>"#
+            r#"<li><a href="/tasks?state={option}"{mark}>{option} <span class="count" data-key="count-{option}">({})</span></a></li>"#,
+            count_text(*count),
         );
     }
     body.push_str("</ul></nav>");
+    body.push_str(&super::task_bulk::offer(
+        &session,
+        name,
+        counts[at],
+        query.get("bulk").map(String::as_str),
+        query.contains_key("changed"),
+    ));
     let _ = write!(
         body,
-        "<table><caption>Tasks in state {name}</caption><thead><tr><th scope=col>Task</th><th scope=col>Run</th><th scope=col>State</th><th scope=col>Attempts</th><th scope=col>Last error</th><th scope=col>Approval</th><th scope=col>Updated</th><th scope=col>Actions</th></tr></thead><tbody>"
+        "<table><caption>Tasks in state {name}</caption><thead><tr><th scope=col>Task</th><th scope=col>Run</th><th scope=col>State</th><th scope=col>Attempts</th><th scope=col>Last error</th><th scope=col>Approval</th><th scope=col>Updated</th><th scope=col>Actions</th><th scope=col>Stop</th></tr></thead><tbody>"
     );
     // Deciders by their key's name, each key looked up once per page.
     let mut deciders = std::collections::HashMap::new();
@@ -105,14 +145,10 @@ pub async fn show(
     render(&session, "Tasks", "Tasks", &body)
 }
 
-/// One task's row; `decider` is its decider as shown (escaped markup), if decided.
-fn row(session: &Session, listed: &str, task: &proto::Task, decider: &str) -> String {
-    let state = TaskState::try_from(task.state).unwrap_or(TaskState::Unspecified);
-    let max = task
-        .retry_policy
-        .as_ref()
-        .map_or(0, |policy| policy.max_attempts);
-    let approval = match &task.approval {
+/// The approval as one line: its action and, once decided, the decision by `decider` (its
+/// decider as shown: escaped markup).
+pub fn approval_text(task: &proto::Task, decider: &str) -> String {
+    match &task.approval {
         None => "—".to_owned(),
         Some(approval) if approval.decided => format!(
             "{} {} by {} at {}",
@@ -126,45 +162,73 @@ fn row(session: &Session, listed: &str, task: &proto::Task, decider: &str) -> St
             when(approval.decided_at.as_ref())
         ),
         Some(approval) => format!("{} awaiting decision", escape(&approval.action)),
-    };
+    }
+}
+
+/// Whether a task in `state` may still be cancelled.
+pub fn cancellable(state: TaskState) -> bool {
+    matches!(
+        state,
+        TaskState::Dead | TaskState::Pending | TaskState::Running | TaskState::InputRequired
+    )
+}
+
+/// The one-press (non-destructive) actions on a task, as forms that come back to `back`.
+pub fn action_forms(session: &Session, back: &str, task: &proto::Task) -> String {
+    let state = TaskState::try_from(task.state).unwrap_or(TaskState::Unspecified);
     let mut actions = String::new();
     let mut button = |action: &str, label: &str| {
         let _ = write!(
             actions,
-            r#"<form method="post" action="/tasks/{}/{action}">{}<input type="hidden" name="back" value="tasks:{listed}"><button type="submit">{label}</button></form>"#,
+            r#"<form method="post" action="/tasks/{}/{action}">{}<input type="hidden" name="back" value="{}"><button type="submit">{label}</button></form>"#,
             url_part(&task.task_id),
             csrf_field(session),
+            escape(back),
         );
     };
     match state {
-        TaskState::Dead => {
-            button("requeue", "Requeue");
-            button("cancel", "Cancel");
-        }
-        TaskState::Pending | TaskState::Running => button("cancel", "Cancel"),
-        TaskState::InputRequired => {
+        TaskState::Dead | TaskState::Failed => button("requeue", "Requeue"),
+        TaskState::InputRequired
             if task
                 .approval
                 .as_ref()
-                .is_some_and(|approval| approval.decided)
-            {
-                button("resume", "Resume");
-            }
-            button("cancel", "Cancel");
+                .is_some_and(|approval| approval.decided) =>
+        {
+            button("resume", "Resume");
         }
         _ => {}
     }
+    actions
+}
+
+/// One task's row; `decider` is its decider as shown (escaped markup), if decided.
+fn row(session: &Session, listed: &str, task: &proto::Task, decider: &str) -> String {
+    let state = TaskState::try_from(task.state).unwrap_or(TaskState::Unspecified);
+    let max = task
+        .retry_policy
+        .as_ref()
+        .map_or(0, |policy| policy.max_attempts);
+    let actions = action_forms(session, &format!("tasks:{listed}"), task);
+    // Cancel sits in its own column, away from Requeue, and asks first on the task's page.
+    let stop = if cancellable(state) {
+        format!(
+            r##"<a class="danger" href="/tasks/{}?confirm=cancel#confirm">Cancel…</a>"##,
+            url_part(&task.task_id)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "<tr><td><code>{id}</code></td><td><a href=\"/runs/{run_link}\">{run}</a></td><td>{state}</td><td>{used} of {max}</td><td>{error}</td><td>{approval}</td><td>{updated}</td><td class=actions>{actions}</td></tr>",
+        "<tr data-key=\"{key}\"><td><a href=\"/tasks/{link}\"><code>{id}</code></a></td><td><a href=\"/runs/{run_link}\">{run}</a></td><td>{state}</td><td>{used} of {max}</td><td>{error}</td><td>{approval}</td><td>{updated}</td><td class=actions>{actions}</td><td>{stop}</td></tr>",
+        key = escape(&task.task_id),
+        link = url_part(&task.task_id),
         id = escape(&task.task_id),
         run_link = url_part(&task.run_id),
         run = escape(&task.run_id),
-        state = state
-            .as_str_name()
-            .trim_start_matches("TASK_STATE_")
-            .to_lowercase(),
+        state = state_name(task.state),
         used = task.attempts_used,
         error = escape(&task.last_error),
+        approval = approval_text(task, decider),
         updated = when(task.updated_at.as_ref()),
     )
 }
@@ -250,10 +314,12 @@ pub async fn change(
         "cancel" => "cancelled",
         _ => "resumed",
     };
-    // Back to the list the form was on: a task state's, or the inbox's view (its filters,
-    // order and page), which is re-parsed so only a view, never another URL, comes back.
-    let back = fields.get("back").map(String::as_str).unwrap_or("");
+    // Back to the page the form was on: a task state's list, the task's own page, or the
+    // inbox's view (its filters, order and page), which is re-parsed so only a view, never
+    // another URL, comes back.
+    let back = fields.get("back").map_or("", String::as_str);
     let back = match (back.strip_prefix("tasks:"), back.strip_prefix("inbox?")) {
+        _ if back == "task" => Some(format!("/tasks/{}?", url_part(&task_id))),
         (Some(state), _) => STATES
             .iter()
             .find(|(name, _)| *name == state)
