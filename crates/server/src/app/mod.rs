@@ -273,16 +273,10 @@ impl App {
             tasks: Some(tasks),
             notifications: Some(notifications.clone()),
         };
-        // The console's URL as browsers reach it is known only with OpenID Connect sign-in
-        // (`--console-public-url`, which builds its redirect URI).
+        // The console's URL as browsers reach it, when `--console-public-url` says.
         let console_url = console_listener
             .as_ref()
-            .and_then(|(_, console, _)| console.oidc.as_ref())
-            .and_then(|oidc| {
-                oidc.redirect_url
-                    .strip_suffix(crate::config::OIDC_CALLBACK_PATH)
-                    .map(str::to_owned)
-            });
+            .and_then(|(_, console, _)| console.public_url.clone());
         if let (Some((listener, console, oidc)), Some(auth)) = (console_listener, &auth) {
             let pages = Console::new(
                 services.clone(),

@@ -47,8 +47,9 @@ settings! {
         /// The name on the sign-in page's "Sign in with ..." link; unset: the issuer's host.
         #[arg(long, env = "CHECKPOINTD_CONSOLE_OIDC_PROVIDER_NAME")]
         pub console_oidc_provider_name: String = unset;
-        /// The console's URL as browsers reach it, e.g. `https://console.example.com`; the
-        /// OpenID redirect URI is this plus `/sign-in/oidc/callback`.
+        /// The console's URL as browsers reach it, e.g. `https://console.example.com`:
+        /// `integrity.corrupt` webhooks link to its integrity page, and the OpenID redirect URI
+        /// is this plus `/sign-in/oidc/callback`.
         #[arg(long, env = "CHECKPOINTD_CONSOLE_PUBLIC_URL")]
         pub console_public_url: String = unset;
     }
@@ -59,10 +60,14 @@ settings! {
 pub struct ConsoleSettings {
     /// Where the console's HTTP (or HTTPS) listener binds.
     pub listen: SocketAddr,
-    /// A session's whole life, from sign-in; it is never extended.
+    /// How long a session lives after the person's last request (within its absolute life,
+    /// see the console's session module).
     pub session_ttl: Duration,
     /// Sign-in through an OpenID Connect provider, when `--console-oidc-issuer` is set.
     pub oidc: Option<OidcSettings>,
+    /// The console's URL as browsers reach it (`--console-public-url`, no trailing slash),
+    /// when set: webhooks link to its pages.
+    pub public_url: Option<String>,
 }
 
 /// The console's OpenID Connect provider and how its ID tokens map to an identity.
@@ -93,6 +98,7 @@ impl ConsoleSettings {
             listen,
             session_ttl: super::declare::declared_defaults::<ConsoleArgs>().console_session_ttl,
             oidc: None,
+            public_url: None,
         }
     }
 
@@ -111,12 +117,29 @@ impl ConsoleSettings {
         if values.console_session_ttl.is_zero() {
             return Err("--console-session-ttl must be longer than 0s".into());
         }
+        let public_url = checked_public_url(values.console_public_url.as_deref())?;
         Ok(Some(Self {
             listen,
             session_ttl: values.console_session_ttl,
-            oidc: OidcSettings::from_values(values, auth)?,
+            oidc: OidcSettings::from_values(values, auth, public_url.as_deref())?,
+            public_url,
         }))
     }
+}
+
+/// `--console-public-url` without its trailing slash, when it is an http(s) URL with a host.
+fn checked_public_url(public_url: Option<&str>) -> Result<Option<String>, String> {
+    let Some(public_url) = public_url else {
+        return Ok(None);
+    };
+    let parsed = reqwest::Url::parse(public_url)
+        .map_err(|error| format!("invalid --console-public-url {public_url:?}: {error}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+        return Err(format!(
+            "--console-public-url {public_url:?}: use an http:// or https:// URL"
+        ));
+    }
+    Ok(Some(public_url.trim_end_matches('/').to_owned()))
 }
 
 /// Refuses a plain-HTTP console that browsers reach over a network: sign-in sends an operator
@@ -137,15 +160,20 @@ fn check_cleartext(listen: SocketAddr, tls: bool, trusted_network: bool) -> Resu
 }
 
 impl OidcSettings {
-    fn from_values(values: ConsoleValues, auth: &AuthValues) -> Result<Option<Self>, String> {
+    /// The provider these values describe; `public_url` is the checked `--console-public-url`,
+    /// which the redirect URI is built from.
+    fn from_values(
+        values: ConsoleValues,
+        auth: &AuthValues,
+        public_url: Option<&str>,
+    ) -> Result<Option<Self>, String> {
         let Some(issuer) = values.console_oidc_issuer else {
             let stray = values.console_oidc_client_id.is_some()
-                || values.console_oidc_client_secret_file.is_some()
-                || values.console_public_url.is_some();
+                || values.console_oidc_client_secret_file.is_some();
             if stray {
                 return Err(
-                    "--console-oidc-client-id, --console-oidc-client-secret-file and \
-                     --console-public-url need --console-oidc-issuer"
+                    "--console-oidc-client-id and --console-oidc-client-secret-file need \
+                     --console-oidc-issuer"
                         .into(),
                 );
             }
@@ -156,17 +184,10 @@ impl OidcSettings {
         let client_id = values
             .console_oidc_client_id
             .ok_or("--console-oidc-issuer needs --console-oidc-client-id")?;
-        let public_url = values.console_public_url.ok_or(
+        let public_url = public_url.ok_or(
             "--console-oidc-issuer needs --console-public-url, the console's URL as browsers \
              reach it (the redirect URI is built from it)",
         )?;
-        let public = reqwest::Url::parse(&public_url)
-            .map_err(|error| format!("invalid --console-public-url {public_url:?}: {error}"))?;
-        if !matches!(public.scheme(), "http" | "https") || public.host().is_none() {
-            return Err(format!(
-                "--console-public-url {public_url:?}: use an http:// or https:// URL"
-            ));
-        }
         let provider_name = values
             .console_oidc_provider_name
             .or_else(|| issuer_url.host_str().map(str::to_owned))
@@ -183,7 +204,7 @@ impl OidcSettings {
                 .map(str::to_owned)
                 .collect(),
             provider_name,
-            redirect_url: format!("{}{OIDC_CALLBACK_PATH}", public_url.trim_end_matches('/')),
+            redirect_url: format!("{public_url}{OIDC_CALLBACK_PATH}"),
             role_claim: auth.jwt_role_claim.clone(),
             tenant_claim: auth.jwt_tenant_claim.clone(),
         }))
@@ -273,5 +294,27 @@ mod tests {
             ..with_oidc
         };
         assert!(resolve(client_without_issuer).is_err());
+    }
+
+    #[test]
+    fn a_public_url_alone_is_kept_for_links_and_a_bad_one_is_refused() {
+        let linked = ConsoleValues {
+            console_public_url: Some("https://console.example/".into()),
+            ..values(Some("127.0.0.1:8080"), 60)
+        };
+        let console = resolve(linked).unwrap().unwrap();
+        assert!(console.oidc.is_none());
+        assert_eq!(
+            console.public_url.as_deref(),
+            Some("https://console.example")
+        );
+        for bad in ["console.example", "ftp://console.example", "https://"] {
+            let refused = resolve(ConsoleValues {
+                console_public_url: Some(bad.into()),
+                ..values(Some("127.0.0.1:8080"), 60)
+            })
+            .unwrap_err();
+            assert!(refused.contains("--console-public-url"), "{bad}: {refused}");
+        }
     }
 }
