@@ -95,22 +95,29 @@ pub fn http_status(status: &Status) -> axum::http::StatusCode {
     }
 }
 
+/// A signed-in caller of tenant `acme` with `role`, for the console's unit tests.
+#[cfg(test)]
+pub(crate) fn test_context(role: checkpointd_core::domain::Role) -> CallContext {
+    use checkpointd_core::domain::{Identity, Tenant, TenantScope};
+    let tenant = Tenant::parse("acme").unwrap();
+    CallContext {
+        identity: Identity {
+            subject: "key:k".into(),
+            tenant: TenantScope::One(tenant.clone()),
+            role,
+            authenticated: true,
+        },
+        tenant,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use checkpointd_core::domain::{Identity, Role, Tenant, TenantScope};
+    use checkpointd_core::domain::Role;
 
     fn context(role: Role) -> CallContext {
-        let tenant = Tenant::parse("acme").unwrap();
-        CallContext {
-            identity: Identity {
-                subject: "key:k".into(),
-                tenant: TenantScope::One(tenant.clone()),
-                role,
-                authenticated: true,
-            },
-            tenant,
-        }
+        test_context(role)
     }
 
     #[test]

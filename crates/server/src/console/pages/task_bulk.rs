@@ -195,21 +195,8 @@ pub async fn apply(State(console): State<Shared>, headers: HeaderMap, body: Byte
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grpc::auth::CallContext;
-    use checkpointd_core::domain::{Identity, Role, Tenant, TenantScope};
-
-    fn context(role: Role) -> CallContext {
-        let tenant = Tenant::parse("acme").unwrap();
-        CallContext {
-            identity: Identity {
-                subject: "key:k".into(),
-                tenant: TenantScope::One(tenant.clone()),
-                role,
-                authenticated: true,
-            },
-            tenant,
-        }
-    }
+    use crate::console::calls::test_context as context;
+    use checkpointd_core::domain::Role;
 
     #[test]
     fn a_bulk_change_is_authorized_as_its_single_call_is() {
